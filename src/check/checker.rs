@@ -1,0 +1,624 @@
+//! The checker: judges a history, and nothing else.
+//!
+//! Owns: per-job, per-key and per-event state rebuilt from the records as they stream past, the
+//! verdict on every invariant, and the counts of `sometimes` properties. It never looks at the
+//! model: it could judge a history recorded from a real queue and database.
+//! Does not: keep the history (a violation keeps the few records that prove it).
+
+use super::invariant::{Invariant, Sometimes};
+use crate::fastmap::FastMap;
+use crate::history::{Event, Observer, Origin, Record};
+use crate::ids::{EventId, Fence, JobId, SimTime, TenantId};
+use crate::model::key::IdempotencyKey;
+use crate::model::payload::PayloadHash;
+
+/// The closed set of dead-letter reason codes a redacted DLQ may contain.
+const DLQ_CODES: [&str; 2] = ["permanent_error", "max_attempts_exceeded"];
+
+/// One violation, with the records that prove it.
+#[derive(Clone, Debug)]
+pub struct Violation {
+    pub invariant: Invariant,
+    pub at: SimTime,
+    pub job: Option<JobId>,
+    pub key: Option<IdempotencyKey>,
+    pub message: String,
+    pub evidence: Vec<Record>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Verdict {
+    pub count: u64,
+    pub first: Option<Violation>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Terminal {
+    Acked,
+    DeadLettered,
+    Cancelled,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct JobTrack {
+    tenant: TenantId,
+    key: IdempotencyKey,
+    enqueued_at: SimTime,
+    deadline_at: SimTime,
+    /// The fence of the latest lease, and whether that lease is still held.
+    fence: Fence,
+    lease_until: SimTime,
+    lease_held: bool,
+    leased_at: SimTime,
+    leases: u32,
+    terminal: Option<(Terminal, SimTime)>,
+    reprocessed_from: Option<JobId>,
+    audited: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyTrack {
+    tenant: Option<TenantId>,
+    payload: Option<PayloadHash>,
+    first_job: Option<JobId>,
+    results: u32,
+    first_commit: Option<(SimTime, JobId, u64)>,
+    result_event: Option<EventId>,
+    events: u32,
+    applied: Option<(SimTime, EventId)>,
+    reviewed: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct EventTrack {
+    key: u64,
+    job: u32,
+    published: bool,
+    applied: bool,
+}
+
+pub struct Checker {
+    attempts_max: u32,
+    jobs: Vec<Option<JobTrack>>,
+    keys: FastMap<u64, KeyTrack>,
+    events: Vec<EventTrack>,
+    verdicts: Vec<Verdict>,
+    sometimes: Vec<u64>,
+    ended: Option<(SimTime, bool)>,
+}
+
+impl Default for Checker {
+    fn default() -> Self {
+        Checker::new()
+    }
+}
+
+impl Checker {
+    pub fn new() -> Checker {
+        Checker {
+            attempts_max: u32::MAX,
+            jobs: Vec::new(),
+            keys: FastMap::default(),
+            events: Vec::new(),
+            verdicts: vec![Verdict::default(); Invariant::ALL.len()],
+            sometimes: vec![0; Sometimes::ALL.len()],
+            ended: None,
+        }
+    }
+
+    pub fn with_capacity(jobs: usize) -> Checker {
+        let mut c = Checker::new();
+        c.jobs.reserve(jobs);
+        c.keys.reserve(jobs);
+        c.events.reserve(jobs + 1);
+        c
+    }
+
+    fn violate(&mut self, invariant: Invariant, at: SimTime, job: Option<JobId>, key: Option<IdempotencyKey>, message: impl FnOnce() -> String, evidence: impl FnOnce() -> Vec<Record>) {
+        let v = &mut self.verdicts[invariant as usize];
+        v.count += 1;
+        if v.first.is_none() {
+            v.first = Some(Violation { invariant, at, job, key, message: message(), evidence: evidence() });
+        }
+    }
+
+    fn reached(&mut self, s: Sometimes) {
+        self.sometimes[s as usize] += 1;
+    }
+
+    fn job(&self, job: JobId) -> Option<&JobTrack> {
+        self.jobs.get(job.index()).and_then(|j| j.as_ref())
+    }
+
+    fn job_mut(&mut self, job: JobId) -> &mut JobTrack {
+        self.jobs
+            .get_mut(job.index())
+            .and_then(|j| j.as_mut())
+            .unwrap_or_else(|| panic!("history names {job} before it was enqueued"))
+    }
+
+    fn event_mut(&mut self, event: EventId) -> &mut EventTrack {
+        let i = event.0 as usize;
+        if self.events.len() <= i {
+            self.events.resize(i + 1, EventTrack::default());
+        }
+        &mut self.events[i]
+    }
+
+    /// An accepted fenced call by a lease holder: the fence must be current and the job live.
+    fn fenced(&mut self, r: &Record, job: JobId, fence: Fence, what: &'static str) {
+        let t = *self.job_mut(job);
+        if t.fence != fence {
+            self.violate(
+                Invariant::FencedWrites,
+                r.at,
+                Some(job),
+                Some(t.key),
+                || format!("{what} of {job} accepted with {fence}, but the current lease holds {}", t.fence),
+                || vec![r.clone()],
+            );
+        }
+        if let Some((state, when)) = t.terminal {
+            self.violate(
+                Invariant::TerminalOnce,
+                r.at,
+                Some(job),
+                Some(t.key),
+                || format!("{what} of {job} accepted after it was already {state:?} at {when} ms"),
+                || vec![r.clone()],
+            );
+        }
+    }
+
+    fn terminal(&mut self, r: &Record, job: JobId, state: Terminal) {
+        let t = self.job_mut(job);
+        let previous = t.terminal;
+        t.lease_held = false;
+        if previous.is_none() {
+            t.terminal = Some((state, r.at));
+        }
+        if let Some((was, when)) = previous {
+            let key = t.key;
+            self.violate(
+                Invariant::TerminalOnce,
+                r.at,
+                Some(job),
+                Some(key),
+                || format!("{job} became {state:?} after it was already {was:?} at {when} ms"),
+                || vec![r.clone()],
+            );
+        }
+    }
+
+    pub fn observe_record(&mut self, r: &Record) {
+        let at = r.at;
+        match &r.event {
+            Event::RunStarted { attempts_max, .. } => self.attempts_max = *attempts_max,
+            Event::Enqueued { job, tenant, key, payload, deadline_at, origin, .. } => {
+                if self.jobs.len() <= job.index() {
+                    self.jobs.resize(job.index() + 1, None);
+                }
+                self.jobs[job.index()] = Some(JobTrack {
+                    tenant: *tenant,
+                    key: *key,
+                    enqueued_at: at,
+                    deadline_at: *deadline_at,
+                    fence: Fence(0),
+                    lease_until: 0,
+                    lease_held: false,
+                    leased_at: 0,
+                    leases: 0,
+                    terminal: None,
+                    reprocessed_from: match origin {
+                        Origin::Reprocess { from } => Some(*from),
+                        Origin::Arrival => None,
+                    },
+                    audited: false,
+                });
+                if key.tenant != Some(*tenant) {
+                    self.violate(
+                        Invariant::TenantIsolation,
+                        at,
+                        Some(*job),
+                        Some(*key),
+                        || format!("{job} of {tenant} was enqueued under a key that does not embed its tenant"),
+                        || vec![r.clone()],
+                    );
+                }
+                let k = self.keys.entry(key.packed()).or_default();
+                if k.first_job.is_none() {
+                    k.first_job = Some(*job);
+                    k.tenant = Some(*tenant);
+                    k.payload = Some(*payload);
+                }
+            }
+            Event::EnqueueDeduped { tenant, key, payload, existing } => {
+                self.reached(Sometimes::EnqueueDeduped);
+                let existing_tenant = self.job(*existing).map(|j| j.tenant);
+                let k = self.keys.get(&key.packed()).copied().unwrap_or_default();
+                if existing_tenant != Some(*tenant) {
+                    self.violate(
+                        Invariant::TenantIsolation,
+                        at,
+                        Some(*existing),
+                        Some(*key),
+                        || format!("a request of {tenant} was resolved to {existing}, which belongs to {existing_tenant:?}"),
+                        || vec![r.clone()],
+                    );
+                }
+                if k.payload != Some(*payload) {
+                    self.violate(
+                        Invariant::PayloadConflictRejected,
+                        at,
+                        Some(*existing),
+                        Some(*key),
+                        || format!("an enqueue with payload {payload} was deduplicated onto {existing}, enqueued with payload {:?}", k.payload.map(|p| p.to_string())),
+                        || vec![r.clone()],
+                    );
+                }
+            }
+            Event::EnqueueConflict { .. } => self.reached(Sometimes::PayloadConflict),
+            Event::Visible { .. } => {}
+            Event::Leased { job, fence, attempt, lease_until, .. } => {
+                let t = *self.job_mut(*job);
+                if t.lease_held && t.lease_until >= at {
+                    self.violate(
+                        Invariant::SingleLiveLease,
+                        at,
+                        Some(*job),
+                        Some(t.key),
+                        || format!("{job} leased with {fence} while the lease {} taken at {} ms is live until {} ms", t.fence, t.leased_at, t.lease_until),
+                        || vec![r.clone()],
+                    );
+                }
+                let leases = t.leases + 1;
+                if leases > self.attempts_max || *attempt > self.attempts_max {
+                    let max = self.attempts_max;
+                    self.violate(
+                        Invariant::AttemptsBounded,
+                        at,
+                        Some(*job),
+                        Some(t.key),
+                        || format!("{job} leased for attempt {leases} (max_attempts = {max})"),
+                        || vec![r.clone()],
+                    );
+                }
+                if at > t.deadline_at {
+                    self.violate(
+                        Invariant::DeadlineRespected,
+                        at,
+                        Some(*job),
+                        Some(t.key),
+                        || format!("{job} leased at {at} ms, after its deadline at {} ms", t.deadline_at),
+                        || vec![r.clone()],
+                    );
+                }
+                if let Some((state, when)) = t.terminal {
+                    self.violate(
+                        Invariant::TerminalOnce,
+                        at,
+                        Some(*job),
+                        Some(t.key),
+                        || format!("{job} leased again after it was {state:?} at {when} ms"),
+                        || vec![r.clone()],
+                    );
+                }
+                let tm = self.job_mut(*job);
+                tm.leases = leases;
+                tm.fence = *fence;
+                tm.lease_until = *lease_until;
+                tm.lease_held = true;
+                tm.leased_at = at;
+            }
+            Event::LeaseExpired { job, fence } => {
+                self.reached(Sometimes::LeaseExpired);
+                let t = self.job_mut(*job);
+                if t.fence == *fence {
+                    t.lease_held = false;
+                }
+            }
+            Event::Heartbeat { job, fence, lease_until, .. } => {
+                self.reached(Sometimes::HeartbeatRenewed);
+                self.fenced(r, *job, *fence, "heartbeat");
+                let t = self.job_mut(*job);
+                if t.fence == *fence {
+                    t.lease_until = *lease_until;
+                }
+            }
+            Event::Rejected { presented, held, .. } => {
+                if presented != held {
+                    self.reached(Sometimes::StaleFenceRejected);
+                }
+            }
+            Event::ExtractStarted { stalled, .. } => {
+                if *stalled {
+                    self.reached(Sometimes::Stalled);
+                }
+            }
+            Event::ExtractDone { .. } | Event::AttemptFailed { .. } | Event::StallBegan { .. } => {}
+            Event::ResultCommitted { job, key, payload, output, event, .. } => {
+                let k = self.keys.entry(key.packed()).or_default();
+                k.results += 1;
+                let results = k.results;
+                let first = k.first_commit;
+                if first.is_none() {
+                    k.first_commit = Some((at, *job, *output));
+                    k.payload = Some(*payload);
+                }
+                if let Some(e) = event {
+                    k.result_event = Some(*e);
+                    k.events += 1;
+                }
+                if let Some(e) = event {
+                    let t = self.event_mut(*e);
+                    t.key = key.packed();
+                    t.job = job.0;
+                }
+                if results > 1 {
+                    let (first_at, first_job, _) = first.unwrap_or_default();
+                    self.violate(
+                        Invariant::SingleResultPerKey,
+                        at,
+                        Some(*job),
+                        Some(*key),
+                        || format!("a second result was committed for the key by {job}; the first was by {first_job} at {first_at} ms"),
+                        || vec![r.clone()],
+                    );
+                }
+            }
+            Event::CommitDeduped { job, key, payload, .. } => {
+                self.reached(Sometimes::CommitDeduped);
+                let k = self.keys.get(&key.packed()).copied().unwrap_or_default();
+                if k.payload != Some(*payload) {
+                    self.violate(
+                        Invariant::PayloadConflictRejected,
+                        at,
+                        Some(*job),
+                        Some(*key),
+                        || format!("a commit by {job} with payload {payload} was deduplicated onto a result committed with payload {:?}", k.payload.map(|p| p.to_string())),
+                        || vec![r.clone()],
+                    );
+                }
+            }
+            Event::CommitConflict { .. } => self.reached(Sometimes::PayloadConflict),
+            Event::Acked { job, fence, .. } => {
+                self.fenced(r, *job, *fence, "ack");
+                self.terminal(r, *job, Terminal::Acked);
+            }
+            Event::RetryScheduled { job, fence, .. } => {
+                self.reached(Sometimes::RetryScheduled);
+                self.fenced(r, *job, *fence, "retry");
+                self.job_mut(*job).lease_held = false;
+            }
+            Event::DeadLettered { job, fence, reason, .. } => {
+                self.reached(Sometimes::DeadLettered);
+                if let Some(fence) = fence {
+                    self.fenced(r, *job, *fence, "dead-letter");
+                }
+                if !DLQ_CODES.contains(&reason.as_ref()) {
+                    let key = self.job(*job).map(|j| j.key);
+                    self.violate(
+                        Invariant::RedactedDlq,
+                        at,
+                        Some(*job),
+                        key,
+                        || format!("{job} entered the DLQ with reason {reason:?}, which is not one of {DLQ_CODES:?}"),
+                        || vec![r.clone()],
+                    );
+                }
+                self.terminal(r, *job, Terminal::DeadLettered);
+            }
+            Event::Cancelled { job, fence, .. } => {
+                self.reached(Sometimes::DeadlineCancellation);
+                if let Some(fence) = fence {
+                    self.fenced(r, *job, *fence, "cancel");
+                }
+                self.terminal(r, *job, Terminal::Cancelled);
+            }
+            Event::WorkerCrashed { .. } => self.reached(Sometimes::WorkerCrashed),
+            Event::WorkerRestarted { .. } => {}
+            Event::Published { event, key, job, direct, .. } => {
+                let t = self.event_mut(*event);
+                let first_publish = !t.published;
+                t.published = true;
+                t.key = key.packed();
+                t.job = job.0;
+                if *direct && first_publish {
+                    let k = self.keys.entry(key.packed()).or_default();
+                    k.events += 1;
+                    k.result_event.get_or_insert(*event);
+                }
+            }
+            Event::MarkedPublished { .. } => {}
+            Event::RelayCrashed { .. } => self.reached(Sometimes::RelayCrashed),
+            Event::EffectApplied { event, key, job, output } => {
+                let t = self.event_mut(*event);
+                let twice = t.applied;
+                t.applied = true;
+                let k = self.keys.entry(key.packed()).or_default();
+                let earlier = k.applied;
+                if earlier.is_none() {
+                    k.applied = Some((at, *event));
+                }
+                let first = k.first_commit;
+                if twice || earlier.is_some() {
+                    self.violate(
+                        Invariant::NoDuplicateEffect,
+                        at,
+                        Some(*job),
+                        Some(*key),
+                        || match earlier {
+                            Some((when, e)) => format!("the effect of {event} was applied, but the key's effect was already applied at {when} ms from {e}"),
+                            None => format!("{event} was applied twice"),
+                        },
+                        || vec![r.clone()],
+                    );
+                }
+                match first {
+                    Some((_, first_job, first_output)) if first_output != *output => self.violate(
+                        Invariant::FirstResultWins,
+                        at,
+                        Some(*job),
+                        Some(*key),
+                        || format!("the consumer applied output {output:x}, but the first committed result (by {first_job}) was {first_output:x}"),
+                        || vec![r.clone()],
+                    ),
+                    _ => {}
+                }
+            }
+            Event::DuplicateEvent { .. } => self.reached(Sometimes::RepublishAbsorbed),
+            Event::ReviewDone { key, .. } => {
+                self.keys.entry(key.packed()).or_default().reviewed = true;
+            }
+            Event::PayloadMutated { .. } => {}
+            Event::ReprocessRefused { .. } => {}
+            Event::Reprocessed { old_job, new_job, operator } => {
+                self.reached(Sometimes::Reprocessed);
+                let old = self.job(*old_job).copied();
+                let new = self.job(*new_job).copied();
+                let problem = match (old, new) {
+                    (_, None) => Some(format!("audit entry names {new_job}, which was never enqueued")),
+                    (None, _) => Some(format!("audit entry names {old_job}, which was never enqueued")),
+                    (Some(o), Some(n)) => {
+                        if operator.trim().is_empty() {
+                            Some("the audit entry has no operator".to_string())
+                        } else if !matches!(o.terminal, Some((Terminal::DeadLettered, _))) {
+                            Some(format!("{old_job} was reprocessed while {:?}, not dead-lettered", o.terminal.map(|t| t.0)))
+                        } else if n.reprocessed_from != Some(*old_job) {
+                            Some(format!("{new_job} is not recorded as created from {old_job}"))
+                        } else if n.key.version != o.key.version + 1 || n.key.document != o.key.document || n.tenant != o.tenant {
+                            Some(format!("{new_job} must be the same tenant and document with version {}", o.key.version + 1))
+                        } else {
+                            None
+                        }
+                    }
+                };
+                if let Some(t) = self.jobs.get_mut(new_job.index()).and_then(|j| j.as_mut()) {
+                    t.audited = true;
+                }
+                if let Some(message) = problem {
+                    let key = new.map(|n| n.key);
+                    self.violate(Invariant::AuditedReprocess, at, Some(*new_job), key, || message, || vec![r.clone()]);
+                }
+            }
+            Event::DepthSampled { .. } => {}
+            Event::RunEnded { quiescent } => self.ended = Some((at, *quiescent)),
+        }
+    }
+
+    /// Evaluates the `eventually` invariants (at the end of the history) and returns the
+    /// verdict of every invariant.
+    pub fn finish(mut self) -> CheckReport {
+        let (end, quiescent) = self.ended.unwrap_or((0, false));
+        let unsettled = if quiescent { "" } else { " (the run hit its time limit before it settled)" };
+        // Keys in a stable order so the first violation reported does not depend on hashing.
+        let mut keys: Vec<(u64, KeyTrack)> = self.keys.iter().map(|(k, v)| (*k, *v)).collect();
+        keys.sort_unstable_by_key(|(k, v)| (v.first_commit.map(|c| c.0), *k));
+        for (packed, k) in keys {
+            let key = crate::history::unpack_key(packed);
+            if k.results > 0 && k.events == 0 {
+                let (when, job, _) = k.first_commit.unwrap_or_default();
+                self.violate(
+                    Invariant::EventPerResult,
+                    end,
+                    Some(job),
+                    Some(key),
+                    || format!("the result committed by {job} at {when} ms has no event: nothing will ever announce it{unsettled}"),
+                    Vec::new,
+                );
+            } else if let Some(e) = k.result_event {
+                let published = self.events.get(e.0 as usize).is_some_and(|t| t.published);
+                if !published {
+                    let (_, job, _) = k.first_commit.unwrap_or_default();
+                    self.violate(
+                        Invariant::EventPerResult,
+                        end,
+                        Some(job),
+                        Some(key),
+                        || format!("{e} was written with the result but never published{unsettled}"),
+                        Vec::new,
+                    );
+                }
+            }
+            if k.results > 0 && (k.applied.is_none() || !k.reviewed) {
+                let (when, job, _) = k.first_commit.unwrap_or_default();
+                let what = if k.applied.is_none() { "never applied by the consumer" } else { "applied but its review never finished" };
+                self.violate(
+                    Invariant::EveryResultDelivered,
+                    end,
+                    Some(job),
+                    Some(key),
+                    || format!("the result committed by {job} at {when} ms was {what}{unsettled}"),
+                    Vec::new,
+                );
+            }
+        }
+        for i in 0..self.jobs.len() {
+            let Some(t) = self.jobs[i] else { continue };
+            let job = JobId(i as u32);
+            if t.terminal.is_none() {
+                self.violate(
+                    Invariant::NoSilentDrop,
+                    end,
+                    Some(job),
+                    Some(t.key),
+                    || format!("{job}, enqueued at {} ms, has no terminal record (acked, dead-lettered or cancelled){unsettled}", t.enqueued_at),
+                    Vec::new,
+                );
+            }
+            if t.reprocessed_from.is_some() && !t.audited {
+                self.violate(
+                    Invariant::AuditedReprocess,
+                    end,
+                    Some(job),
+                    Some(t.key),
+                    || format!("{job} was created by a reprocess with no audit entry"),
+                    Vec::new,
+                );
+            }
+        }
+        CheckReport {
+            verdicts: Invariant::ALL.iter().map(|i| (*i, self.verdicts[*i as usize].clone())).collect(),
+            sometimes: Sometimes::ALL.iter().map(|s| (*s, self.sometimes[*s as usize])).collect(),
+            quiescent,
+        }
+    }
+}
+
+impl Observer for Checker {
+    #[inline]
+    fn observe(&mut self, record: &Record) {
+        self.observe_record(record);
+    }
+}
+
+/// The checker's conclusion.
+#[derive(Clone, Debug)]
+pub struct CheckReport {
+    pub verdicts: Vec<(Invariant, Verdict)>,
+    pub sometimes: Vec<(Sometimes, u64)>,
+    pub quiescent: bool,
+}
+
+impl CheckReport {
+    pub fn violated(&self) -> Vec<Invariant> {
+        self.verdicts.iter().filter(|(_, v)| v.count > 0).map(|(i, _)| *i).collect()
+    }
+
+    pub fn holds(&self) -> bool {
+        self.verdicts.iter().all(|(_, v)| v.count == 0)
+    }
+
+    pub fn verdict(&self, invariant: Invariant) -> &Verdict {
+        &self.verdicts.iter().find(|(i, _)| *i == invariant).expect("every invariant has a verdict").1
+    }
+
+    pub fn reached(&self, s: Sometimes) -> u64 {
+        self.sometimes.iter().find(|(x, _)| *x == s).map_or(0, |(_, n)| *n)
+    }
+
+    /// The earliest first violation across invariants (by virtual time, then invariant order).
+    pub fn first_violation(&self) -> Option<&Violation> {
+        self.verdicts.iter().filter_map(|(_, v)| v.first.as_ref()).min_by_key(|v| (v.at, v.invariant))
+    }
+}

@@ -1,0 +1,322 @@
+//! The command line: `run`, `replay`, `check`, `bugs`.
+//!
+//! Owns: parsing arguments (clap), reading scenario files, writing output directories, printing
+//! the human summary, and mapping outcomes to exit codes (0 holds, 1 violated or unmet, 2 bad
+//! input). The only module besides `observe::summary` that touches the file system.
+//! Does not: simulate or judge anything.
+
+use crate::history::{to_json_line, TraceHash};
+use crate::observe::summary::{summarize, write_trace, OutputDir, ReplayInfo, Summary};
+use crate::run::{check_expectations, run_once, RunReport, RunRequest};
+use crate::scenario::Scenario;
+use anyhow::{anyhow, Context};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+
+#[derive(Parser, Debug)]
+#[command(name = "durasim", version, about = "Deterministic simulator that proves a durable job pipeline does each business effect exactly once")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The scenario file (scenarios/*.toml)
+    pub scenario: PathBuf,
+    /// Seed (default: the scenario's `seed`)
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override the scenario's arrivals.jobs
+    #[arg(long)]
+    pub jobs: Option<u64>,
+    /// Turn a bug switch on (repeatable; see `durasim bugs`)
+    #[arg(long = "bug", value_name = "NAME")]
+    pub bugs: Vec<String>,
+    /// Output directory (default: reports/<scenario name>/)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also write trace.jsonl, one history event per line
+    #[arg(long)]
+    pub trace: bool,
+    /// Skip the per-row CSVs (jobs.csv, attempts.csv) for huge runs; summary and depth stay
+    #[arg(long)]
+    pub no_rows: bool,
+    /// Print only the verdict line
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one scenario, check its invariants and expectations, write its outputs
+    Run(RunArgs),
+    /// Re-run the scenario and seed recorded in DIR/summary.json and compare trace hashes
+    Replay {
+        /// A run's output directory
+        dir: PathBuf,
+    },
+    /// Validate scenario files only
+    Check {
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
+    },
+    /// List the bug switches and the invariant each should break
+    Bugs,
+}
+
+/// How a command ended.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum Outcome {
+    Ok,
+    Violated,
+}
+
+/// A problem with the user's input: exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
+fn bad(msg: impl Into<String>) -> anyhow::Error {
+    anyhow!(BadInput(msg.into()))
+}
+
+pub fn exit_code(result: &anyhow::Result<Outcome>) -> i32 {
+    match result {
+        Ok(Outcome::Ok) => 0,
+        Ok(Outcome::Violated) => 1,
+        Err(_) => 2,
+    }
+}
+
+pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
+    match cli.command {
+        Command::Run(args) => cmd_run(&args),
+        Command::Replay { dir } => cmd_replay(&dir),
+        Command::Check { scenarios } => cmd_check(&scenarios),
+        Command::Bugs => {
+            println!("{:<22} {:<26} defect", "switch", "caught by");
+            for b in &crate::bugs::ALL {
+                println!("{:<22} {:<26} {}", b.name, b.caught_by, b.defect);
+            }
+            Ok(Outcome::Ok)
+        }
+    }
+}
+
+/// Reads and validates a scenario file; every failure is bad input.
+pub fn load_scenario(path: &Path) -> anyhow::Result<(Scenario, String)> {
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("{}: cannot read scenario file: {e}", path.display())))?;
+    let scenario = Scenario::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))?;
+    Ok((scenario, text))
+}
+
+/// Applies `--bug` names on top of the scenario's `[bugs]`.
+pub fn apply_bug_flags(bugs: &mut crate::scenario::Bugs, names: &[String]) -> anyhow::Result<()> {
+    for name in names {
+        if !crate::bugs::enable(bugs, name) {
+            return Err(bad(format!("--bug {name:?}: no such bug switch; allowed: {}", crate::bugs::names().join(", "))));
+        }
+    }
+    Ok(())
+}
+
+fn reproduce_command(file: &Path, seed: u64, jobs: Option<u64>, flags: &[String]) -> String {
+    let mut cmd = format!("durasim run {} --seed {seed}", file.display());
+    if let Some(j) = jobs {
+        cmd.push_str(&format!(" --jobs {j}"));
+    }
+    for b in flags {
+        cmd.push_str(&format!(" --bug {b}"));
+    }
+    cmd
+}
+
+fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
+    let (scenario, text) = load_scenario(&args.scenario)?;
+    let mut request = RunRequest::for_scenario(&scenario);
+    apply_bug_flags(&mut request.bugs, &args.bugs)?;
+    if let Some(seed) = args.seed {
+        request.seed = seed;
+    }
+    if let Some(jobs) = args.jobs {
+        if jobs > 100_000_000 {
+            return Err(bad(format!("--jobs {jobs}: at most 100000000")));
+        }
+        request.jobs = Some(jobs);
+    }
+    request.keep_trace = args.trace;
+    let out_path = args.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(&scenario.name));
+    let out = OutputDir::create(&out_path).with_context(|| format!("cannot create output directory {}", out_path.display()))?;
+    let attempt_rows: Option<Box<dyn std::io::Write>> = if args.no_rows {
+        None
+    } else {
+        let f = std::fs::File::create(out.file("attempts.csv")).context("cannot create attempts.csv")?;
+        Some(Box::new(std::io::BufWriter::new(f)))
+    };
+    let mut report = run_once(&scenario, &request, attempt_rows);
+    report.metrics.finish_rows().map_err(|e| anyhow!("cannot write attempts.csv: {e}"))?;
+    let unmet = check_expectations(&scenario, &report);
+    let reproduce = reproduce_command(&args.scenario, request.seed, request.jobs, &args.bugs);
+    let summary = summarize(
+        &report,
+        &unmet,
+        &scenario.name,
+        &args.scenario.display().to_string(),
+        &text,
+        request.jobs,
+        crate::bugs::enabled(&request.bugs),
+        request.seed,
+        reproduce.clone(),
+    );
+    write_outputs(&out, &report, &summary, &text, args.no_rows)?;
+    let written = out.commit().with_context(|| format!("cannot move outputs into {}", out_path.display()))?;
+    print_summary(&summary, &report, &written, args.quiet);
+    let ok = unmet.is_empty();
+    if !ok {
+        println!("reproduce: {reproduce}");
+    }
+    Ok(if ok { Outcome::Ok } else { Outcome::Violated })
+}
+
+fn write_outputs(out: &OutputDir, report: &RunReport, summary: &Summary, text: &str, no_rows: bool) -> anyhow::Result<()> {
+    let names = &report.outcome.names;
+    std::fs::write(out.file("summary.json"), serde_json::to_string_pretty(summary)? + "\n").context("cannot write summary.json")?;
+    std::fs::write(out.file("scenario.toml"), text).context("cannot write scenario.toml")?;
+    let depth = std::fs::File::create(out.file("depth.csv")).context("cannot create depth.csv")?;
+    report.metrics.write_depth_csv(std::io::BufWriter::new(depth)).context("cannot write depth.csv")?;
+    if !no_rows {
+        let jobs = std::fs::File::create(out.file("jobs.csv")).context("cannot create jobs.csv")?;
+        report.metrics.write_jobs_csv(std::io::BufWriter::new(jobs), names).context("cannot write jobs.csv")?;
+    }
+    if let Some(trace) = &report.trace {
+        write_trace(&out.file("trace.jsonl"), trace, names).context("cannot write trace.jsonl")?;
+    }
+    Ok(())
+}
+
+fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
+    let held = s.invariants.iter().filter(|i| i.holds).count();
+    let verdict = if s.expectations_met { "PASS" } else { "FAIL" };
+    if quiet {
+        println!("{verdict} {} seed {} trace {} ({held}/{} invariants hold)", s.scenario, s.seed, s.trace_hash, s.invariants.len());
+        return;
+    }
+    let m = &s.metrics;
+    println!("{verdict}  {}  seed {}  trace {}", s.scenario, s.seed, s.trace_hash);
+    println!(
+        "  run        {} history events, {} ms virtual, {:.3} s wall ({:.0} events/s){}",
+        s.events,
+        s.virtual_time_ms,
+        s.wall_s,
+        s.events_per_wall_s,
+        if s.quiescent { "" } else { ", TIME LIMIT HIT" }
+    );
+    let j = &s.jobs;
+    println!(
+        "  jobs       enqueued {}  acked {}  dead-lettered {}  cancelled {}  unfinished {}",
+        j.enqueued, j.acked, j.dead_lettered, j.cancelled, j.unfinished
+    );
+    let e = &s.effects;
+    println!(
+        "  effects    extract calls {}  results {}  deduped commits {}  outbox events {}  applied {}  duplicates absorbed {}",
+        e.extract_calls, e.results_committed, e.deduped_commits, e.outbox_events, e.consumer_applied, e.consumer_duplicates
+    );
+    let l = &s.leases;
+    println!(
+        "  leases     granted {}  expired {}  heartbeats {}  stale rejections {}  crashes {}/{} (worker/relay)",
+        l.granted, l.expired, l.heartbeats, l.stale_rejections, s.crashes.worker, s.crashes.relay
+    );
+    println!(
+        "  latency    queueWaitMs p50 {} p95 {} p99 {} | inferenceMs p50 {} | reviewWaitMs p50 {} | depth {}..{}",
+        m.queue_wait_ms.p50, m.queue_wait_ms.p95, m.queue_wait_ms.p99, m.inference_ms.p50, m.review_wait_ms.p50, m.queue_depth.min, m.queue_depth.max
+    );
+    println!("  invariants {held}/{} hold", s.invariants.len());
+    for i in s.invariants.iter().filter(|i| !i.holds) {
+        let f = i.first_violation.as_ref().expect("a violated invariant has a first violation");
+        println!(
+            "    VIOLATED {} ({} times); first at {} ms{}{}: {}",
+            i.name,
+            i.violations,
+            f.at_ms,
+            f.job.map(|j| format!(", job-{j}")).unwrap_or_default(),
+            f.key.as_ref().map(|k| format!(", key {k}")).unwrap_or_default(),
+            f.message
+        );
+        for ev in &f.evidence {
+            println!("      evidence: {ev}");
+        }
+    }
+    if s.expectations_met {
+        println!("  expect     met");
+    } else {
+        for u in &s.unmet_expectations {
+            println!("  expect     {}: expected {}, got {}", u.field, u.expected, u.actual);
+        }
+    }
+    let _ = report;
+    println!("  outputs    {}", dir.display());
+}
+
+fn cmd_replay(dir: &Path) -> anyhow::Result<Outcome> {
+    let summary_path = dir.join("summary.json");
+    let text = std::fs::read_to_string(&summary_path).map_err(|e| bad(format!("{}: cannot read: {e}", summary_path.display())))?;
+    let info: ReplayInfo = serde_json::from_str(&text).map_err(|e| bad(format!("{}: not a durasim summary: {e}", summary_path.display())))?;
+    let scenario_path = dir.join("scenario.toml");
+    let (scenario, _) = load_scenario(&scenario_path)?;
+    let mut request = RunRequest::for_scenario(&scenario);
+    request.bugs = crate::scenario::Bugs::default();
+    apply_bug_flags(&mut request.bugs, &info.bugs)?;
+    request.seed = info.seed;
+    request.jobs = info.jobs_override;
+    let recorded_trace = dir.join("trace.jsonl");
+    request.keep_trace = recorded_trace.exists();
+    let report = run_once(&scenario, &request, None);
+    let hash = TraceHash::hex(report.outcome.trace_hash);
+    if hash == info.trace_hash {
+        println!("identical: {} seed {} trace {hash} ({} events)", info.scenario_file, info.seed, report.outcome.records);
+        return Ok(Outcome::Ok);
+    }
+    println!("DIVERGED: {} seed {}: recorded trace {}, replay {hash}", info.scenario_file, info.seed, info.trace_hash);
+    match (&report.trace, std::fs::read_to_string(&recorded_trace)) {
+        (Some(trace), Ok(recorded)) => {
+            let names = &report.outcome.names;
+            let mut lines = recorded.lines();
+            for (i, r) in trace.iter().enumerate() {
+                let now = to_json_line(r, names);
+                match lines.next() {
+                    Some(old) if old == now => continue,
+                    old => {
+                        println!("first diverging event: #{i}");
+                        println!("  recorded: {}", old.unwrap_or("<end of recorded trace>"));
+                        println!("  replay:   {now}");
+                        return Ok(Outcome::Violated);
+                    }
+                }
+            }
+            if let Some(old) = lines.next() {
+                println!("first diverging event: #{}\n  recorded: {old}\n  replay:   <end of replayed trace>", trace.len());
+            }
+        }
+        _ => println!("(the original run has no trace.jsonl; re-run it with --trace to see the first diverging event)"),
+    }
+    Ok(Outcome::Violated)
+}
+
+fn cmd_check(paths: &[PathBuf]) -> anyhow::Result<Outcome> {
+    let mut errors = Vec::new();
+    for p in paths {
+        match load_scenario(p) {
+            Ok((s, _)) => println!("ok      {} ({})", p.display(), s.name),
+            Err(e) => {
+                println!("invalid {e}");
+                errors.push(e.to_string());
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(Outcome::Ok)
+    } else {
+        Err(bad(format!("{} of {} scenario files are invalid", errors.len(), paths.len())))
+    }
+}

@@ -1,0 +1,19 @@
+//! durasim: a deterministic discrete-event simulator of a durable job pipeline, with a checker
+//! that proves each business effect happens exactly once.
+//!
+//! Layers, from the inside out: `model` (pure state machines), `sim` (virtual time, events,
+//! faults), `history` (what happened), `check` (invariants over the history), `observe`
+//! (metrics and files), `run` (one run end to end), `cli` (the shell).
+
+pub mod bugs;
+pub mod check;
+pub mod cli;
+pub mod fastmap;
+pub mod history;
+pub mod ids;
+pub mod model;
+pub mod observe;
+pub mod rng;
+pub mod run;
+pub mod scenario;
+pub mod sim;

@@ -1,0 +1,13 @@
+//! The functional core: plain state machines for the pipeline's concepts.
+//!
+//! Nothing here reads a clock, draws a random number or does I/O. Time enters as `now`; chance
+//! enters as an already-decided input (an `AttemptPlan`, a jitter draw).
+
+pub mod consumer;
+pub mod dead_letter;
+pub mod key;
+pub mod outbox;
+pub mod payload;
+pub mod queue;
+pub mod retry;
+pub mod worker;

@@ -1,0 +1,515 @@
+//! The job queue: at-least-once delivery with leases, heartbeats, deadlines and fencing tokens.
+//!
+//! Owns: the four clocks of a job (visibleAt, leaseUntil, deadlineAt, createdAt), which worker
+//! may act on a job and until when, the fencing token handed out with every lease (a global
+//! monotonic counter), the enqueue-time idempotency check, and the queue depth.
+//! Does not: decide retries (see `retry`), store results or publish events (see `outbox`), or
+//! keep dead jobs (see `dead_letter`). It reads no clock: `now` is an argument everywhere.
+
+use crate::fastmap::FastMap;
+use crate::ids::{Fence, JobId, SimTime, TenantId};
+use crate::model::key::IdempotencyKey;
+use crate::model::payload::PayloadHash;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Copy, Debug)]
+pub struct QueueConfig {
+    pub lease_ms: u64,
+    pub deadline_ms: u64,
+    pub attempts_max: u32,
+    /// Bug switch `no_fencing`: ack / nack / heartbeat accept any token.
+    pub bug_no_fencing: bool,
+    /// Bug switch `skip_deadline_check`: lease jobs whose deadline has passed.
+    pub bug_skip_deadline_check: bool,
+    /// Bug switch `unbounded_retries`: re-lease an expired job whatever its attempt count.
+    pub bug_unbounded_retries: bool,
+    /// Bug switch `reuse_on_conflict`: same key, different payload silently reuses the job.
+    pub bug_reuse_on_conflict: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobState {
+    /// Waiting for `visible_at` (first enqueue in the future, or a retry backoff).
+    Waiting,
+    /// Visible and not under a live lease: counted in the queue depth.
+    Ready,
+    Leased,
+    Acked,
+    DeadLettered,
+    Cancelled,
+}
+
+impl JobState {
+    pub fn is_terminal(self) -> bool {
+        matches!(self, JobState::Acked | JobState::DeadLettered | JobState::Cancelled)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JobState::Waiting => "waiting",
+            JobState::Ready => "ready",
+            JobState::Leased => "leased",
+            JobState::Acked => "acked",
+            JobState::DeadLettered => "dead_lettered",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Job {
+    pub key: IdempotencyKey,
+    pub tenant: TenantId,
+    pub payload: PayloadHash,
+    pub created_at: SimTime,
+    pub visible_at: SimTime,
+    pub lease_until: SimTime,
+    pub fence: Fence,
+    pub attempt: u32,
+    pub state: JobState,
+    /// The lease ran out and nobody has re-leased the job since.
+    pub lease_expired: bool,
+}
+
+impl Job {
+    pub fn deadline_at(&self, config: &QueueConfig) -> SimTime {
+        self.created_at + config.deadline_ms
+    }
+}
+
+/// What a producer asks for.
+#[derive(Clone, Copy, Debug)]
+pub struct EnqueueRequest {
+    pub tenant: TenantId,
+    pub key: IdempotencyKey,
+    pub payload: PayloadHash,
+    pub visible_at: SimTime,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EnqueueOutcome {
+    Created(JobId),
+    /// Same key, same payload: the existing job stands for this request.
+    Deduplicated { existing: JobId },
+    /// Same key, different payload: refused, never silently reused.
+    Conflict { existing: JobId, existing_payload: PayloadHash },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaseOutcome {
+    Leased {
+        job: JobId,
+        fence: Fence,
+        attempt: u32,
+        lease_until: SimTime,
+        visible_at: SimTime,
+        after_expiry: bool,
+    },
+    /// The job picked was past its deadline: cancelled, terminal, not in the DLQ. Look again.
+    Cancelled { job: JobId, deadline_at: SimTime },
+    /// The job picked (after a lease expiry) had used all its attempts. The caller files it in
+    /// the DLQ with `max_attempts_exceeded`. Look again.
+    AttemptsExhausted { job: JobId, attempts: u32 },
+    Empty,
+}
+
+/// Why a fenced call was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    StaleFence { held: Fence, presented: Fence },
+    Terminal(JobState),
+    NotLeased(JobState),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExpiryOutcome {
+    /// The lease ran out: the job is ready again with its old `visible_at` (first in line).
+    Expired,
+    /// A heartbeat moved the lease; check again just after `lease_until`.
+    StillLeased { lease_until: SimTime },
+    /// The lease this timer watched is gone (released, re-leased or terminal): nothing to do.
+    Stale,
+}
+
+#[derive(Clone, Debug)]
+pub struct Queue {
+    config: QueueConfig,
+    jobs: Vec<Job>,
+    /// Candidates for leasing, by (visible_at, job). Entries can go stale; they are validated
+    /// when popped (state Ready and visible_at unchanged).
+    ready: BinaryHeap<Reverse<(SimTime, u32)>>,
+    ready_count: usize,
+    fence_counter: u64,
+    by_key: FastMap<u64, JobId>,
+    terminal_count: usize,
+}
+
+impl Queue {
+    pub fn new(config: QueueConfig) -> Queue {
+        Queue {
+            config,
+            jobs: Vec::new(),
+            ready: BinaryHeap::new(),
+            ready_count: 0,
+            fence_counter: 0,
+            by_key: FastMap::default(),
+            terminal_count: 0,
+        }
+    }
+
+    pub fn with_capacity(config: QueueConfig, jobs: usize) -> Queue {
+        let mut q = Queue::new(config);
+        q.jobs.reserve(jobs);
+        q.by_key.reserve(jobs);
+        q
+    }
+
+    pub fn config(&self) -> &QueueConfig {
+        &self.config
+    }
+
+    pub fn job(&self, job: JobId) -> &Job {
+        &self.jobs[job.index()]
+    }
+
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// Visible jobs not under a live lease: the queue depth.
+    pub fn depth(&self) -> usize {
+        self.ready_count
+    }
+
+    pub fn all_terminal(&self) -> bool {
+        self.terminal_count == self.jobs.len()
+    }
+
+    /// The enqueue-time idempotency check, then a new job. `now` becomes createdAt, so
+    /// deadlineAt = now + deadline_ms. A job visible in the future waits; the caller is told
+    /// when to call [`Queue::make_visible`].
+    pub fn enqueue(&mut self, now: SimTime, request: EnqueueRequest) -> EnqueueOutcome {
+        let id = JobId(self.jobs.len() as u32);
+        match self.by_key.entry(request.key.packed()) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let existing = *e.get();
+                let existing_payload = self.jobs[existing.index()].payload;
+                if existing_payload == request.payload || self.config.bug_reuse_on_conflict {
+                    return EnqueueOutcome::Deduplicated { existing };
+                }
+                return EnqueueOutcome::Conflict { existing, existing_payload };
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(id);
+            }
+        }
+        self.jobs.push(Job {
+            key: request.key,
+            tenant: request.tenant,
+            payload: request.payload,
+            created_at: now,
+            visible_at: request.visible_at.max(now),
+            lease_until: 0,
+            fence: Fence(0),
+            attempt: 0,
+            state: JobState::Waiting,
+            lease_expired: false,
+        });
+        if request.visible_at <= now {
+            self.set_ready(id);
+        }
+        EnqueueOutcome::Created(id)
+    }
+
+    /// The job's `visible_at` has come (end of backoff, or a delayed first enqueue).
+    /// Returns false when the wake-up is stale (the job moved on meanwhile).
+    pub fn make_visible(&mut self, now: SimTime, job: JobId, visible_at: SimTime) -> bool {
+        let j = &self.jobs[job.index()];
+        if j.state != JobState::Waiting || j.visible_at != visible_at || visible_at > now {
+            return false;
+        }
+        self.set_ready(job);
+        true
+    }
+
+    fn set_ready(&mut self, job: JobId) {
+        let j = &mut self.jobs[job.index()];
+        j.state = JobState::Ready;
+        self.ready_count += 1;
+        self.ready.push(Reverse((j.visible_at, job.0)));
+    }
+
+    fn finish(&mut self, job: JobId, state: JobState) {
+        let j = &mut self.jobs[job.index()];
+        debug_assert!(!j.state.is_terminal());
+        if j.state == JobState::Ready {
+            self.ready_count -= 1;
+        }
+        j.state = state;
+        self.terminal_count += 1;
+    }
+
+    /// `leaseNext`: take the visible job with the earliest visibleAt (ties by job id). A job past
+    /// its deadline is cancelled instead; an expired job out of attempts is handed back for the
+    /// DLQ. Either way the caller records it and calls again.
+    pub fn lease_next(&mut self, now: SimTime) -> LeaseOutcome {
+        while let Some(Reverse((visible_at, id))) = self.ready.pop() {
+            let job = JobId(id);
+            let j = self.jobs[job.index()];
+            if j.state != JobState::Ready || j.visible_at != visible_at {
+                continue; // a stale heap entry
+            }
+            debug_assert!(visible_at <= now);
+            let deadline_at = j.deadline_at(&self.config);
+            if now > deadline_at && !self.config.bug_skip_deadline_check {
+                self.finish(job, JobState::Cancelled);
+                return LeaseOutcome::Cancelled { job, deadline_at };
+            }
+            if j.attempt >= self.config.attempts_max && !self.config.bug_unbounded_retries {
+                self.finish(job, JobState::DeadLettered);
+                return LeaseOutcome::AttemptsExhausted { job, attempts: j.attempt };
+            }
+            self.ready_count -= 1;
+            self.fence_counter += 1;
+            let fence = Fence(self.fence_counter);
+            let lease_until = now + self.config.lease_ms;
+            let jm = &mut self.jobs[job.index()];
+            let after_expiry = jm.lease_expired;
+            jm.lease_expired = false;
+            jm.attempt += 1;
+            jm.fence = fence;
+            jm.lease_until = lease_until;
+            jm.state = JobState::Leased;
+            return LeaseOutcome::Leased { job, fence, attempt: jm.attempt, lease_until, visible_at, after_expiry };
+        }
+        LeaseOutcome::Empty
+    }
+
+    /// The fence check shared by every worker call: the token must be the job's current one and
+    /// the job must not be terminal. `no_fencing` drops the first half.
+    fn check_fence(&self, job: JobId, fence: Fence) -> Result<(), Rejection> {
+        let j = &self.jobs[job.index()];
+        if j.state.is_terminal() {
+            return Err(Rejection::Terminal(j.state));
+        }
+        if j.fence != fence && !self.config.bug_no_fencing {
+            return Err(Rejection::StaleFence { held: j.fence, presented: fence });
+        }
+        Ok(())
+    }
+
+    /// Extends the lease to now + lease_ms, only for the current holder of a live lease.
+    pub fn heartbeat(&mut self, now: SimTime, job: JobId, fence: Fence) -> Result<SimTime, Rejection> {
+        self.check_fence(job, fence)?;
+        let lease_ms = self.config.lease_ms;
+        let j = &mut self.jobs[job.index()];
+        if j.state != JobState::Leased {
+            return Err(Rejection::NotLeased(j.state));
+        }
+        j.lease_until = now + lease_ms;
+        Ok(j.lease_until)
+    }
+
+    /// Confirms the job: terminal `acked`.
+    pub fn ack(&mut self, _now: SimTime, job: JobId, fence: Fence) -> Result<(), Rejection> {
+        self.check_fence(job, fence)?;
+        self.finish(job, JobState::Acked);
+        Ok(())
+    }
+
+    /// A retry: the job waits until `visible_at`, then is leased again.
+    pub fn retry_at(&mut self, _now: SimTime, job: JobId, fence: Fence, visible_at: SimTime) -> Result<(), Rejection> {
+        self.check_fence(job, fence)?;
+        let j = &mut self.jobs[job.index()];
+        if j.state == JobState::Ready {
+            self.ready_count -= 1;
+        }
+        j.visible_at = visible_at;
+        j.state = JobState::Waiting;
+        j.lease_until = 0;
+        j.lease_expired = false;
+        Ok(())
+    }
+
+    /// A dead_letter decision by the lease holder. The caller files the DLQ entry.
+    pub fn dead_letter(&mut self, _now: SimTime, job: JobId, fence: Fence) -> Result<(), Rejection> {
+        self.check_fence(job, fence)?;
+        self.finish(job, JobState::DeadLettered);
+        Ok(())
+    }
+
+    /// A cancel decision by the lease holder (the deadline passed while it worked).
+    pub fn cancel(&mut self, _now: SimTime, job: JobId, fence: Fence) -> Result<(), Rejection> {
+        self.check_fence(job, fence)?;
+        self.finish(job, JobState::Cancelled);
+        Ok(())
+    }
+
+    /// A lease-expiry timer for the lease `fence` fired at `now`.
+    pub fn check_expiry(&mut self, now: SimTime, job: JobId, fence: Fence) -> ExpiryOutcome {
+        let j = &self.jobs[job.index()];
+        if j.fence != fence || j.state != JobState::Leased {
+            return ExpiryOutcome::Stale;
+        }
+        if j.lease_until >= now {
+            return ExpiryOutcome::StillLeased { lease_until: j.lease_until };
+        }
+        self.jobs[job.index()].lease_expired = true;
+        self.set_ready(job);
+        ExpiryOutcome::Expired
+    }
+
+    /// Changes a job's payload in place: the fault `mutate_payload`, standing for a caller that
+    /// reuses a key for different content.
+    pub fn mutate_payload(&mut self, job: JobId, payload: PayloadHash) {
+        self.jobs[job.index()].payload = payload;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::DocumentId;
+
+    fn config() -> QueueConfig {
+        QueueConfig {
+            lease_ms: 1000,
+            deadline_ms: 30_000,
+            attempts_max: 3,
+            bug_no_fencing: false,
+            bug_skip_deadline_check: false,
+            bug_unbounded_retries: false,
+            bug_reuse_on_conflict: false,
+        }
+    }
+
+    fn request(doc: u32, payload: u64, visible_at: SimTime) -> EnqueueRequest {
+        let tenant = TenantId(0);
+        EnqueueRequest {
+            tenant,
+            key: IdempotencyKey::new(tenant, DocumentId(doc), 1).unwrap(),
+            payload: PayloadHash(payload),
+            visible_at,
+        }
+    }
+
+    fn leased(q: &mut Queue, now: SimTime) -> (JobId, Fence) {
+        match q.lease_next(now) {
+            LeaseOutcome::Leased { job, fence, .. } => (job, fence),
+            other => panic!("expected a lease, got {other:?}"),
+        }
+    }
+
+    // Checklist: "divergent payload under the same key is rejected, not silently reused" (entry).
+    #[test]
+    fn enqueue_dedupes_same_payload_and_rejects_a_different_one() {
+        let mut q = Queue::new(config());
+        assert_eq!(q.enqueue(0, request(1, 7, 0)), EnqueueOutcome::Created(JobId(0)));
+        assert_eq!(q.enqueue(1, request(1, 7, 1)), EnqueueOutcome::Deduplicated { existing: JobId(0) });
+        assert_eq!(
+            q.enqueue(2, request(1, 8, 2)),
+            EnqueueOutcome::Conflict { existing: JobId(0), existing_payload: PayloadHash(7) }
+        );
+        assert_eq!(q.len(), 1);
+        let mut broken = Queue::new(QueueConfig { bug_reuse_on_conflict: true, ..config() });
+        broken.enqueue(0, request(1, 7, 0));
+        assert_eq!(broken.enqueue(2, request(1, 8, 2)), EnqueueOutcome::Deduplicated { existing: JobId(0) });
+    }
+
+    #[test]
+    fn lease_order_is_visible_at_then_job_id_and_depth_counts_ready_jobs() {
+        let mut q = Queue::new(config());
+        q.enqueue(0, request(1, 1, 0));
+        q.enqueue(0, request(2, 2, 0));
+        q.enqueue(0, request(3, 3, 50));
+        assert_eq!(q.depth(), 2);
+        assert_eq!(leased(&mut q, 0).0, JobId(0));
+        assert_eq!(q.depth(), 1);
+        assert_eq!(leased(&mut q, 0).0, JobId(1));
+        assert_eq!(q.lease_next(10), LeaseOutcome::Empty, "job 2 not visible yet");
+        assert!(!q.make_visible(10, JobId(2), 50), "too early");
+        assert!(q.make_visible(50, JobId(2), 50));
+        assert_eq!(leased(&mut q, 50).0, JobId(2));
+    }
+
+    // Checklist: "every job has lease, heartbeat and deadline" and the fence rejects zombies.
+    #[test]
+    fn fencing_tokens_are_monotonic_and_only_the_current_one_is_accepted() {
+        let mut q = Queue::new(config());
+        q.enqueue(0, request(1, 1, 0));
+        let (job, f1) = leased(&mut q, 0);
+        assert_eq!(q.heartbeat(600, job, f1), Ok(1600));
+        assert_eq!(q.check_expiry(1001, job, f1), ExpiryOutcome::StillLeased { lease_until: 1600 });
+        assert_eq!(q.check_expiry(1601, job, f1), ExpiryOutcome::Expired);
+        assert_eq!(q.depth(), 1);
+        let (job2, f2) = leased(&mut q, 1700);
+        assert_eq!(job2, job);
+        assert!(f2 > f1);
+        // The zombie wakes with its old token.
+        let stale = Rejection::StaleFence { held: f2, presented: f1 };
+        assert_eq!(q.heartbeat(1800, job, f1), Err(stale));
+        assert_eq!(q.ack(1800, job, f1), Err(stale));
+        assert_eq!(q.retry_at(1800, job, f1, 1900), Err(stale));
+        assert_eq!(q.ack(1810, job, f2), Ok(()));
+        assert_eq!(q.ack(1820, job, f2), Err(Rejection::Terminal(JobState::Acked)));
+        assert_eq!(q.check_expiry(2800, job, f2), ExpiryOutcome::Stale);
+        assert!(q.all_terminal());
+    }
+
+    #[test]
+    fn without_fencing_a_zombie_ack_is_accepted() {
+        let mut q = Queue::new(QueueConfig { bug_no_fencing: true, ..config() });
+        q.enqueue(0, request(1, 1, 0));
+        let (job, f1) = leased(&mut q, 0);
+        assert_eq!(q.check_expiry(1001, job, f1), ExpiryOutcome::Expired);
+        let (_, _f2) = leased(&mut q, 1001);
+        assert_eq!(q.ack(1500, job, f1), Ok(()));
+    }
+
+    // "deadlineAt is an absolute ceiling from creation, independent of the attempts left."
+    #[test]
+    fn a_job_past_its_deadline_is_cancelled_when_someone_tries_to_lease_it() {
+        let mut q = Queue::new(config());
+        q.enqueue(0, request(1, 1, 0));
+        assert_eq!(q.lease_next(30_001), LeaseOutcome::Cancelled { job: JobId(0), deadline_at: 30_000 });
+        assert_eq!(q.job(JobId(0)).state, JobState::Cancelled);
+        assert_eq!(q.depth(), 0);
+        assert_eq!(q.lease_next(30_001), LeaseOutcome::Empty);
+
+        let mut broken = Queue::new(QueueConfig { bug_skip_deadline_check: true, ..config() });
+        broken.enqueue(0, request(1, 1, 0));
+        assert!(matches!(broken.lease_next(30_001), LeaseOutcome::Leased { .. }));
+    }
+
+    #[test]
+    fn an_expired_job_out_of_attempts_is_handed_back_for_the_dlq() {
+        let mut q = Queue::new(config());
+        q.enqueue(0, request(1, 1, 0));
+        let mut now = 0;
+        for attempt in 1..=3 {
+            let (job, fence) = leased(&mut q, now);
+            assert_eq!(q.job(job).attempt, attempt);
+            now += 1001;
+            assert_eq!(q.check_expiry(now, job, fence), ExpiryOutcome::Expired);
+        }
+        assert_eq!(q.lease_next(now), LeaseOutcome::AttemptsExhausted { job: JobId(0), attempts: 3 });
+        assert_eq!(q.job(JobId(0)).state, JobState::DeadLettered);
+    }
+
+    #[test]
+    fn retry_waits_for_its_visible_at() {
+        let mut q = Queue::new(config());
+        q.enqueue(0, request(1, 1, 0));
+        let (job, fence) = leased(&mut q, 0);
+        q.retry_at(100, job, fence, 200).unwrap();
+        assert_eq!(q.depth(), 0);
+        assert_eq!(q.lease_next(150), LeaseOutcome::Empty);
+        assert!(q.make_visible(200, job, 200));
+        assert!(matches!(q.lease_next(200), LeaseOutcome::Leased { attempt: 2, .. }));
+    }
+}

@@ -1,0 +1,160 @@
+//! The retry policy: every error gets a class, every class a decision, and there are exactly
+//! three decisions.
+//!
+//! Owns: classify (transient / permanent / cancelled), decide (retry / dead_letter / cancel) and
+//! the backoff delay (exponential, capped, with jitter none / full / equal).
+//! Does not: draw randomness (the jitter draw comes in as a number in [0, 1)), touch the queue,
+//! or count attempts (the queue does).
+
+use crate::ids::SimTime;
+use crate::model::dead_letter::DlqReason;
+
+/// What went wrong in an attempt, as the worker saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The model provider or a dependency failed; trying again may work.
+    ProviderUnavailable,
+    /// The document failed schema validation; it will fail the same way next time.
+    SchemaInvalid,
+    /// The same key was already committed with a different payload.
+    PayloadConflict,
+    /// The job's deadline passed while the attempt ran.
+    DeadlineExceeded,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    Transient,
+    Permanent,
+    Cancelled,
+}
+
+/// The only three outcomes. There is deliberately no fourth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Retry { delay_ms: u64 },
+    DeadLetter(DlqReason),
+    Cancel,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Jitter {
+    None,
+    Full,
+    Equal,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct RetryPolicy {
+    pub attempts_max: u32,
+    pub backoff_base_ms: u64,
+    pub backoff_cap_ms: u64,
+    pub jitter: Jitter,
+    /// The `unbounded_retries` bug switch: ignore `attempts_max`.
+    pub bug_unbounded: bool,
+}
+
+pub fn classify(error: ErrorKind) -> ErrorClass {
+    match error {
+        ErrorKind::ProviderUnavailable => ErrorClass::Transient,
+        ErrorKind::SchemaInvalid | ErrorKind::PayloadConflict => ErrorClass::Permanent,
+        ErrorKind::DeadlineExceeded => ErrorClass::Cancelled,
+    }
+}
+
+impl RetryPolicy {
+    /// Decide what happens after attempt number `attempt` (1-based) failed with `error`.
+    /// `jitter_draw` is uniform in [0, 1), already drawn by the caller.
+    pub fn decide(&self, error: ErrorKind, attempt: u32, jitter_draw: f64) -> Decision {
+        match classify(error) {
+            ErrorClass::Cancelled => Decision::Cancel,
+            ErrorClass::Permanent => Decision::DeadLetter(DlqReason::PermanentError),
+            ErrorClass::Transient if attempt < self.attempts_max || self.bug_unbounded => {
+                Decision::Retry { delay_ms: self.backoff_ms(attempt, jitter_draw) }
+            }
+            ErrorClass::Transient => Decision::DeadLetter(DlqReason::MaxAttemptsExceeded),
+        }
+    }
+
+    /// `min(base * 2^(attempt-1), cap)`, then jittered: none keeps it, full draws in [0, d],
+    /// equal draws in [d/2, d].
+    pub fn backoff_ms(&self, attempt: u32, jitter_draw: f64) -> u64 {
+        let exponent = attempt.saturating_sub(1).min(62);
+        let delay = self.backoff_base_ms.saturating_mul(1u64 << exponent).min(self.backoff_cap_ms);
+        match self.jitter {
+            Jitter::None => delay,
+            Jitter::Full => (jitter_draw * (delay + 1) as f64) as u64,
+            Jitter::Equal => delay / 2 + (jitter_draw * (delay - delay / 2 + 1) as f64) as u64,
+        }
+        .min(delay)
+    }
+
+    /// When a job may be leased again after a retry decided at `now`.
+    pub fn visible_at(now: SimTime, delay_ms: u64) -> SimTime {
+        now + delay_ms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(jitter: Jitter) -> RetryPolicy {
+        RetryPolicy {
+            attempts_max: 3,
+            backoff_base_ms: 100,
+            backoff_cap_ms: 2000,
+            jitter,
+            bug_unbounded: false,
+        }
+    }
+
+    // Checklist: "every error classification produces retry, dead_letter or cancel".
+    #[test]
+    fn every_error_gets_one_of_three_decisions() {
+        let p = policy(Jitter::None);
+        assert_eq!(p.decide(ErrorKind::ProviderUnavailable, 1, 0.0), Decision::Retry { delay_ms: 100 });
+        assert_eq!(
+            p.decide(ErrorKind::SchemaInvalid, 1, 0.0),
+            Decision::DeadLetter(DlqReason::PermanentError)
+        );
+        assert_eq!(
+            p.decide(ErrorKind::PayloadConflict, 1, 0.0),
+            Decision::DeadLetter(DlqReason::PermanentError)
+        );
+        assert_eq!(p.decide(ErrorKind::DeadlineExceeded, 1, 0.0), Decision::Cancel);
+    }
+
+    // Failure 1: retry only while attempt < max_attempts; then the DLQ, never a fourth attempt.
+    #[test]
+    fn transient_errors_stop_at_max_attempts() {
+        let p = policy(Jitter::None);
+        assert!(matches!(p.decide(ErrorKind::ProviderUnavailable, 2, 0.5), Decision::Retry { .. }));
+        assert_eq!(
+            p.decide(ErrorKind::ProviderUnavailable, 3, 0.5),
+            Decision::DeadLetter(DlqReason::MaxAttemptsExceeded)
+        );
+        let broken = RetryPolicy { bug_unbounded: true, ..p };
+        assert!(matches!(broken.decide(ErrorKind::ProviderUnavailable, 3, 0.5), Decision::Retry { .. }));
+    }
+
+    #[test]
+    fn backoff_is_exponential_capped_and_jittered_within_bounds() {
+        let p = policy(Jitter::None);
+        let delays: Vec<u64> = (1..=7).map(|a| p.backoff_ms(a, 0.3)).collect();
+        assert_eq!(delays, vec![100, 200, 400, 800, 1600, 2000, 2000]);
+        assert_eq!(p.backoff_ms(200, 0.3), 2000, "huge attempt numbers saturate");
+        let full = policy(Jitter::Full);
+        assert_eq!(full.backoff_ms(3, 0.0), 0);
+        assert_eq!(full.backoff_ms(3, 0.999_999), 400);
+        let equal = policy(Jitter::Equal);
+        assert_eq!(equal.backoff_ms(3, 0.0), 200);
+        assert_eq!(equal.backoff_ms(3, 0.999_999), 400);
+        for i in 0..100 {
+            let d = i as f64 / 100.0;
+            assert!(full.backoff_ms(4, d) <= 800);
+            assert!((400..=800).contains(&equal.backoff_ms(4, d)));
+        }
+    }
+}

@@ -1,0 +1,447 @@
+//! Metrics from the history: counts, latency histograms, queue depth, per-attempt rows.
+//!
+//! Owns: queueWaitMs (per attempt: lease time - visibleAt), inferenceMs (per attempt),
+//! reviewWaitMs (per document: applied -> review done), jobAgeMs (createdAt -> terminal), the
+//! depth samples and the outcome counts of `summary.json`. It reads only history records.
+//! Does not: simulate, judge, or decide where files go.
+
+use crate::history::{Event, Observer, Record};
+use crate::ids::{JobId, SimTime, TenantId, WorkerId};
+use crate::model::key::IdempotencyKey;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::io::Write;
+
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct Stats {
+    pub count: u64,
+    pub min: u64,
+    pub p50: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub max: u64,
+    pub mean: f64,
+}
+
+/// A latency distribution: 3 significant figures, exact below 2,048 ms.
+#[derive(Clone, Debug)]
+pub struct Latency(Histogram<u64>);
+
+impl Default for Latency {
+    fn default() -> Self {
+        Latency(Histogram::new(3).expect("3 significant figures is valid"))
+    }
+}
+
+impl Latency {
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        self.0.saturating_record(v);
+    }
+
+    pub fn stats(&self) -> Stats {
+        let h = &self.0;
+        if h.is_empty() {
+            return Stats::default();
+        }
+        let mean = (h.mean() * 1000.0).round() / 1000.0;
+        Stats {
+            count: h.len(),
+            min: h.min(),
+            p50: h.value_at_quantile(0.50),
+            p95: h.value_at_quantile(0.95),
+            p99: h.value_at_quantile(0.99),
+            max: h.max(),
+            mean,
+        }
+    }
+
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.0
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobCounts {
+    pub enqueued: u64,
+    pub acked: u64,
+    pub dead_lettered: u64,
+    pub cancelled: u64,
+    pub unfinished: u64,
+    pub enqueue_deduped: u64,
+    pub enqueue_conflicts: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EffectCounts {
+    pub extract_calls: u64,
+    pub results_committed: u64,
+    pub deduped_commits: u64,
+    pub payload_conflicts: u64,
+    pub outbox_events: u64,
+    pub published: u64,
+    pub republished: u64,
+    pub consumer_applied: u64,
+    pub consumer_duplicates: u64,
+    pub reviews_done: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseCounts {
+    pub granted: u64,
+    pub expired: u64,
+    pub heartbeats: u64,
+    pub stale_rejections: u64,
+    pub max_attempts_seen: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CrashCounts {
+    pub worker: u64,
+    pub relay: u64,
+    pub stalls: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DlqCounts {
+    pub permanent_error: u64,
+    pub max_attempts_exceeded: u64,
+    /// Entries whose reason is not a code (only with `raw_dlq_reason`).
+    pub other: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct DepthStats {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub samples: u64,
+}
+
+/// The per-job facts the metrics need (and `jobs.csv` prints).
+#[derive(Clone, Copy, Debug)]
+struct JobRow {
+    tenant: TenantId,
+    key: IdempotencyKey,
+    created_at: SimTime,
+    attempts: u32,
+    terminal: Option<(&'static str, SimTime)>,
+    reprocessed_from: Option<JobId>,
+}
+
+/// An attempt in progress on a worker, written to `attempts.csv` when it ends.
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptRow {
+    pub job: u32,
+    pub attempt: u32,
+    pub worker: u32,
+    pub fence: u64,
+    pub visible_at_ms: SimTime,
+    pub leased_at_ms: SimTime,
+    pub queue_wait_ms: u64,
+    pub inference_ms: Option<u64>,
+    pub ended_at_ms: SimTime,
+    pub outcome: &'static str,
+}
+
+pub struct Metrics {
+    pub jobs: JobCounts,
+    pub effects: EffectCounts,
+    pub leases: LeaseCounts,
+    pub crashes: CrashCounts,
+    pub dlq: DlqCounts,
+    pub reprocessed: u64,
+    pub reprocess_refused: u64,
+    pub queue_wait: Latency,
+    pub inference: Latency,
+    pub review_wait: Latency,
+    pub job_age: Latency,
+    pub depth: Vec<(SimTime, u64)>,
+    job_rows: Vec<Option<JobRow>>,
+    applied_at: Vec<SimTime>,
+    open_attempts: Vec<Option<AttemptRow>>,
+    attempt_sink: Option<csv::Writer<Box<dyn Write>>>,
+    sink_error: Option<String>,
+    pub end_ms: SimTime,
+}
+
+impl Metrics {
+    /// `attempt_sink` receives `attempts.csv` rows as attempts end (none: rows are skipped).
+    pub fn new(workers: u32, jobs: usize, attempt_sink: Option<Box<dyn Write>>) -> Metrics {
+        Metrics {
+            jobs: JobCounts::default(),
+            effects: EffectCounts::default(),
+            leases: LeaseCounts::default(),
+            crashes: CrashCounts::default(),
+            dlq: DlqCounts::default(),
+            reprocessed: 0,
+            reprocess_refused: 0,
+            queue_wait: Latency::default(),
+            inference: Latency::default(),
+            review_wait: Latency::default(),
+            job_age: Latency::default(),
+            depth: Vec::new(),
+            job_rows: Vec::with_capacity(jobs),
+            applied_at: Vec::with_capacity(jobs + 1),
+            open_attempts: vec![None; workers as usize],
+            attempt_sink: attempt_sink.map(|w| csv::Writer::from_writer(w)),
+            sink_error: None,
+            end_ms: 0,
+        }
+    }
+
+    fn job(&mut self, job: JobId) -> &mut JobRow {
+        self.job_rows[job.index()].as_mut().expect("a job is enqueued before anything happens to it")
+    }
+
+    fn terminal(&mut self, at: SimTime, job: JobId, state: &'static str) {
+        let row = self.job(job);
+        if row.terminal.is_none() {
+            row.terminal = Some((state, at));
+            let age = at - row.created_at;
+            self.job_age.record(age);
+        }
+    }
+
+    fn close_attempt(&mut self, at: SimTime, worker: WorkerId, job: JobId, outcome: &'static str) {
+        let Some(slot) = self.open_attempts.get_mut(worker.index()) else { return };
+        match slot {
+            Some(row) if row.job == job.0 => {
+                let mut row = slot.take().expect("matched");
+                row.ended_at_ms = at;
+                row.outcome = outcome;
+                if let Some(sink) = self.attempt_sink.as_mut() {
+                    if let Err(e) = sink.serialize(row) {
+                        self.sink_error.get_or_insert(e.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn depth_stats(&self) -> DepthStats {
+        if self.depth.is_empty() {
+            return DepthStats::default();
+        }
+        let sum: u64 = self.depth.iter().map(|(_, d)| d).sum();
+        DepthStats {
+            min: self.depth.iter().map(|(_, d)| *d).min().unwrap_or(0),
+            max: self.depth.iter().map(|(_, d)| *d).max().unwrap_or(0),
+            mean: ((sum as f64 / self.depth.len() as f64) * 1000.0).round() / 1000.0,
+            samples: self.depth.len() as u64,
+        }
+    }
+
+    pub fn attempts(&self) -> u64 {
+        self.leases.granted
+    }
+
+    /// Flushes `attempts.csv` and reports the first write error, if any.
+    pub fn finish_rows(&mut self) -> Result<(), String> {
+        if let Some(sink) = self.attempt_sink.as_mut() {
+            sink.flush().map_err(|e| e.to_string())?;
+        }
+        match self.sink_error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes `jobs.csv`: one row per job, in job order.
+    pub fn write_jobs_csv(&self, out: impl Write, names: &crate::model::key::KeyNames) -> Result<(), csv::Error> {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Row<'a> {
+            job: u32,
+            tenant: &'a str,
+            key: String,
+            created_at_ms: SimTime,
+            state: &'static str,
+            terminal_at_ms: Option<SimTime>,
+            attempts: u32,
+            job_age_ms: Option<u64>,
+            reprocessed_from: Option<u32>,
+        }
+        let mut w = csv::Writer::from_writer(out);
+        for (i, r) in self.job_rows.iter().enumerate() {
+            let Some(r) = r else { continue };
+            w.serialize(Row {
+                job: i as u32,
+                tenant: names.tenants.name(r.tenant),
+                key: names.key(&r.key),
+                created_at_ms: r.created_at,
+                state: r.terminal.map_or("unfinished", |t| t.0),
+                terminal_at_ms: r.terminal.map(|t| t.1),
+                attempts: r.attempts,
+                job_age_ms: r.terminal.map(|t| t.1 - r.created_at),
+                reprocessed_from: r.reprocessed_from.map(|j| j.0),
+            })?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+
+    /// Writes `depth.csv`: `timeMs,depth`.
+    pub fn write_depth_csv(&self, out: impl Write) -> Result<(), csv::Error> {
+        let mut w = csv::Writer::from_writer(out);
+        w.write_record(["timeMs", "depth"])?;
+        for (t, d) in &self.depth {
+            w.write_record([t.to_string(), d.to_string()])?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
+
+impl Observer for Metrics {
+    fn observe(&mut self, r: &Record) {
+        let at = r.at;
+        match &r.event {
+            Event::Enqueued { job, tenant, key, origin, .. } => {
+                self.jobs.enqueued += 1;
+                if self.job_rows.len() <= job.index() {
+                    self.job_rows.resize(job.index() + 1, None);
+                }
+                self.job_rows[job.index()] = Some(JobRow {
+                    tenant: *tenant,
+                    key: *key,
+                    created_at: at,
+                    attempts: 0,
+                    terminal: None,
+                    reprocessed_from: match origin {
+                        crate::history::Origin::Reprocess { from } => Some(*from),
+                        crate::history::Origin::Arrival => None,
+                    },
+                });
+            }
+            Event::EnqueueDeduped { .. } => self.jobs.enqueue_deduped += 1,
+            Event::EnqueueConflict { .. } => {
+                self.jobs.enqueue_conflicts += 1;
+                self.effects.payload_conflicts += 1;
+            }
+            Event::Leased { job, worker, fence, attempt, visible_at, .. } => {
+                self.leases.granted += 1;
+                self.leases.max_attempts_seen = self.leases.max_attempts_seen.max(*attempt as u64);
+                let wait = at - visible_at;
+                self.queue_wait.record(wait);
+                self.job(*job).attempts += 1;
+                if let Some(slot) = self.open_attempts.get_mut(worker.index()) {
+                    *slot = Some(AttemptRow {
+                        job: job.0,
+                        attempt: *attempt,
+                        worker: worker.0,
+                        fence: fence.0,
+                        visible_at_ms: *visible_at,
+                        leased_at_ms: at,
+                        queue_wait_ms: wait,
+                        inference_ms: None,
+                        ended_at_ms: at,
+                        outcome: "open",
+                    });
+                }
+            }
+            Event::LeaseExpired { .. } => self.leases.expired += 1,
+            Event::Heartbeat { .. } => self.leases.heartbeats += 1,
+            Event::Rejected { job, worker, op, presented, held, .. } => {
+                if presented != held {
+                    self.leases.stale_rejections += 1;
+                }
+                let outcome = match op {
+                    crate::history::Op::Heartbeat => return,
+                    crate::history::Op::Ack => "ack_rejected",
+                    crate::history::Op::Retry => "retry_rejected",
+                    crate::history::Op::DeadLetter => "dead_letter_rejected",
+                    crate::history::Op::Cancel => "cancel_rejected",
+                };
+                self.close_attempt(at, *worker, *job, outcome);
+            }
+            Event::ExtractStarted { .. } => self.effects.extract_calls += 1,
+            Event::StallBegan { .. } => self.crashes.stalls += 1,
+            Event::ExtractDone { worker, inference_ms, .. } => {
+                self.inference.record(*inference_ms);
+                if let Some(Some(row)) = self.open_attempts.get_mut(worker.index()) {
+                    row.inference_ms = Some(*inference_ms);
+                }
+            }
+            Event::AttemptFailed { .. } => {}
+            Event::ResultCommitted { event, .. } => {
+                self.effects.results_committed += 1;
+                if event.is_some() {
+                    self.effects.outbox_events += 1;
+                }
+            }
+            Event::CommitDeduped { .. } => self.effects.deduped_commits += 1,
+            Event::CommitConflict { .. } => self.effects.payload_conflicts += 1,
+            Event::Acked { job, worker, .. } => {
+                self.jobs.acked += 1;
+                self.terminal(at, *job, "acked");
+                self.close_attempt(at, *worker, *job, "acked");
+            }
+            Event::RetryScheduled { job, worker, .. } => self.close_attempt(at, *worker, *job, "retry"),
+            Event::DeadLettered { job, worker, reason, .. } => {
+                self.jobs.dead_lettered += 1;
+                match reason.as_ref() {
+                    "permanent_error" => self.dlq.permanent_error += 1,
+                    "max_attempts_exceeded" => self.dlq.max_attempts_exceeded += 1,
+                    _ => self.dlq.other += 1,
+                }
+                self.terminal(at, *job, "dead_lettered");
+                if let Some(w) = worker {
+                    self.close_attempt(at, *w, *job, "dead_lettered");
+                }
+            }
+            Event::Cancelled { job, worker, .. } => {
+                self.jobs.cancelled += 1;
+                self.terminal(at, *job, "cancelled");
+                if let Some(w) = worker {
+                    self.close_attempt(at, *w, *job, "cancelled");
+                }
+            }
+            Event::WorkerCrashed { worker, job, .. } => {
+                self.crashes.worker += 1;
+                self.close_attempt(at, *worker, *job, "crashed");
+            }
+            Event::Published { send, direct, .. } => {
+                if *send > 1 {
+                    self.effects.republished += 1;
+                }
+                // A direct (naive) publish is never marked by a relay.
+                if *direct {
+                    self.effects.published += 1;
+                }
+            }
+            Event::MarkedPublished { count } => self.effects.published += *count as u64,
+            Event::RelayCrashed { .. } => self.crashes.relay += 1,
+            Event::EffectApplied { event, .. } => {
+                self.effects.consumer_applied += 1;
+                let i = event.0 as usize;
+                if self.applied_at.len() <= i {
+                    self.applied_at.resize(i + 1, 0);
+                }
+                self.applied_at[i] = at;
+            }
+            Event::DuplicateEvent { .. } => self.effects.consumer_duplicates += 1,
+            Event::ReviewDone { event, .. } => {
+                self.effects.reviews_done += 1;
+                let applied = self.applied_at.get(event.0 as usize).copied().unwrap_or(at);
+                self.review_wait.record(at - applied);
+            }
+            Event::Reprocessed { .. } => self.reprocessed += 1,
+            Event::ReprocessRefused { .. } => self.reprocess_refused += 1,
+            Event::DepthSampled { depth } => self.depth.push((at, *depth)),
+            Event::RunEnded { .. } => {
+                self.end_ms = at;
+                self.jobs.unfinished = self.job_rows.iter().flatten().filter(|j| j.terminal.is_none()).count() as u64;
+            }
+            Event::RunStarted { .. }
+            | Event::Visible { .. }
+            | Event::WorkerRestarted { .. }
+            | Event::PayloadMutated { .. } => {}
+        }
+    }
+}

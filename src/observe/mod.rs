@@ -1,0 +1,4 @@
+//! Metrics, summaries and output files. No simulation logic lives here.
+
+pub mod metrics;
+pub mod summary;

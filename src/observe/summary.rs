@@ -1,0 +1,237 @@
+//! `summary.json` and the run's output directory.
+//!
+//! Owns: the summary's shape (the contract of interface.md §3) and writing a run's files
+//! atomically: everything goes to a temporary sibling directory that is renamed into place only
+//! when complete, so a failed or interrupted run never leaves a directory that looks like a
+//! good one.
+//! Does not: compute anything new; it formats what the run, the checker and the metrics found.
+
+use crate::check::{Invariant, Kind, Violation};
+use crate::history::{to_json_line, Record};
+use crate::model::key::KeyNames;
+use crate::observe::metrics::{CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, Stats};
+use crate::run::{RunReport, Unmet};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LatencySummary {
+    pub queue_wait_ms: Stats,
+    pub inference_ms: Stats,
+    pub review_wait_ms: Stats,
+    pub job_age_ms: Stats,
+    pub queue_depth: DepthStats,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ViolationSummary {
+    pub at_ms: u64,
+    pub job: Option<u32>,
+    pub key: Option<String>,
+    pub message: String,
+    pub evidence: Vec<serde_json::Value>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InvariantSummary {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub holds: bool,
+    pub violations: u64,
+    pub first_violation: Option<ViolationSummary>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct UnmetSummary {
+    pub field: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub scenario: String,
+    pub scenario_file: String,
+    /// blake3 of the scenario file's bytes: identifies exactly what produced this run.
+    pub scenario_digest: String,
+    pub durasim_version: &'static str,
+    pub seed: u64,
+    pub jobs_override: Option<u64>,
+    pub bugs: Vec<&'static str>,
+    pub trace_hash: String,
+    pub virtual_time_ms: u64,
+    pub events: u64,
+    pub kernel_events: u64,
+    pub quiescent: bool,
+    pub jobs: JobCounts,
+    pub effects: EffectCounts,
+    pub leases: LeaseCounts,
+    pub crashes: CrashCounts,
+    pub dlq: DlqCounts,
+    pub reprocessed: u64,
+    pub reprocess_refused: u64,
+    pub attempts: u64,
+    pub metrics: LatencySummary,
+    pub invariants: Vec<InvariantSummary>,
+    pub sometimes: BTreeMap<&'static str, u64>,
+    pub expectations_met: bool,
+    pub unmet_expectations: Vec<UnmetSummary>,
+    pub reproduce: String,
+    /// Timing fields: the only ones that differ between two runs of the same seed.
+    pub wall_s: f64,
+    pub events_per_wall_s: f64,
+    pub sim_to_wall_ratio: f64,
+}
+
+/// The fields `replay` needs back from a summary.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayInfo {
+    pub scenario_file: String,
+    pub seed: u64,
+    pub jobs_override: Option<u64>,
+    pub bugs: Vec<String>,
+    pub trace_hash: String,
+}
+
+pub fn violation_summary(v: &Violation, names: &KeyNames) -> ViolationSummary {
+    ViolationSummary {
+        at_ms: v.at,
+        job: v.job.map(|j| j.0),
+        key: v.key.map(|k| names.key(&k)),
+        message: v.message.clone(),
+        evidence: v.evidence.iter().map(|r| serde_json::from_str(&to_json_line(r, names)).expect("json")).collect(),
+    }
+}
+
+/// Builds the summary of a run. `reproduce` is the command that re-runs it.
+pub fn summarize(
+    report: &RunReport,
+    unmet: &[Unmet],
+    scenario_name: &str,
+    scenario_file: &str,
+    scenario_text: &str,
+    jobs_override: Option<u64>,
+    bugs: Vec<&'static str>,
+    seed: u64,
+    reproduce: String,
+) -> Summary {
+    let names = &report.outcome.names;
+    let m = &report.metrics;
+    let wall = report.wall_s.max(1e-9);
+    Summary {
+        scenario: scenario_name.to_string(),
+        scenario_file: scenario_file.to_string(),
+        scenario_digest: blake3::hash(scenario_text.as_bytes()).to_hex().to_string(),
+        durasim_version: env!("CARGO_PKG_VERSION"),
+        seed,
+        jobs_override,
+        bugs,
+        trace_hash: crate::history::TraceHash::hex(report.outcome.trace_hash),
+        virtual_time_ms: report.outcome.virtual_time_ms,
+        events: report.outcome.records,
+        kernel_events: report.outcome.heap_events,
+        quiescent: report.outcome.quiescent,
+        jobs: m.jobs.clone(),
+        effects: m.effects.clone(),
+        leases: m.leases.clone(),
+        crashes: m.crashes.clone(),
+        dlq: m.dlq.clone(),
+        reprocessed: m.reprocessed,
+        reprocess_refused: m.reprocess_refused,
+        attempts: m.attempts(),
+        metrics: LatencySummary {
+            queue_wait_ms: m.queue_wait.stats(),
+            inference_ms: m.inference.stats(),
+            review_wait_ms: m.review_wait.stats(),
+            job_age_ms: m.job_age.stats(),
+            queue_depth: m.depth_stats(),
+        },
+        invariants: Invariant::ALL
+            .iter()
+            .map(|i| {
+                let v = report.check.verdict(*i);
+                InvariantSummary {
+                    name: i.name(),
+                    kind: i.kind(),
+                    holds: v.count == 0,
+                    violations: v.count,
+                    first_violation: v.first.as_ref().map(|f| violation_summary(f, names)),
+                }
+            })
+            .collect(),
+        sometimes: report.check.sometimes.iter().map(|(s, n)| (s.name(), *n)).collect(),
+        expectations_met: unmet.is_empty(),
+        unmet_expectations: unmet
+            .iter()
+            .map(|u| UnmetSummary { field: u.field.clone(), expected: u.expected.clone(), actual: u.actual.clone() })
+            .collect(),
+        reproduce,
+        wall_s: (report.wall_s * 1e6).round() / 1e6,
+        events_per_wall_s: (report.outcome.records as f64 / wall).round(),
+        sim_to_wall_ratio: (report.outcome.virtual_time_ms as f64 / 1000.0 / wall).round(),
+    }
+}
+
+/// A directory being written; renamed into place by [`OutputDir::commit`], removed on drop
+/// otherwise.
+pub struct OutputDir {
+    final_path: PathBuf,
+    temp_path: PathBuf,
+    committed: bool,
+}
+
+impl OutputDir {
+    pub fn create(final_path: &Path) -> std::io::Result<OutputDir> {
+        let name = final_path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "out".into());
+        let parent = final_path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent)?;
+        let temp_path = parent.join(format!(".{name}.partial-{}", std::process::id()));
+        if temp_path.exists() {
+            std::fs::remove_dir_all(&temp_path)?;
+        }
+        std::fs::create_dir_all(&temp_path)?;
+        Ok(OutputDir { final_path: final_path.to_path_buf(), temp_path, committed: false })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.temp_path
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.temp_path.join(name)
+    }
+
+    /// Replaces any previous run's directory with this one.
+    pub fn commit(mut self) -> std::io::Result<PathBuf> {
+        if self.final_path.exists() {
+            std::fs::remove_dir_all(&self.final_path)?;
+        }
+        std::fs::rename(&self.temp_path, &self.final_path)?;
+        self.committed = true;
+        Ok(self.final_path.clone())
+    }
+}
+
+impl Drop for OutputDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.temp_path);
+        }
+    }
+}
+
+/// Writes a trace as JSON lines.
+pub fn write_trace(path: &Path, trace: &[Record], names: &KeyNames) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for r in trace {
+        writeln!(w, "{}", to_json_line(r, names))?;
+    }
+    w.flush()
+}

@@ -1,0 +1,178 @@
+//! One run, end to end: scenario in, verdicts, metrics and expectations out.
+//!
+//! Owns: wiring the kernel to its observers (trace hash, checker, metrics, optional in-memory
+//! trace), checking the scenario's `[expect]` block, and the self-replay that `expect.replay`
+//! asks for.
+//! Does not: touch the file system (see `cli` and `observe::summary`).
+
+use crate::check::{CheckReport, Checker, Invariant, Sometimes};
+use crate::history::{Observer, Record};
+use crate::observe::metrics::Metrics;
+use crate::scenario::{Bugs, ReplayExpectation, Scenario};
+use crate::sim::faults::FaultRates;
+use crate::sim::{RunOptions, RunOutcome, Sim};
+use std::io::Write;
+
+/// Everything that watches a run's history.
+pub struct Observers {
+    pub checker: Checker,
+    pub metrics: Metrics,
+    pub trace: Option<Vec<Record>>,
+}
+
+impl Observer for Observers {
+    #[inline]
+    fn observe(&mut self, r: &Record) {
+        self.checker.observe(r);
+        self.metrics.observe(r);
+        if let Some(t) = self.trace.as_mut() {
+            t.push(r.clone());
+        }
+    }
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    pub seed: u64,
+    pub jobs: Option<u64>,
+    pub bugs: Bugs,
+    pub keep_trace: bool,
+    pub rates: Option<FaultRates>,
+}
+
+impl RunRequest {
+    pub fn for_scenario(s: &Scenario) -> RunRequest {
+        RunRequest { seed: s.seed, jobs: None, bugs: s.bugs.clone(), keep_trace: false, rates: None }
+    }
+}
+
+/// One unmet expectation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unmet {
+    pub field: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+pub struct RunReport {
+    pub outcome: RunOutcome,
+    pub check: CheckReport,
+    pub metrics: Metrics,
+    pub trace: Option<Vec<Record>>,
+    pub wall_s: f64,
+    /// Set when `expect.replay` asked for a second run: that run's hash.
+    pub replay_hash: Option<u64>,
+}
+
+/// Runs the scenario once. `attempt_rows` receives `attempts.csv` as it is produced.
+pub fn run_once(scenario: &Scenario, request: &RunRequest, attempt_rows: Option<Box<dyn Write>>) -> RunReport {
+    let started = std::time::Instant::now();
+    let jobs = request.jobs.unwrap_or(scenario.arrivals.jobs) as usize + scenario.enqueue.len();
+    let observers = Observers {
+        checker: Checker::with_capacity(jobs.min(1 << 24)),
+        metrics: Metrics::new(scenario.workers.count, jobs.min(1 << 24), attempt_rows),
+        trace: request.keep_trace.then(Vec::new),
+    };
+    let options = RunOptions { seed: request.seed, jobs: request.jobs, bugs: request.bugs.clone(), rates: request.rates.clone() };
+    let (outcome, observers) = Sim::new(scenario, &options, observers).run();
+    let check = observers.checker.finish();
+    let mut report = RunReport {
+        outcome,
+        check,
+        metrics: observers.metrics,
+        trace: observers.trace,
+        wall_s: 0.0,
+        replay_hash: None,
+    };
+    if scenario.expect.replay.is_some() {
+        let again = Sim::new(scenario, &options, crate::history::NullObserver).run().0;
+        report.replay_hash = Some(again.trace_hash);
+    }
+    report.wall_s = started.elapsed().as_secs_f64();
+    report
+}
+
+/// Compares a run with the scenario's `[expect]` block.
+pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
+    let e = &scenario.expect;
+    let m = &r.metrics;
+    let depth = m.depth_stats();
+    let mut unmet = Vec::new();
+    let mut num = |field: &str, expected: Option<u64>, actual: u64| {
+        if let Some(x) = expected {
+            if x != actual {
+                unmet.push(Unmet { field: field.to_string(), expected: x.to_string(), actual: actual.to_string() });
+            }
+        }
+    };
+    num("enqueued", e.enqueued, m.jobs.enqueued);
+    num("acked", e.acked, m.jobs.acked);
+    num("dead_lettered", e.dead_lettered, m.jobs.dead_lettered);
+    num("cancelled", e.cancelled, m.jobs.cancelled);
+    num("unfinished", e.unfinished, m.jobs.unfinished);
+    num("extract_calls", e.extract_calls, m.effects.extract_calls);
+    num("attempts", e.attempts, m.leases.granted);
+    num("results_committed", e.results_committed, m.effects.results_committed);
+    num("deduped_commits", e.deduped_commits, m.effects.deduped_commits);
+    num("payload_conflicts", e.payload_conflicts, m.effects.payload_conflicts);
+    num("enqueue_deduped", e.enqueue_deduped, m.jobs.enqueue_deduped);
+    num("outbox_events", e.outbox_events, m.effects.outbox_events);
+    num("published", e.published, m.effects.published);
+    num("republished", e.republished, m.effects.republished);
+    num("consumer_applied", e.consumer_applied, m.effects.consumer_applied);
+    num("consumer_duplicates", e.consumer_duplicates, m.effects.consumer_duplicates);
+    num("reviews_done", e.reviews_done, m.effects.reviews_done);
+    num("stale_rejections", e.stale_rejections, m.leases.stale_rejections);
+    num("leases_expired", e.leases_expired, m.leases.expired);
+    num("worker_crashes", e.worker_crashes, m.crashes.worker);
+    num("relay_crashes", e.relay_crashes, m.crashes.relay);
+    num("dlq_permanent_error", e.dlq_permanent_error, m.dlq.permanent_error);
+    num("dlq_max_attempts_exceeded", e.dlq_max_attempts_exceeded, m.dlq.max_attempts_exceeded);
+    num("reprocessed", e.reprocessed, m.reprocessed);
+    num("reprocess_refused", e.reprocess_refused, m.reprocess_refused);
+    num("max_attempts_seen", e.max_attempts_seen, m.leases.max_attempts_seen);
+    num("depth_min", e.depth_min, depth.min);
+    num("depth_max", e.depth_max, depth.max);
+    num("inference_ms_p50", e.inference_ms_p50, m.inference.stats().p50);
+    num("review_wait_ms_p50", e.review_wait_ms_p50, m.review_wait.stats().p50);
+    let expected_violations: Vec<String> = match &e.violations {
+        Some(v) => {
+            let mut v = v.clone();
+            v.sort_by_key(|n| Invariant::parse(n).map(|i| i as usize));
+            v
+        }
+        None => Vec::new(),
+    };
+    let actual: Vec<String> = r.check.violated().iter().map(|i| i.name().to_string()).collect();
+    if expected_violations != actual {
+        unmet.push(Unmet {
+            field: "violations".into(),
+            expected: format!("[{}]", expected_violations.join(", ")),
+            actual: format!("[{}]", actual.join(", ")),
+        });
+    }
+    if let Some(names) = &e.sometimes {
+        for n in names {
+            let s = Sometimes::parse(n).expect("validated");
+            if r.check.reached(s) == 0 {
+                unmet.push(Unmet { field: format!("sometimes.{n}"), expected: "reached".into(), actual: "never".into() });
+            }
+        }
+    }
+    if let (Some(want), Some(again)) = (e.replay, r.replay_hash) {
+        let same = again == r.outcome.trace_hash;
+        let ok = match want {
+            ReplayExpectation::Identical => same,
+            ReplayExpectation::Diverges => !same,
+        };
+        if !ok {
+            unmet.push(Unmet {
+                field: "replay".into(),
+                expected: format!("{want:?}").to_lowercase(),
+                actual: if same { "identical".into() } else { "diverges".into() },
+            });
+        }
+    }
+    unmet
+}

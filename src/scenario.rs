@@ -1,0 +1,698 @@
+//! The scenario file: its schema, its defaults and its validation.
+//!
+//! Owns: what a `scenarios/*.toml` file may say (serde with unknown keys rejected), what each
+//! field defaults to, and every check that turns a bad file into a clear error naming the file,
+//! the line, the field and what is allowed.
+//! Does not: run anything (see `sim`) or read files (the CLI hands over the text).
+
+use crate::model::key::{validate_document, validate_tenant, MAX_VERSION};
+use crate::model::retry::Jitter;
+use crate::model::worker::CrashPoint;
+use crate::check::{Invariant, Sometimes};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A bad scenario: where, which field, and what would have been accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if self.field.is_empty() {
+            write!(f, ": {}", self.message)
+        } else {
+            write!(f, ": field `{}`: {}", self.field, self.message)
+        }
+    }
+}
+
+/// A duration or delay distribution, in integer virtual milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Dist {
+    Constant { value: u64 },
+    Uniform { min: u64, max: u64 },
+    Exponential { mean: f64 },
+    /// `median * exp(sigma * z)` with z standard normal.
+    Lognormal { median: f64, sigma: f64 },
+}
+
+impl Dist {
+    pub const ALLOWED: &'static str = "{ dist = \"constant\", value }, { dist = \"uniform\", min, max }, { dist = \"exponential\", mean }, { dist = \"lognormal\", median, sigma }";
+
+    /// Draws one value. A constant draws nothing, so it leaves the stream untouched.
+    pub fn sample(&self, s: &mut crate::rng::Stream) -> u64 {
+        match *self {
+            Dist::Constant { value } => value,
+            Dist::Uniform { min, max } => s.range(min, max),
+            Dist::Exponential { mean } => s.exponential(mean).round() as u64,
+            Dist::Lognormal { median, sigma } => (median * (sigma * s.normal()).exp()).round() as u64,
+        }
+    }
+
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Dist::Constant { value } => value as f64,
+            Dist::Uniform { min, max } => (min + max) as f64 / 2.0,
+            Dist::Exponential { mean } => mean,
+            Dist::Lognormal { median, sigma } => median * (sigma * sigma / 2.0).exp(),
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        match *self {
+            Dist::Uniform { min, max } if min > max => Err(format!("uniform needs min <= max (got min = {min}, max = {max})")),
+            Dist::Exponential { mean } if !(mean.is_finite() && mean >= 0.0) => Err(format!("exponential needs a finite mean >= 0 (got {mean})")),
+            Dist::Lognormal { median, sigma } if !(median.is_finite() && median > 0.0 && sigma.is_finite() && sigma >= 0.0) => {
+                Err(format!("lognormal needs median > 0 and sigma >= 0 (got median = {median}, sigma = {sigma})"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+fn constant(value: u64) -> Dist {
+    Dist::Constant { value }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workers {
+    #[serde(default = "Workers::default_count")]
+    pub count: u32,
+    #[serde(default = "Workers::default_restart_ms")]
+    pub restart_ms: u64,
+}
+impl Workers {
+    fn default_count() -> u32 {
+        2
+    }
+    fn default_restart_ms() -> u64 {
+        1000
+    }
+}
+impl Default for Workers {
+    fn default() -> Self {
+        Workers { count: 2, restart_ms: 1000 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueueSection {
+    pub lease_ms: u64,
+    pub heartbeat_ms: u64,
+    pub deadline_ms: u64,
+    pub max_attempts: u32,
+}
+impl Default for QueueSection {
+    fn default() -> Self {
+        QueueSection { lease_ms: 1000, heartbeat_ms: 300, deadline_ms: 30_000, max_attempts: 3 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetrySection {
+    pub backoff_base_ms: u64,
+    pub backoff_cap_ms: u64,
+    pub jitter: Jitter,
+}
+impl Default for RetrySection {
+    fn default() -> Self {
+        RetrySection { backoff_base_ms: 100, backoff_cap_ms: 2000, jitter: Jitter::Full }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Stages {
+    pub inference_ms: Dist,
+    pub validate_ms: Dist,
+    pub review_ms: Dist,
+}
+impl Default for Stages {
+    fn default() -> Self {
+        Stages { inference_ms: constant(40), validate_ms: constant(5), review_ms: constant(90) }
+    }
+}
+
+/// Documents whose index modulo `every` is below `first` fail validation on every attempt.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InvalidDocuments {
+    pub every: u32,
+    pub first: u32,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Arrivals {
+    pub tenants: Vec<String>,
+    pub jobs: u64,
+    pub interarrival_ms: Dist,
+    /// Probability that an arrival reuses the documentId of a recent arrival of another tenant.
+    pub document_collision: f64,
+    /// Probability that an arrival resubmits a recent document of the same tenant.
+    pub resubmit: f64,
+    /// Of the resubmissions, the share whose payload changed (same key, different payload).
+    pub resubmit_changed: f64,
+    pub invalid_documents: Option<InvalidDocuments>,
+}
+impl Default for Arrivals {
+    fn default() -> Self {
+        Arrivals {
+            tenants: vec!["acme".into()],
+            jobs: 1,
+            interarrival_ms: constant(0),
+            document_collision: 0.0,
+            resubmit: 0.0,
+            resubmit_changed: 0.0,
+            invalid_documents: None,
+        }
+    }
+}
+
+/// An explicit enqueue request, on top of the generated arrivals.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Enqueue {
+    pub at_ms: u64,
+    pub tenant: String,
+    pub document: String,
+    #[serde(default = "one")]
+    pub version: u32,
+    /// The document content; the same text means the same payload.
+    #[serde(default)]
+    pub payload: Option<String>,
+    /// The document fails validation on every attempt.
+    #[serde(default)]
+    pub invalid: bool,
+}
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Faults {
+    pub crash: f64,
+    pub crash_points: Vec<String>,
+    pub stall: f64,
+    pub stall_ms: Dist,
+    pub transient_error: f64,
+    pub permanent_error: f64,
+    pub relay_crash: f64,
+}
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            crash: 0.0,
+            crash_points: CrashPoint::ALL.iter().map(|p| p.name().to_string()).collect(),
+            stall: 0.0,
+            stall_ms: Dist::Uniform { min: 800, max: 1500 },
+            transient_error: 0.0,
+            permanent_error: 0.0,
+            relay_crash: 0.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Relay {
+    pub interval_ms: u64,
+}
+impl Default for Relay {
+    fn default() -> Self {
+        Relay { interval_ms: 50 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Metrics {
+    pub depth_sample_ms: u64,
+}
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics { depth_sample_ms: 100 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// The run stops here even if it has not settled; liveness invariants then fail.
+    pub time_limit_ms: u64,
+}
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection { time_limit_ms: 86_400_000 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    Crash,
+    Stall,
+    TransientError,
+    PermanentError,
+    RelayCrash,
+    MutatePayload,
+}
+
+impl FaultKind {
+    pub const ALLOWED: &'static str = "crash, stall, transient_error, permanent_error, relay_crash, mutate_payload";
+}
+
+/// A deterministic injection. Worker faults hit the first attempt of `job` leased at or after
+/// `at_ms` (or exactly attempt number `attempt`); `relay_crash` hits the first relay tick at or
+/// after `at_ms` that publishes something; `mutate_payload` changes the job's payload at `at_ms`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    pub at_ms: u64,
+    pub fault: FaultKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperatorAction {
+    ReprocessDlq,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Operator {
+    pub at_ms: u64,
+    pub action: OperatorAction,
+    #[serde(default)]
+    pub operator: Option<String>,
+    pub job: u32,
+}
+
+/// The deliberately broken variants. All off by default.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Bugs {
+    pub no_fencing: bool,
+    pub no_idempotency: bool,
+    pub tenantless_keys: bool,
+    pub naive_dual_write: bool,
+    pub unbounded_retries: bool,
+    pub no_consumer_dedupe: bool,
+    pub skip_deadline_check: bool,
+    pub raw_dlq_reason: bool,
+    pub reuse_on_conflict: bool,
+    pub nondeterministic_step: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayExpectation {
+    Identical,
+    Diverges,
+}
+
+/// What a scenario must show. Every field is optional; `run` exits 1 when one is not met.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    pub enqueued: Option<u64>,
+    pub acked: Option<u64>,
+    pub dead_lettered: Option<u64>,
+    pub cancelled: Option<u64>,
+    pub unfinished: Option<u64>,
+    pub extract_calls: Option<u64>,
+    pub attempts: Option<u64>,
+    pub results_committed: Option<u64>,
+    pub deduped_commits: Option<u64>,
+    pub payload_conflicts: Option<u64>,
+    pub enqueue_deduped: Option<u64>,
+    pub outbox_events: Option<u64>,
+    pub published: Option<u64>,
+    pub republished: Option<u64>,
+    pub consumer_applied: Option<u64>,
+    pub consumer_duplicates: Option<u64>,
+    pub reviews_done: Option<u64>,
+    pub stale_rejections: Option<u64>,
+    pub leases_expired: Option<u64>,
+    pub worker_crashes: Option<u64>,
+    pub relay_crashes: Option<u64>,
+    pub dlq_permanent_error: Option<u64>,
+    pub dlq_max_attempts_exceeded: Option<u64>,
+    pub reprocessed: Option<u64>,
+    pub reprocess_refused: Option<u64>,
+    pub max_attempts_seen: Option<u64>,
+    pub depth_min: Option<u64>,
+    pub depth_max: Option<u64>,
+    pub inference_ms_p50: Option<u64>,
+    pub review_wait_ms_p50: Option<u64>,
+    /// The invariants this scenario must violate (and no others). `[]` means all hold.
+    pub violations: Option<Vec<String>>,
+    /// `sometimes` properties this run must reach.
+    pub sometimes: Option<Vec<String>>,
+    /// Re-running the same seed must give the same trace (`identical`) or not (`diverges`).
+    pub replay: Option<ReplayExpectation>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub workers: Workers,
+    #[serde(default)]
+    pub queue: QueueSection,
+    #[serde(default)]
+    pub retry: RetrySection,
+    #[serde(default)]
+    pub stages: Stages,
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    #[serde(default)]
+    pub enqueue: Vec<Enqueue>,
+    #[serde(default)]
+    pub faults: Faults,
+    #[serde(default)]
+    pub relay: Relay,
+    #[serde(default)]
+    pub metrics: Metrics,
+    #[serde(default)]
+    pub run: RunSection,
+    #[serde(default)]
+    pub script: Vec<Script>,
+    #[serde(default)]
+    pub operator: Vec<Operator>,
+    #[serde(default)]
+    pub bugs: Bugs,
+    #[serde(default)]
+    pub expect: Expect,
+}
+
+/// Finds the line of `field` (a dotted path; `script.2.job` for the third `[[script]]`) in the
+/// source, for errors found after parsing.
+fn locate(source: &str, path: &str) -> Option<usize> {
+    let parts: Vec<&str> = path.split('.').collect();
+    let lines: Vec<&str> = source.lines().collect();
+    let key_of = |l: &str| l.trim_start().split(['=', ' ']).next().unwrap_or("").trim().to_string();
+    let (mut from, key_parts): (usize, &[&str]) = match parts.as_slice() {
+        [table, index, rest @ ..] if index.parse::<usize>().is_ok() => {
+            let n: usize = index.parse().ok()?;
+            let header = format!("[[{table}]]");
+            let at = lines.iter().enumerate().filter(|(_, l)| l.trim() == header).nth(n)?.0;
+            (at + 1, rest)
+        }
+        [table, rest @ ..] if !rest.is_empty() => {
+            let header = format!("[{table}]");
+            match lines.iter().position(|l| l.trim() == header) {
+                Some(at) => (at + 1, rest),
+                None => {
+                    // Maybe written inline (`table.key = ...` or `table = { ... }`) at the top.
+                    return lines.iter().position(|l| key_of(l) == *table).map(|i| i + 1);
+                }
+            }
+        }
+        [key] => (0, std::slice::from_ref(key)),
+        _ => return None,
+    };
+    let key = key_parts.first()?;
+    while from < lines.len() {
+        let l = lines[from].trim();
+        if l.starts_with('[') {
+            break;
+        }
+        if key_of(l) == *key {
+            return Some(from + 1);
+        }
+        from += 1;
+    }
+    None
+}
+
+fn toml_line(source: &str, span: Option<std::ops::Range<usize>>) -> Option<usize> {
+    span.map(|s| source[..s.start.min(source.len())].matches('\n').count() + 1)
+}
+
+impl Scenario {
+    /// Parses and validates a scenario's text. `file` is only used in error messages.
+    pub fn parse(file: &str, source: &str) -> Result<Scenario, ScenarioError> {
+        let scenario: Scenario = toml::from_str(source).map_err(|e| {
+            let message = e.message().trim().to_string();
+            let field = message
+                .split('`')
+                .nth(1)
+                .filter(|_| message.starts_with("unknown field"))
+                .unwrap_or("")
+                .to_string();
+            let message = if message.starts_with("unknown field") {
+                message.replacen("expected one of", "allowed keys are", 1).replacen("expected", "allowed:", 1)
+            } else {
+                message
+            };
+            ScenarioError { file: file.to_string(), line: toml_line(source, e.span()), field, message }
+        })?;
+        scenario.validate().map_err(|(field, message)| ScenarioError {
+            file: file.to_string(),
+            line: locate(source, &field),
+            field,
+            message,
+        })?;
+        Ok(scenario)
+    }
+
+    /// The number of jobs that can exist before any reprocess: generated plus explicit.
+    pub fn jobs_planned(&self) -> u64 {
+        self.arrivals.jobs + self.enqueue.len() as u64
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let err = |field: &str, message: String| Err((field.to_string(), message));
+        if self.name.trim().is_empty() {
+            return err("name", "must not be empty".into());
+        }
+        if self.workers.count == 0 || self.workers.count > 1_000_000 {
+            return err("workers.count", format!("must be between 1 and 1000000 (got {})", self.workers.count));
+        }
+        let q = &self.queue;
+        if q.lease_ms == 0 {
+            return err("queue.lease_ms", "must be > 0".into());
+        }
+        if q.heartbeat_ms == 0 {
+            return err("queue.heartbeat_ms", "must be > 0".into());
+        }
+        if q.max_attempts == 0 || q.max_attempts > 1000 {
+            return err("queue.max_attempts", format!("must be between 1 and 1000 (got {})", q.max_attempts));
+        }
+        if self.retry.backoff_cap_ms < self.retry.backoff_base_ms {
+            return err("retry.backoff_cap_ms", format!("must be >= backoff_base_ms ({})", self.retry.backoff_base_ms));
+        }
+        for (field, d) in [
+            ("stages.inference_ms", &self.stages.inference_ms),
+            ("stages.validate_ms", &self.stages.validate_ms),
+            ("stages.review_ms", &self.stages.review_ms),
+            ("arrivals.interarrival_ms", &self.arrivals.interarrival_ms),
+            ("faults.stall_ms", &self.faults.stall_ms),
+        ] {
+            d.check().or_else(|m| err(field, m))?;
+        }
+        let a = &self.arrivals;
+        if a.tenants.is_empty() {
+            return err("arrivals.tenants", "needs at least one tenant id (each matching ^[a-z][a-z0-9-]{1,32}$)".into());
+        }
+        if a.tenants.len() > 4096 {
+            return err("arrivals.tenants", format!("at most 4096 tenants (got {})", a.tenants.len()));
+        }
+        for t in &a.tenants {
+            validate_tenant(t).or_else(|e| err("arrivals.tenants", e.to_string()))?;
+        }
+        if a.jobs > 100_000_000 {
+            return err("arrivals.jobs", format!("at most 100000000 (got {})", a.jobs));
+        }
+        if let Some(inv) = a.invalid_documents {
+            if inv.every == 0 || inv.first > inv.every {
+                return err("arrivals.invalid_documents", format!("needs every >= 1 and first <= every (got every = {}, first = {})", inv.every, inv.first));
+            }
+        }
+        for (field, p) in [
+            ("arrivals.document_collision", a.document_collision),
+            ("arrivals.resubmit", a.resubmit),
+            ("arrivals.resubmit_changed", a.resubmit_changed),
+            ("faults.crash", self.faults.crash),
+            ("faults.stall", self.faults.stall),
+            ("faults.transient_error", self.faults.transient_error),
+            ("faults.permanent_error", self.faults.permanent_error),
+            ("faults.relay_crash", self.faults.relay_crash),
+        ] {
+            if !(0.0..=1.0).contains(&p) {
+                return err(field, format!("is a probability: must be between 0 and 1 (got {p})"));
+            }
+        }
+        if a.document_collision + a.resubmit > 1.0 {
+            return err("arrivals.resubmit", "document_collision + resubmit must not exceed 1".into());
+        }
+        if a.document_collision > 0.0 && a.tenants.len() < 2 {
+            return err("arrivals.document_collision", "needs at least two tenants to collide".into());
+        }
+        for (i, e) in self.enqueue.iter().enumerate() {
+            validate_tenant(&e.tenant).or_else(|m| err(&format!("enqueue.{i}.tenant"), m.to_string()))?;
+            validate_document(&e.document).or_else(|m| err(&format!("enqueue.{i}.document"), m.to_string()))?;
+            if e.version == 0 || e.version >= MAX_VERSION {
+                return err(&format!("enqueue.{i}.version"), format!("operationVersion must be an integer >= 1 and < {MAX_VERSION} (got {})", e.version));
+            }
+        }
+        if self.faults.crash > 0.0 && self.faults.crash_points.is_empty() {
+            return err("faults.crash_points", "needs at least one crash point when faults.crash > 0".into());
+        }
+        for p in &self.faults.crash_points {
+            if CrashPoint::parse(p).is_none() {
+                return err("faults.crash_points", format!("unknown crash point {p:?}; allowed: {}", crash_points_allowed()));
+            }
+        }
+        if self.relay.interval_ms == 0 {
+            return err("relay.interval_ms", "must be > 0".into());
+        }
+        if self.metrics.depth_sample_ms == 0 {
+            return err("metrics.depth_sample_ms", "must be > 0".into());
+        }
+        let planned = self.jobs_planned();
+        for (i, s) in self.script.iter().enumerate() {
+            let field = |f: &str| format!("script.{i}.{f}");
+            let worker_fault = matches!(s.fault, FaultKind::Crash | FaultKind::Stall | FaultKind::TransientError | FaultKind::PermanentError | FaultKind::MutatePayload);
+            match s.job {
+                None if worker_fault => return err(&field("fault"), format!("fault {:?} needs `job` (a job id from 0 to {})", s.fault, planned.saturating_sub(1))),
+                Some(j) if j as u64 >= planned => {
+                    return err(&field("job"), format!("no job {j} exists: this scenario creates jobs 0 to {} (arrivals.jobs + enqueue entries)", planned.saturating_sub(1)));
+                }
+                Some(_) if !worker_fault => return err(&field("job"), "relay_crash does not take a job".into()),
+                _ => {}
+            }
+            match (s.fault, &s.point) {
+                (FaultKind::Crash, None) => return err(&field("fault"), format!("crash needs `point`; allowed: {}", crash_points_allowed())),
+                (FaultKind::Crash, Some(p)) if CrashPoint::parse(p).is_none() => {
+                    return err(&field("point"), format!("unknown crash point {p:?}; allowed: {}", crash_points_allowed()));
+                }
+                (FaultKind::Crash, Some(_)) => {}
+                (_, Some(_)) => return err(&field("point"), "only a crash takes a point".into()),
+                _ => {}
+            }
+            if s.stall_ms.is_some() != (s.fault == FaultKind::Stall) {
+                return err(&field("stall_ms"), "a stall needs `stall_ms`, and only a stall takes it".into());
+            }
+            if s.payload.is_some() && s.fault != FaultKind::MutatePayload {
+                return err(&field("payload"), "only mutate_payload takes `payload`".into());
+            }
+            if s.attempt == Some(0) {
+                return err(&field("attempt"), "attempt numbers start at 1".into());
+            }
+        }
+        for (i, o) in self.operator.iter().enumerate() {
+            if o.job as u64 >= planned {
+                return err(&format!("operator.{i}.job"), format!("no job {} exists: this scenario creates jobs 0 to {} before any reprocess", o.job, planned.saturating_sub(1)));
+            }
+        }
+        if let Some(names) = &self.expect.violations {
+            for n in names {
+                if Invariant::parse(n).is_none() {
+                    let allowed: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
+                    return err("expect.violations", format!("unknown invariant {n:?}; allowed: {}", allowed.join(", ")));
+                }
+            }
+        }
+        if let Some(names) = &self.expect.sometimes {
+            for n in names {
+                if Sometimes::parse(n).is_none() {
+                    let allowed: Vec<&str> = Sometimes::ALL.iter().map(|i| i.name()).collect();
+                    return err("expect.sometimes", format!("unknown property {n:?}; allowed: {}", allowed.join(", ")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn crash_points_allowed() -> String {
+    CrashPoint::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(src: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse("t.toml", src)
+    }
+
+    #[test]
+    fn a_minimal_file_gets_defaults() {
+        let s = parse("name = \"x\"\n").unwrap();
+        assert_eq!(s.queue.max_attempts, 3);
+        assert_eq!(s.arrivals.tenants, vec!["acme"]);
+    }
+
+    #[test]
+    fn unknown_keys_name_the_file_line_field_and_allowed_keys() {
+        let e = parse("name = \"x\"\n[queue]\nlease_ms = 5\nleese_ms = 3\n").unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert_eq!(e.field, "leese_ms");
+        assert!(e.to_string().starts_with("t.toml:4: field `leese_ms`"), "{e}");
+        assert!(e.message.contains("lease_ms"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_and_malformed_toml_give_a_line() {
+        let e = parse("name = \"x\"\n[workers]\ncount = \"two\"\n").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        let e = parse("name = \"x\"\n[workers\n").unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        let e = parse("name = \"x\"\n[stages]\ninference_ms = { dist = \"gamma\", k = 1 }\n").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+    }
+
+    #[test]
+    fn semantic_errors_are_located() {
+        let e = parse("name = \"x\"\n[arrivals]\njobs = 2\ntenants = [\"Acme\"]\n").unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("arrivals.tenants", Some(4)));
+        assert!(e.message.contains("^[a-z][a-z0-9-]{1,32}$"));
+        let e = parse("name = \"x\"\n[faults]\ncrash = 1.5\n").unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("faults.crash", Some(3)));
+        let src = "name = \"x\"\n[arrivals]\njobs = 2\n[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lease\"\njob = 0\n[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lunch\"\njob = 0\n";
+        let e = parse(src).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("script.1.point", Some(12)));
+        assert!(e.message.contains("after_commit_before_ack"));
+        let e = parse(&src.replace("after_lunch", "after_lease").replace("job = 0\n[[script]]", "job = 7\n[[script]]")).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("script.0.job", Some(8)));
+    }
+
+    #[test]
+    fn expectations_name_real_invariants() {
+        let e = parse("name = \"x\"\n[expect]\nviolations = [\"no_such_thing\"]\n").unwrap_err();
+        assert_eq!(e.field, "expect.violations");
+        assert!(e.message.contains("single_result_per_key"));
+    }
+}

@@ -1,0 +1,146 @@
+//! The fault injector: turns seeded draws and `[[script]]` entries into attempt plans.
+//!
+//! Owns: how each attempt's fate is decided (stall, extraction length, crash and crash point,
+//! transient and permanent errors, the model's output), in a fixed order of draws from the
+//! worker's own stream; which scripted faults are still armed.
+//! Does not: apply anything; the kernel does, through the model.
+
+use crate::ids::{JobId, SimTime};
+use crate::model::retry::ErrorKind;
+use crate::model::worker::{AttemptPlan, CrashPoint};
+use crate::rng::Stream;
+use crate::scenario::{FaultKind, Scenario};
+use std::collections::BTreeMap;
+
+/// The random fault settings of a run (after swarm draws, if any).
+#[derive(Clone, Debug)]
+pub struct FaultRates {
+    pub crash: f64,
+    pub crash_points: Vec<CrashPoint>,
+    pub stall: f64,
+    pub transient_error: f64,
+    pub permanent_error: f64,
+    pub relay_crash: f64,
+}
+
+impl FaultRates {
+    pub fn from_scenario(s: &Scenario) -> FaultRates {
+        FaultRates {
+            crash: s.faults.crash,
+            crash_points: s.faults.crash_points.iter().filter_map(|p| CrashPoint::parse(p)).collect(),
+            stall: s.faults.stall,
+            transient_error: s.faults.transient_error,
+            permanent_error: s.faults.permanent_error,
+            relay_crash: s.faults.relay_crash,
+        }
+    }
+}
+
+/// A worker fault from the script, waiting for its attempt.
+#[derive(Clone, Debug)]
+struct Armed {
+    index: usize,
+    at_ms: SimTime,
+    attempt: Option<u32>,
+    fault: FaultKind,
+    point: Option<CrashPoint>,
+    stall_ms: Option<u64>,
+}
+
+/// Scripted worker faults by job, and scripted relay crashes in time order.
+#[derive(Clone, Debug, Default)]
+pub struct Script {
+    by_job: BTreeMap<JobId, Vec<Armed>>,
+    relay_crashes: Vec<SimTime>,
+    fired: Vec<bool>,
+}
+
+impl Script {
+    pub fn from_scenario(s: &Scenario) -> Script {
+        let mut script = Script { fired: vec![false; s.script.len()], ..Script::default() };
+        for (index, e) in s.script.iter().enumerate() {
+            match e.fault {
+                FaultKind::RelayCrash => script.relay_crashes.push(e.at_ms),
+                FaultKind::MutatePayload => {}
+                fault => script.by_job.entry(JobId(e.job.expect("validated"))).or_default().push(Armed {
+                    index,
+                    at_ms: e.at_ms,
+                    attempt: e.attempt,
+                    fault,
+                    point: e.point.as_deref().and_then(CrashPoint::parse),
+                    stall_ms: e.stall_ms,
+                }),
+            }
+        }
+        script.relay_crashes.sort_unstable();
+        script.relay_crashes.reverse(); // pop from the back = earliest first
+        script
+    }
+
+    /// Scripted faults for this attempt (each fires once), applied over the drawn plan.
+    pub fn apply(&mut self, now: SimTime, job: JobId, attempt: u32, plan: &mut AttemptPlan) {
+        let Some(armed) = self.by_job.get_mut(&job) else { return };
+        armed.retain(|a| {
+            let due = now >= a.at_ms && a.attempt.is_none_or(|n| n == attempt);
+            if !due {
+                return true;
+            }
+            match a.fault {
+                FaultKind::Crash => plan.crash = a.point,
+                FaultKind::Stall => plan.stall_ms = a.stall_ms,
+                FaultKind::TransientError => plan.error = Some(ErrorKind::ProviderUnavailable),
+                FaultKind::PermanentError => plan.error = Some(ErrorKind::SchemaInvalid),
+                FaultKind::RelayCrash | FaultKind::MutatePayload => unreachable!("not a worker fault"),
+            }
+            self.fired[a.index] = true;
+            false
+        });
+    }
+
+    /// True (once) when a scripted relay crash is due at this tick.
+    pub fn relay_crash_due(&mut self, now: SimTime) -> bool {
+        match self.relay_crashes.last() {
+            Some(&at) if at <= now => {
+                self.relay_crashes.pop();
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Draws one attempt's plan from the worker's stream, in a fixed order: stall, duration, crash
+/// (and its point), transient error, permanent error, validation time, output. Zero
+/// probabilities draw nothing.
+#[allow(clippy::too_many_arguments)]
+pub fn draw_plan(
+    s: &mut Stream,
+    rates: &FaultRates,
+    scenario: &Scenario,
+    document_invalid: bool,
+) -> AttemptPlan {
+    let stalled = s.chance(rates.stall);
+    let (extract_ms, stall_ms) = if stalled {
+        (0, Some(scenario.faults.stall_ms.sample(s)))
+    } else {
+        (scenario.stages.inference_ms.sample(s), None)
+    };
+    let crash = if s.chance(rates.crash) && !rates.crash_points.is_empty() {
+        let i = s.range(0, rates.crash_points.len() as u64 - 1) as usize;
+        Some(rates.crash_points[i])
+    } else {
+        None
+    };
+    let transient = s.chance(rates.transient_error);
+    let permanent = s.chance(rates.permanent_error) || document_invalid;
+    let error = if permanent {
+        Some(ErrorKind::SchemaInvalid)
+    } else if transient {
+        Some(ErrorKind::ProviderUnavailable)
+    } else {
+        None
+    };
+    let validate_ms = scenario.stages.validate_ms.sample(s);
+    let output = s.next_u64();
+    AttemptPlan { extract_ms, stall_ms, validate_ms, crash, error, output }
+}

@@ -1,0 +1,7 @@
+//! The kernel: clock, (time, seq) event queue, closed event enum, faults and the run loop.
+
+pub mod arrivals;
+pub mod faults;
+pub mod kernel;
+
+pub use kernel::{RunOptions, RunOutcome, Sim};
