@@ -238,14 +238,26 @@ impl Default for Relay {
     }
 }
 
+/// When the queue depth is sampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DepthSampling {
+    /// Every `depth_sample_ms` of virtual time, from 0.
+    Interval,
+    /// At every lease, as the worker sees it: the ready jobs including the one it takes (the
+    /// chapter's "per tick" sampling of its 12-document run).
+    PerLease,
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Metrics {
     pub depth_sample_ms: u64,
+    pub depth_sample: DepthSampling,
 }
 impl Default for Metrics {
     fn default() -> Self {
-        Metrics { depth_sample_ms: 100 }
+        Metrics { depth_sample_ms: 100, depth_sample: DepthSampling::Interval }
     }
 }
 

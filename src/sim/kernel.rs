@@ -20,7 +20,7 @@ use crate::model::queue::{EnqueueOutcome, EnqueueRequest, ExpiryOutcome, JobStat
 use crate::model::retry::{classify, Decision, ErrorClass, ErrorKind, RetryPolicy};
 use crate::model::worker::{Attempt, Step};
 use crate::rng::{Purpose, Stream};
-use crate::scenario::{FaultKind, Scenario};
+use crate::scenario::{DepthSampling, FaultKind, Scenario};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -248,7 +248,9 @@ impl<'s, O: Observer> Sim<'s, O> {
             }
         }
         self.schedule(s.relay.interval_ms, Ev::RelayTick);
-        self.schedule(0, Ev::DepthSample);
+        if s.metrics.depth_sample == DepthSampling::Interval {
+            self.schedule(0, Ev::DepthSample);
+        }
         let mut quiescent = self.settled();
         while !quiescent {
             let Some(next) = self.heap.pop() else { break };
@@ -399,6 +401,9 @@ impl<'s, O: Observer> Sim<'s, O> {
     /// `leaseNext` for worker `w`, recording cancellations and DLQ entries on the way.
     /// Returns whether the worker got a job.
     fn lease_for(&mut self, w: WorkerId) -> bool {
+        if self.scenario.metrics.depth_sample == DepthSampling::PerLease && self.queue.depth() > 0 {
+            self.record(Event::DepthSampled { depth: self.queue.depth() as u64 });
+        }
         loop {
             match self.queue.lease_next(self.now) {
                 LeaseOutcome::Empty => return false,
