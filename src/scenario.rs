@@ -340,6 +340,81 @@ pub struct Bugs {
     pub nondeterministic_step: bool,
 }
 
+/// `--swarm` ranges: each seed of a swarm sweep draws its own settings inside these closed
+/// `[min, max]` ranges (from the seed's `swarm` stream), so every seed tests a different mix of
+/// faults and settings and still replays alone. A range left out keeps the scenario's value.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Swarm {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transient_error: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permanent_error: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay_crash: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers: Option<[u32; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_ms: Option<[u64; 2]>,
+    /// Drawn below the seed's lease_ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heartbeat_ms: Option<[u64; 2]>,
+    /// Each seed keeps a random non-empty subset of these crash points.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash_points: Option<Vec<String>>,
+}
+
+impl Swarm {
+    fn validate(&self) -> Result<(), (String, String)> {
+        let err = |field: &str, message: String| Err((format!("swarm.{field}"), message));
+        for (field, r) in [
+            ("crash", self.crash),
+            ("stall", self.stall),
+            ("transient_error", self.transient_error),
+            ("permanent_error", self.permanent_error),
+            ("relay_crash", self.relay_crash),
+        ] {
+            if let Some([lo, hi]) = r {
+                if !(0.0..=1.0).contains(&lo) || !(0.0..=1.0).contains(&hi) || lo > hi {
+                    return err(field, format!("is a range of probabilities [min, max] with 0 <= min <= max <= 1 (got [{lo}, {hi}])"));
+                }
+            }
+        }
+        if let Some([lo, hi]) = self.workers {
+            if lo == 0 || lo > hi || hi > 1_000_000 {
+                return err("workers", format!("needs 1 <= min <= max <= 1000000 (got [{lo}, {hi}])"));
+            }
+        }
+        for (field, r) in [("lease_ms", self.lease_ms), ("heartbeat_ms", self.heartbeat_ms)] {
+            if let Some([lo, hi]) = r {
+                if lo == 0 || lo > hi {
+                    return err(field, format!("needs 1 <= min <= max (got [{lo}, {hi}])"));
+                }
+            }
+        }
+        if let (Some([_, lease_hi]), Some([hb_lo, _])) = (self.lease_ms, self.heartbeat_ms) {
+            if hb_lo >= lease_hi {
+                return err("heartbeat_ms", format!("min ({hb_lo}) must be below lease_ms max ({lease_hi}): heartbeats are drawn below the lease"));
+            }
+        }
+        if let Some(points) = &self.crash_points {
+            if points.is_empty() {
+                return err("crash_points", format!("needs at least one crash point; allowed: {}", crash_points_allowed()));
+            }
+            for p in points {
+                if CrashPoint::parse(p).is_none() {
+                    return err("crash_points", format!("unknown crash point {p:?}; allowed: {}", crash_points_allowed()));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReplayExpectation {
@@ -425,6 +500,9 @@ pub struct Scenario {
     pub bugs: Bugs,
     #[serde(default)]
     pub expect: Expect,
+    /// Ranges for `durasim sweep --swarm`; ignored by `run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<Swarm>,
 }
 
 /// Finds the line of `field` (a dotted path; `script.2.job` for the third `[[script]]`) in the
@@ -635,6 +713,9 @@ impl Scenario {
                     return err("expect.violations", format!("unknown invariant {n:?}; allowed: {}", allowed.join(", ")));
                 }
             }
+        }
+        if let Some(swarm) = &self.swarm {
+            swarm.validate()?;
         }
         if let Some(names) = &self.expect.sometimes {
             for n in names {
