@@ -545,6 +545,21 @@ fn locate(source: &str, path: &str) -> Option<usize> {
     None
 }
 
+/// The dotted name of the key defined on `line` (1-based), from its table header, if any.
+fn field_at_line(source: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = source.lines().collect();
+    let here = lines.get(line.checked_sub(1)?)?.trim();
+    let key = here.split('=').next()?.trim();
+    if here.starts_with('[') || key.is_empty() || !here.contains('=') {
+        return None;
+    }
+    let table = lines[..line - 1].iter().rev().map(|l| l.trim()).find(|l| l.starts_with('['));
+    Some(match table {
+        Some(t) => format!("{}.{key}", t.trim_matches(|c| c == '[' || c == ']')),
+        None => key.to_string(),
+    })
+}
+
 fn toml_line(source: &str, span: Option<std::ops::Range<usize>>) -> Option<usize> {
     span.map(|s| source[..s.start.min(source.len())].matches('\n').count() + 1)
 }
@@ -565,7 +580,9 @@ impl Scenario {
             } else {
                 message
             };
-            ScenarioError { file: file.to_string(), line: toml_line(source, e.span()), field, message }
+            let line = toml_line(source, e.span());
+            let field = if field.is_empty() { line.and_then(|l| field_at_line(source, l)).unwrap_or_default() } else { field };
+            ScenarioError { file: file.to_string(), line, field, message }
         })?;
         scenario.validate().map_err(|(field, message)| ScenarioError {
             file: file.to_string(),

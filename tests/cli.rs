@@ -1,0 +1,151 @@
+//! The binary as a user meets it: exit codes, bad input, outputs, replay.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn durasim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_durasim")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("durasim-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn run_writes_every_output_and_exits_zero() {
+    let dir = temp("outputs");
+    let out = dir.join("run");
+    let o = durasim(&["run", "scenarios/incident-crash-before-ack.toml", "--out", out.to_str().unwrap(), "--trace"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for f in ["summary.json", "jobs.csv", "attempts.csv", "depth.csv", "trace.jsonl", "scenario.toml"] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for key in ["scenario", "seed", "traceHash", "virtualTimeMs", "events", "jobs", "effects", "leases", "crashes", "dlq", "reprocessed", "metrics", "invariants", "scenarioDigest", "durasimVersion"] {
+        assert!(summary.get(key).is_some(), "summary.json lacks {key}");
+    }
+    for m in ["queueWaitMs", "inferenceMs", "reviewWaitMs", "jobAgeMs"] {
+        for f in ["count", "min", "p50", "p95", "p99", "max", "mean"] {
+            assert!(summary["metrics"][m].get(f).is_some(), "metrics.{m}.{f}");
+        }
+    }
+    assert_eq!(summary["invariants"].as_array().unwrap().len(), 15);
+    assert_eq!(summary["effects"]["dedupedCommits"], 1);
+    let attempts = std::fs::read_to_string(out.join("attempts.csv")).unwrap();
+    assert_eq!(attempts.lines().count(), 3, "header + two attempts:\n{attempts}");
+    assert!(attempts.lines().nth(1).unwrap().ends_with("crashed"));
+
+    let o = durasim(&["replay", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("identical"));
+}
+
+#[test]
+fn a_violation_exits_one_with_a_reproduction_command() {
+    let dir = temp("violation");
+    let o = durasim(&["run", "scenarios/zombie-worker.toml", "--bug", "no_fencing", "--out", dir.join("r").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = text(&o);
+    assert!(t.contains("VIOLATED fenced_writes"), "{t}");
+    assert!(t.contains("reproduce: durasim run scenarios/zombie-worker.toml --seed 1 --bug no_fencing"), "{t}");
+}
+
+#[test]
+fn replay_reports_the_first_diverging_event() {
+    let dir = temp("diverge");
+    let out = dir.join("r");
+    let o = durasim(&["run", "scenarios/failure-2-nondeterminism.toml", "--out", out.to_str().unwrap(), "--trace"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = durasim(&["replay", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = text(&o);
+    assert!(t.contains("DIVERGED") && t.contains("first diverging event"), "{t}");
+    assert!(t.contains("extract_done"), "the model's answer is what diverges: {t}");
+}
+
+/// Each bad input: exit 2, the file, the line where TOML gives one, the field, what is allowed,
+/// no panic, and no output directory.
+#[test]
+fn bad_input_exits_two_with_a_clear_message_and_no_outputs() {
+    let dir = temp("bad");
+    let base = "name = \"bad\"\n[arrivals]\ntenants = [\"acme\"]\njobs = 2\n";
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        ("malformed.toml", "name = \"bad\"\n[arrivals\n".to_string(), vec![":2", "malformed.toml"]),
+        ("unknown-key.toml", format!("{base}[queue]\nlease_ms = 10\nleese_ms = 3\n"), vec![":7", "leese_ms", "lease_ms", "heartbeat_ms"]),
+        ("wrong-type.toml", format!("{base}[workers]\ncount = \"many\"\n"), vec![":6", "count"]),
+        ("out-of-range.toml", format!("{base}[faults]\ncrash = 1.5\n"), vec![":6", "faults.crash", "between 0 and 1"]),
+        ("bad-tenant.toml", "name = \"bad\"\n[arrivals]\ntenants = [\"Acme Corp\"]\n".to_string(), vec![":3", "arrivals.tenants", "^[a-z][a-z0-9-]{1,32}$"]),
+        ("bad-job.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lease\"\njob = 9\n"), vec![":9", "script.0.job", "jobs 0 to 1"]),
+        ("bad-point.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"before_lunch\"\njob = 0\n"), vec![":8", "script.0.point", "after_commit_before_ack"]),
+        ("bad-fault.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"meteor\"\njob = 0\n"), vec![":7", "meteor", "relay_crash"]),
+        ("bad-dist.toml", format!("{base}[stages]\ninference_ms = {{ dist = \"uniform\", min = 9, max = 1 }}\n"), vec![":6", "stages.inference_ms", "min <= max"]),
+        ("bad-expect.toml", format!("{base}[expect]\nviolations = [\"all_good\"]\n"), vec![":6", "expect.violations", "fenced_writes"]),
+    ];
+    for (file, body, needles) in cases {
+        let path = write(&dir, file, &body);
+        let out = dir.join(format!("out-{file}"));
+        let o = durasim(&["run", &path, "--out", out.to_str().unwrap()]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{file}: {t}");
+        assert!(!t.contains("panicked"), "{file}: {t}");
+        assert!(t.contains(file), "{file}: message names the file: {t}");
+        for n in needles {
+            assert!(t.contains(n), "{file}: message lacks {n:?}: {t}");
+        }
+        assert!(!out.exists(), "{file}: an output directory was left behind");
+        let o = durasim(&["check", &path]);
+        assert_eq!(o.status.code(), Some(2), "check {file}");
+    }
+}
+
+#[test]
+fn bad_flags_exit_two() {
+    let dir = temp("flags");
+    let out = dir.join("o");
+    for args in [
+        vec!["run", "scenarios/chaos.toml", "--bug", "no_such_bug", "--out", out.to_str().unwrap()],
+        vec!["run", "scenarios/chaos.toml", "--seed", "minus-one"],
+        vec!["run", "scenarios/chaos.toml", "--frobnicate"],
+        vec!["run", "scenarios/does-not-exist.toml"],
+        vec!["replay", "/nonexistent/dir"],
+        vec!["launch"],
+    ] {
+        let o = durasim(&args);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
+        assert!(!t.contains("panicked"), "{args:?}: {t}");
+    }
+    let o = durasim(&["run", "scenarios/chaos.toml", "--bug", "no_such_bug", "--out", out.to_str().unwrap()]);
+    assert!(text(&o).contains("no_fencing"), "lists the allowed switches");
+    assert!(!out.exists());
+}
+
+#[test]
+fn check_accepts_every_shipped_scenario_and_bugs_lists_ten_switches() {
+    let mut args = vec!["check".to_string()];
+    for e in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            args.push(p.display().to_string());
+        }
+    }
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = durasim(&refs);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = durasim(&["bugs"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 11);
+}
