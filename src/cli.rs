@@ -6,7 +6,9 @@
 //! Does not: simulate or judge anything.
 
 use crate::history::{to_json_line, TraceHash};
-use crate::observe::summary::{summarize, write_trace, OutputDir, ReplayInfo, Summary};
+use crate::observe::summary::{
+    summarize, write_trace, OutputDir, ReplayInfo, RunIdentity, Summary,
+};
 use crate::run::{check_expectations, run_once, RunReport, RunRequest};
 use crate::scenario::Scenario;
 use anyhow::{anyhow, Context};
@@ -14,7 +16,11 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
 #[derive(Parser, Debug)]
-#[command(name = "durasim", version, about = "Deterministic simulator that proves a durable job pipeline does each business effect exactly once")]
+#[command(
+    name = "durasim",
+    version,
+    about = "Deterministic simulator that proves a durable job pipeline does each business effect exactly once"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -106,8 +112,14 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
 
 /// Reads and validates a scenario file; every failure is bad input.
 pub fn load_scenario(path: &Path) -> anyhow::Result<(Scenario, String)> {
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("{}: cannot read scenario file: {e}", path.display())))?;
-    let scenario = Scenario::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        bad(format!(
+            "{}: cannot read scenario file: {e}",
+            path.display()
+        ))
+    })?;
+    let scenario =
+        Scenario::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))?;
     Ok((scenario, text))
 }
 
@@ -115,7 +127,10 @@ pub fn load_scenario(path: &Path) -> anyhow::Result<(Scenario, String)> {
 pub fn apply_bug_flags(bugs: &mut crate::scenario::Bugs, names: &[String]) -> anyhow::Result<()> {
     for name in names {
         if !crate::bugs::enable(bugs, name) {
-            return Err(bad(format!("--bug {name:?}: no such bug switch; allowed: {}", crate::bugs::names().join(", "))));
+            return Err(bad(format!(
+                "--bug {name:?}: no such bug switch; allowed: {}",
+                crate::bugs::names().join(", ")
+            )));
         }
     }
     Ok(())
@@ -146,31 +161,41 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         request.jobs = Some(jobs);
     }
     request.keep_trace = args.trace;
-    let out_path = args.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(&scenario.name));
-    let out = OutputDir::create(&out_path).with_context(|| format!("cannot create output directory {}", out_path.display()))?;
+    let out_path = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports").join(&scenario.name));
+    let out = OutputDir::create(&out_path)
+        .with_context(|| format!("cannot create output directory {}", out_path.display()))?;
     let attempt_rows: Option<Box<dyn std::io::Write>> = if args.no_rows {
         None
     } else {
-        let f = std::fs::File::create(out.file("attempts.csv")).context("cannot create attempts.csv")?;
+        let f = std::fs::File::create(out.file("attempts.csv"))
+            .context("cannot create attempts.csv")?;
         Some(Box::new(std::io::BufWriter::new(f)))
     };
     let mut report = run_once(&scenario, &request, attempt_rows);
-    report.metrics.finish_rows().map_err(|e| anyhow!("cannot write attempts.csv: {e}"))?;
+    report
+        .metrics
+        .finish_rows()
+        .map_err(|e| anyhow!("cannot write attempts.csv: {e}"))?;
     let unmet = check_expectations(&scenario, &report);
     let reproduce = reproduce_command(&args.scenario, request.seed, request.jobs, &args.bugs);
-    let summary = summarize(
-        &report,
-        &unmet,
-        &scenario.name,
-        &args.scenario.display().to_string(),
-        &text,
-        request.jobs,
-        crate::bugs::enabled(&request.bugs),
-        request.seed,
-        reproduce.clone(),
-    );
+    let file = args.scenario.display().to_string();
+    let identity = RunIdentity {
+        scenario_name: &scenario.name,
+        scenario_file: &file,
+        scenario_text: &text,
+        jobs_override: request.jobs,
+        bugs: crate::bugs::enabled(&request.bugs),
+        seed: request.seed,
+        reproduce: reproduce.clone(),
+    };
+    let summary = summarize(&report, &unmet, identity);
     write_outputs(&out, &report, &summary, &text, args.no_rows)?;
-    let written = out.commit().with_context(|| format!("cannot move outputs into {}", out_path.display()))?;
+    let written = out
+        .commit()
+        .with_context(|| format!("cannot move outputs into {}", out_path.display()))?;
     print_summary(&summary, &report, &written, args.quiet);
     let ok = unmet.is_empty();
     if !ok {
@@ -179,15 +204,31 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     Ok(if ok { Outcome::Ok } else { Outcome::Violated })
 }
 
-fn write_outputs(out: &OutputDir, report: &RunReport, summary: &Summary, text: &str, no_rows: bool) -> anyhow::Result<()> {
+fn write_outputs(
+    out: &OutputDir,
+    report: &RunReport,
+    summary: &Summary,
+    text: &str,
+    no_rows: bool,
+) -> anyhow::Result<()> {
     let names = &report.outcome.names;
-    std::fs::write(out.file("summary.json"), serde_json::to_string_pretty(summary)? + "\n").context("cannot write summary.json")?;
+    std::fs::write(
+        out.file("summary.json"),
+        serde_json::to_string_pretty(summary)? + "\n",
+    )
+    .context("cannot write summary.json")?;
     std::fs::write(out.file("scenario.toml"), text).context("cannot write scenario.toml")?;
     let depth = std::fs::File::create(out.file("depth.csv")).context("cannot create depth.csv")?;
-    report.metrics.write_depth_csv(std::io::BufWriter::new(depth)).context("cannot write depth.csv")?;
+    report
+        .metrics
+        .write_depth_csv(std::io::BufWriter::new(depth))
+        .context("cannot write depth.csv")?;
     if !no_rows {
         let jobs = std::fs::File::create(out.file("jobs.csv")).context("cannot create jobs.csv")?;
-        report.metrics.write_jobs_csv(std::io::BufWriter::new(jobs), names).context("cannot write jobs.csv")?;
+        report
+            .metrics
+            .write_jobs_csv(std::io::BufWriter::new(jobs), names)
+            .context("cannot write jobs.csv")?;
     }
     if let Some(trace) = &report.trace {
         write_trace(&out.file("trace.jsonl"), trace, names).context("cannot write trace.jsonl")?;
@@ -199,11 +240,20 @@ fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
     let held = s.invariants.iter().filter(|i| i.holds).count();
     let verdict = if s.expectations_met { "PASS" } else { "FAIL" };
     if quiet {
-        println!("{verdict} {} seed {} trace {} ({held}/{} invariants hold)", s.scenario, s.seed, s.trace_hash, s.invariants.len());
+        println!(
+            "{verdict} {} seed {} trace {} ({held}/{} invariants hold)",
+            s.scenario,
+            s.seed,
+            s.trace_hash,
+            s.invariants.len()
+        );
         return;
     }
     let m = &s.metrics;
-    println!("{verdict}  {}  seed {}  trace {}", s.scenario, s.seed, s.trace_hash);
+    println!(
+        "{verdict}  {}  seed {}  trace {}",
+        s.scenario, s.seed, s.trace_hash
+    );
     println!(
         "  run        {} history events, {} ms virtual, {:.3} s wall ({:.0} events/s){}",
         s.events,
@@ -233,14 +283,20 @@ fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
     );
     println!("  invariants {held}/{} hold", s.invariants.len());
     for i in s.invariants.iter().filter(|i| !i.holds) {
-        let f = i.first_violation.as_ref().expect("a violated invariant has a first violation");
+        let f = i
+            .first_violation
+            .as_ref()
+            .expect("a violated invariant has a first violation");
         println!(
             "    VIOLATED {} ({} times); first at {} ms{}{}: {}",
             i.name,
             i.violations,
             f.at_ms,
             f.job.map(|j| format!(", job-{j}")).unwrap_or_default(),
-            f.key.as_ref().map(|k| format!(", key {k}")).unwrap_or_default(),
+            f.key
+                .as_ref()
+                .map(|k| format!(", key {k}"))
+                .unwrap_or_default(),
             f.message
         );
         for ev in &f.evidence {
@@ -251,7 +307,10 @@ fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
         println!("  expect     met");
     } else {
         for u in &s.unmet_expectations {
-            println!("  expect     {}: expected {}, got {}", u.field, u.expected, u.actual);
+            println!(
+                "  expect     {}: expected {}, got {}",
+                u.field, u.expected, u.actual
+            );
         }
     }
     let _ = report;
@@ -260,8 +319,14 @@ fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
 
 fn cmd_replay(dir: &Path) -> anyhow::Result<Outcome> {
     let summary_path = dir.join("summary.json");
-    let text = std::fs::read_to_string(&summary_path).map_err(|e| bad(format!("{}: cannot read: {e}", summary_path.display())))?;
-    let info: ReplayInfo = serde_json::from_str(&text).map_err(|e| bad(format!("{}: not a durasim summary: {e}", summary_path.display())))?;
+    let text = std::fs::read_to_string(&summary_path)
+        .map_err(|e| bad(format!("{}: cannot read: {e}", summary_path.display())))?;
+    let info: ReplayInfo = serde_json::from_str(&text).map_err(|e| {
+        bad(format!(
+            "{}: not a durasim summary: {e}",
+            summary_path.display()
+        ))
+    })?;
     let scenario_path = dir.join("scenario.toml");
     let (scenario, _) = load_scenario(&scenario_path)?;
     let mut request = RunRequest::for_scenario(&scenario);
@@ -274,10 +339,16 @@ fn cmd_replay(dir: &Path) -> anyhow::Result<Outcome> {
     let report = run_once(&scenario, &request, None);
     let hash = TraceHash::hex(report.outcome.trace_hash);
     if hash == info.trace_hash {
-        println!("identical: {} seed {} trace {hash} ({} events)", info.scenario_file, info.seed, report.outcome.records);
+        println!(
+            "identical: {} seed {} trace {hash} ({} events)",
+            info.scenario_file, info.seed, report.outcome.records
+        );
         return Ok(Outcome::Ok);
     }
-    println!("DIVERGED: {} seed {}: recorded trace {}, replay {hash}", info.scenario_file, info.seed, info.trace_hash);
+    println!(
+        "DIVERGED: {} seed {}: recorded trace {}, replay {hash}",
+        info.scenario_file, info.seed, info.trace_hash
+    );
     match (&report.trace, std::fs::read_to_string(&recorded_trace)) {
         (Some(trace), Ok(recorded)) => {
             let names = &report.outcome.names;
@@ -317,6 +388,10 @@ fn cmd_check(paths: &[PathBuf]) -> anyhow::Result<Outcome> {
     if errors.is_empty() {
         Ok(Outcome::Ok)
     } else {
-        Err(bad(format!("{} of {} scenario files are invalid", errors.len(), paths.len())))
+        Err(bad(format!(
+            "{} of {} scenario files are invalid",
+            errors.len(),
+            paths.len()
+        )))
     }
 }

@@ -35,7 +35,13 @@ pub enum Op {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// The run's header: the settings the checker must know to judge it.
-    RunStarted { seed: u64, attempts_max: u32, lease_ms: u64, deadline_ms: u64, workers: u32 },
+    RunStarted {
+        seed: u64,
+        attempts_max: u32,
+        lease_ms: u64,
+        deadline_ms: u64,
+        workers: u32,
+    },
     Enqueued {
         job: JobId,
         tenant: TenantId,
@@ -46,7 +52,12 @@ pub enum Event {
         origin: Origin,
     },
     /// Same key, same payload: the request resolved to an existing job.
-    EnqueueDeduped { tenant: TenantId, key: IdempotencyKey, payload: PayloadHash, existing: JobId },
+    EnqueueDeduped {
+        tenant: TenantId,
+        key: IdempotencyKey,
+        payload: PayloadHash,
+        existing: JobId,
+    },
     EnqueueConflict {
         tenant: TenantId,
         key: IdempotencyKey,
@@ -55,7 +66,9 @@ pub enum Event {
         existing_payload: PayloadHash,
     },
     /// A job became visible at the end of a wait (backoff or delayed enqueue).
-    Visible { job: JobId },
+    Visible {
+        job: JobId,
+    },
     Leased {
         job: JobId,
         worker: WorkerId,
@@ -64,13 +77,45 @@ pub enum Event {
         lease_until: SimTime,
         visible_at: SimTime,
     },
-    LeaseExpired { job: JobId, fence: Fence },
-    Heartbeat { job: JobId, worker: WorkerId, fence: Fence, lease_until: SimTime },
+    LeaseExpired {
+        job: JobId,
+        fence: Fence,
+    },
+    Heartbeat {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+        lease_until: SimTime,
+    },
     /// A fenced call refused: stale token, terminal job, or no live lease.
-    Rejected { job: JobId, worker: WorkerId, op: Op, presented: Fence, held: Fence, reason: &'static str },
-    ExtractStarted { job: JobId, worker: WorkerId, fence: Fence, stalled: bool },
-    ExtractDone { job: JobId, worker: WorkerId, fence: Fence, inference_ms: u64, output: u64 },
-    AttemptFailed { job: JobId, worker: WorkerId, fence: Fence, error: &'static str, class: &'static str },
+    Rejected {
+        job: JobId,
+        worker: WorkerId,
+        op: Op,
+        presented: Fence,
+        held: Fence,
+        reason: &'static str,
+    },
+    ExtractStarted {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+        stalled: bool,
+    },
+    ExtractDone {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+        inference_ms: u64,
+        output: u64,
+    },
+    AttemptFailed {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+        error: &'static str,
+        class: &'static str,
+    },
     /// A result row written; `event` is the outbox event written in the same step (none for the
     /// naive dual write).
     ResultCommitted {
@@ -97,28 +142,99 @@ pub enum Event {
         payload: PayloadHash,
         existing_payload: PayloadHash,
     },
-    Acked { job: JobId, worker: WorkerId, fence: Fence },
-    RetryScheduled { job: JobId, worker: WorkerId, fence: Fence, attempt: u32, visible_at: SimTime },
+    Acked {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+    },
+    RetryScheduled {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+        attempt: u32,
+        visible_at: SimTime,
+    },
     /// Into the DLQ: by the lease holder (`worker` and `fence` set) or at pick time.
-    DeadLettered { job: JobId, worker: Option<WorkerId>, fence: Option<Fence>, attempts: u32, reason: Box<str> },
-    Cancelled { job: JobId, worker: Option<WorkerId>, fence: Option<Fence>, deadline_at: SimTime },
-    WorkerCrashed { worker: WorkerId, job: JobId, fence: Fence, point: &'static str },
-    WorkerRestarted { worker: WorkerId },
-    StallBegan { worker: WorkerId, job: JobId, fence: Fence, stall_ms: u64 },
+    DeadLettered {
+        job: JobId,
+        worker: Option<WorkerId>,
+        fence: Option<Fence>,
+        attempts: u32,
+        reason: Box<str>,
+    },
+    Cancelled {
+        job: JobId,
+        worker: Option<WorkerId>,
+        fence: Option<Fence>,
+        deadline_at: SimTime,
+    },
+    WorkerCrashed {
+        worker: WorkerId,
+        job: JobId,
+        fence: Fence,
+        point: &'static str,
+    },
+    WorkerRestarted {
+        worker: WorkerId,
+    },
+    StallBegan {
+        worker: WorkerId,
+        job: JobId,
+        fence: Fence,
+        stall_ms: u64,
+    },
     /// An event sent to the consumer: by the relay from the outbox, or directly (naive).
-    Published { event: EventId, key: IdempotencyKey, job: JobId, output: u64, send: u32, direct: bool },
-    MarkedPublished { count: u32 },
-    RelayCrashed { unmarked: u32 },
-    EffectApplied { event: EventId, key: IdempotencyKey, job: JobId, output: u64 },
-    DuplicateEvent { event: EventId, key: IdempotencyKey },
-    ReviewDone { event: EventId, key: IdempotencyKey, job: JobId },
-    PayloadMutated { job: JobId, payload: PayloadHash },
-    ReprocessRefused { job: JobId, operator: Option<Box<str>>, reason: &'static str },
+    Published {
+        event: EventId,
+        key: IdempotencyKey,
+        job: JobId,
+        output: u64,
+        send: u32,
+        direct: bool,
+    },
+    MarkedPublished {
+        count: u32,
+    },
+    RelayCrashed {
+        unmarked: u32,
+    },
+    EffectApplied {
+        event: EventId,
+        key: IdempotencyKey,
+        job: JobId,
+        output: u64,
+    },
+    DuplicateEvent {
+        event: EventId,
+        key: IdempotencyKey,
+    },
+    ReviewDone {
+        event: EventId,
+        key: IdempotencyKey,
+        job: JobId,
+    },
+    PayloadMutated {
+        job: JobId,
+        payload: PayloadHash,
+    },
+    ReprocessRefused {
+        job: JobId,
+        operator: Option<Box<str>>,
+        reason: &'static str,
+    },
     /// The audit entry of a reprocess: old job, new job, operator.
-    Reprocessed { old_job: JobId, new_job: JobId, operator: Box<str> },
-    DepthSampled { depth: u64 },
+    Reprocessed {
+        old_job: JobId,
+        new_job: JobId,
+        operator: Box<str>,
+    },
+    DepthSampled {
+        depth: u64,
+    },
     /// The run stopped: `quiescent` when everything settled, false when the time limit hit.
-    RunEnded { quiescent: bool },
+    RunEnded {
+        quiescent: bool,
+    },
 }
 
 /// One history entry: what happened, and when in virtual time.
@@ -144,14 +260,17 @@ pub struct TraceHash {
 
 impl Default for TraceHash {
     fn default() -> Self {
-        TraceHash { state: 0x6475_7261_7369_6d31, count: 0 }
+        TraceHash {
+            state: 0x6475_7261_7369_6d31,
+            count: 0,
+        }
     }
 }
 
 impl TraceHash {
     #[inline]
     fn word(&mut self, x: u64) {
-        self.state = (self.state.rotate_left(5) ^ x).wrapping_mul(0x51_7cc1_b727_220a_95);
+        self.state = (self.state.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 
     fn bytes(&mut self, b: &[u8]) {
@@ -165,7 +284,10 @@ impl TraceHash {
 
     pub fn add(&mut self, record: &Record) {
         self.word(record.at);
-        record.event.serialize(&mut *self).expect("hashing cannot fail");
+        record
+            .event
+            .serialize(&mut *self)
+            .expect("hashing cannot fail");
         self.count += 1;
     }
 
@@ -303,7 +425,13 @@ mod hash_serializer {
         fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _: &'static str, v: &T) -> R {
             v.serialize(self)
         }
-        fn serialize_newtype_variant<T: ?Sized + Serialize>(self, _: &'static str, i: u32, _: &'static str, v: &T) -> R {
+        fn serialize_newtype_variant<T: ?Sized + Serialize>(
+            self,
+            _: &'static str,
+            i: u32,
+            _: &'static str,
+            v: &T,
+        ) -> R {
             self.word(i as u64);
             v.serialize(self)
         }
@@ -316,7 +444,13 @@ mod hash_serializer {
         fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self, Never> {
             Ok(self)
         }
-        fn serialize_tuple_variant(self, _: &'static str, i: u32, _: &'static str, _: usize) -> Result<Self, Never> {
+        fn serialize_tuple_variant(
+            self,
+            _: &'static str,
+            i: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self, Never> {
             self.word(i as u64);
             Ok(self)
         }
@@ -329,7 +463,13 @@ mod hash_serializer {
             let _ = name;
             Ok(self)
         }
-        fn serialize_struct_variant(self, _: &'static str, i: u32, _: &'static str, _: usize) -> Result<Self, Never> {
+        fn serialize_struct_variant(
+            self,
+            _: &'static str,
+            i: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self, Never> {
             self.word(i as u64);
             Ok(self)
         }
@@ -384,7 +524,9 @@ pub fn to_json_line(record: &Record, names: &crate::model::key::KeyNames) -> Str
                 }
                 "tenant" => {
                     if let Some(t) = v.as_u64() {
-                        *v = serde_json::Value::String(names.tenants.name(TenantId(t as u16)).to_string());
+                        *v = serde_json::Value::String(
+                            names.tenants.name(TenantId(t as u16)).to_string(),
+                        );
                     }
                 }
                 "payload" | "existing_payload" => {
@@ -403,10 +545,22 @@ pub fn to_json_line(record: &Record, names: &crate::model::key::KeyNames) -> Str
 pub fn unpack_key(packed: u64) -> IdempotencyKey {
     let tenant = (packed >> 48) as u16;
     IdempotencyKey {
-        tenant: if tenant == 0xFFFF { None } else { Some(TenantId(tenant)) },
+        tenant: if tenant == 0xFFFF {
+            None
+        } else {
+            Some(TenantId(tenant))
+        },
         document: crate::ids::DocumentId((packed >> 16) as u32),
         version: (packed & 0xFFFF) as u32,
     }
+}
+
+/// An observer that ignores everything (the trace hash is computed by the kernel anyway).
+pub struct NullObserver;
+
+impl Observer for NullObserver {
+    #[inline]
+    fn observe(&mut self, _: &Record) {}
 }
 
 #[cfg(test)]
@@ -414,7 +568,10 @@ mod tests {
     use super::*;
 
     fn rec(at: SimTime, depth: u64) -> Record {
-        Record { at, event: Event::DepthSampled { depth } }
+        Record {
+            at,
+            event: Event::DepthSampled { depth },
+        }
     }
 
     #[test]
@@ -432,9 +589,18 @@ mod tests {
         assert_ne!(base, hash(&[rec(1, 2)]));
         let dl = |reason: &str| Record {
             at: 0,
-            event: Event::DeadLettered { job: JobId(0), worker: None, fence: None, attempts: 1, reason: reason.into() },
+            event: Event::DeadLettered {
+                job: JobId(0),
+                worker: None,
+                fence: None,
+                attempts: 1,
+                reason: reason.into(),
+            },
         };
-        assert_ne!(hash(&[dl("permanent_error")]), hash(&[dl("max_attempts_exceeded")]));
+        assert_ne!(
+            hash(&[dl("permanent_error")]),
+            hash(&[dl("max_attempts_exceeded")])
+        );
     }
 
     #[test]
@@ -445,19 +611,14 @@ mod tests {
         assert_eq!(unpack_key(key.packed()), key);
         let r = Record {
             at: 5,
-            event: Event::DuplicateEvent { event: EventId(3), key },
+            event: Event::DuplicateEvent {
+                event: EventId(3),
+                key,
+            },
         };
         assert_eq!(
             to_json_line(&r, &names),
             r#"{"at":5,"event":3,"key":"acme:doc-42:v2","type":"duplicate_event"}"#
         );
     }
-}
-
-/// An observer that ignores everything (the trace hash is computed by the kernel anyway).
-pub struct NullObserver;
-
-impl Observer for NullObserver {
-    #[inline]
-    fn observe(&mut self, _: &Record) {}
 }

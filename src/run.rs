@@ -43,7 +43,13 @@ pub struct RunRequest {
 
 impl RunRequest {
     pub fn for_scenario(s: &Scenario) -> RunRequest {
-        RunRequest { seed: s.seed, jobs: None, bugs: s.bugs.clone(), keep_trace: false, rates: None }
+        RunRequest {
+            seed: s.seed,
+            jobs: None,
+            bugs: s.bugs.clone(),
+            keep_trace: false,
+            rates: None,
+        }
     }
 }
 
@@ -66,7 +72,11 @@ pub struct RunReport {
 }
 
 /// Runs the scenario once. `attempt_rows` receives `attempts.csv` as it is produced.
-pub fn run_once(scenario: &Scenario, request: &RunRequest, attempt_rows: Option<Box<dyn Write>>) -> RunReport {
+pub fn run_once(
+    scenario: &Scenario,
+    request: &RunRequest,
+    attempt_rows: Option<Box<dyn Write>>,
+) -> RunReport {
     let started = std::time::Instant::now();
     let jobs = request.jobs.unwrap_or(scenario.arrivals.jobs) as usize + scenario.enqueue.len();
     let observers = Observers {
@@ -74,7 +84,12 @@ pub fn run_once(scenario: &Scenario, request: &RunRequest, attempt_rows: Option<
         metrics: Metrics::new(scenario.workers.count, jobs.min(1 << 24), attempt_rows),
         trace: request.keep_trace.then(Vec::new),
     };
-    let options = RunOptions { seed: request.seed, jobs: request.jobs, bugs: request.bugs.clone(), rates: request.rates.clone() };
+    let options = RunOptions {
+        seed: request.seed,
+        jobs: request.jobs,
+        bugs: request.bugs.clone(),
+        rates: request.rates.clone(),
+    };
     let (outcome, observers) = Sim::new(scenario, &options, observers).run();
     let check = observers.checker.finish();
     let mut report = RunReport {
@@ -86,7 +101,9 @@ pub fn run_once(scenario: &Scenario, request: &RunRequest, attempt_rows: Option<
         replay_hash: None,
     };
     if scenario.expect.replay.is_some() {
-        let again = Sim::new(scenario, &options, crate::history::NullObserver).run().0;
+        let again = Sim::new(scenario, &options, crate::history::NullObserver)
+            .run()
+            .0;
         report.replay_hash = Some(again.trace_hash);
     }
     report.wall_s = started.elapsed().as_secs_f64();
@@ -102,7 +119,11 @@ pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
     let mut num = |field: &str, expected: Option<u64>, actual: u64| {
         if let Some(x) = expected {
             if x != actual {
-                unmet.push(Unmet { field: field.to_string(), expected: x.to_string(), actual: actual.to_string() });
+                unmet.push(Unmet {
+                    field: field.to_string(),
+                    expected: x.to_string(),
+                    actual: actual.to_string(),
+                });
             }
         }
     };
@@ -113,29 +134,77 @@ pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
     num("unfinished", e.unfinished, m.jobs.unfinished);
     num("extract_calls", e.extract_calls, m.effects.extract_calls);
     num("attempts", e.attempts, m.leases.granted);
-    num("results_committed", e.results_committed, m.effects.results_committed);
-    num("deduped_commits", e.deduped_commits, m.effects.deduped_commits);
-    num("payload_conflicts", e.payload_conflicts, m.effects.payload_conflicts);
+    num(
+        "results_committed",
+        e.results_committed,
+        m.effects.results_committed,
+    );
+    num(
+        "deduped_commits",
+        e.deduped_commits,
+        m.effects.deduped_commits,
+    );
+    num(
+        "payload_conflicts",
+        e.payload_conflicts,
+        m.effects.payload_conflicts,
+    );
     num("enqueue_deduped", e.enqueue_deduped, m.jobs.enqueue_deduped);
     num("outbox_events", e.outbox_events, m.effects.outbox_events);
     num("published", e.published, m.effects.published);
     num("republished", e.republished, m.effects.republished);
-    num("consumer_applied", e.consumer_applied, m.effects.consumer_applied);
-    num("consumer_duplicates", e.consumer_duplicates, m.effects.consumer_duplicates);
+    num(
+        "consumer_applied",
+        e.consumer_applied,
+        m.effects.consumer_applied,
+    );
+    num(
+        "consumer_duplicates",
+        e.consumer_duplicates,
+        m.effects.consumer_duplicates,
+    );
     num("reviews_done", e.reviews_done, m.effects.reviews_done);
-    num("stale_rejections", e.stale_rejections, m.leases.stale_rejections);
+    num(
+        "stale_rejections",
+        e.stale_rejections,
+        m.leases.stale_rejections,
+    );
     num("leases_expired", e.leases_expired, m.leases.expired);
     num("worker_crashes", e.worker_crashes, m.crashes.worker);
     num("relay_crashes", e.relay_crashes, m.crashes.relay);
-    num("dlq_permanent_error", e.dlq_permanent_error, m.dlq.permanent_error);
-    num("dlq_max_attempts_exceeded", e.dlq_max_attempts_exceeded, m.dlq.max_attempts_exceeded);
+    num(
+        "dlq_permanent_error",
+        e.dlq_permanent_error,
+        m.dlq.permanent_error,
+    );
+    num(
+        "dlq_max_attempts_exceeded",
+        e.dlq_max_attempts_exceeded,
+        m.dlq.max_attempts_exceeded,
+    );
     num("reprocessed", e.reprocessed, m.reprocessed);
-    num("reprocess_refused", e.reprocess_refused, m.reprocess_refused);
-    num("max_attempts_seen", e.max_attempts_seen, m.leases.max_attempts_seen);
+    num(
+        "reprocess_refused",
+        e.reprocess_refused,
+        m.reprocess_refused,
+    );
+    num(
+        "max_attempts_seen",
+        e.max_attempts_seen,
+        m.leases.max_attempts_seen,
+    );
     num("depth_min", e.depth_min, depth.min);
     num("depth_max", e.depth_max, depth.max);
-    num("inference_ms_p50", e.inference_ms_p50, m.inference.stats().p50);
-    num("review_wait_ms_p50", e.review_wait_ms_p50, m.review_wait.stats().p50);
+    num(
+        "inference_ms_p50",
+        e.inference_ms_p50,
+        m.inference.stats().p50,
+    );
+    num(
+        "review_wait_ms_p50",
+        e.review_wait_ms_p50,
+        m.review_wait.stats().p50,
+    );
     let expected_violations: Vec<String> = match &e.violations {
         Some(v) => {
             let mut v = v.clone();
@@ -144,7 +213,12 @@ pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
         }
         None => Vec::new(),
     };
-    let actual: Vec<String> = r.check.violated().iter().map(|i| i.name().to_string()).collect();
+    let actual: Vec<String> = r
+        .check
+        .violated()
+        .iter()
+        .map(|i| i.name().to_string())
+        .collect();
     if expected_violations != actual {
         unmet.push(Unmet {
             field: "violations".into(),
@@ -156,7 +230,11 @@ pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
         for n in names {
             let s = Sometimes::parse(n).expect("validated");
             if r.check.reached(s) == 0 {
-                unmet.push(Unmet { field: format!("sometimes.{n}"), expected: "reached".into(), actual: "never".into() });
+                unmet.push(Unmet {
+                    field: format!("sometimes.{n}"),
+                    expected: "reached".into(),
+                    actual: "never".into(),
+                });
             }
         }
     }
@@ -170,7 +248,11 @@ pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
             unmet.push(Unmet {
                 field: "replay".into(),
                 expected: format!("{want:?}").to_lowercase(),
-                actual: if same { "identical".into() } else { "diverges".into() },
+                actual: if same {
+                    "identical".into()
+                } else {
+                    "diverges".into()
+                },
             });
         }
     }

@@ -5,10 +5,10 @@
 //! the line, the field and what is allowed.
 //! Does not: run anything (see `sim`) or read files (the CLI hands over the text).
 
+use crate::check::{Invariant, Sometimes};
 use crate::model::key::{validate_document, validate_tenant, MAX_VERSION};
 use crate::model::retry::Jitter;
 use crate::model::worker::CrashPoint;
-use crate::check::{Invariant, Sometimes};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -39,11 +39,21 @@ impl fmt::Display for ScenarioError {
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Dist {
-    Constant { value: u64 },
-    Uniform { min: u64, max: u64 },
-    Exponential { mean: f64 },
+    Constant {
+        value: u64,
+    },
+    Uniform {
+        min: u64,
+        max: u64,
+    },
+    Exponential {
+        mean: f64,
+    },
     /// `median * exp(sigma * z)` with z standard normal.
-    Lognormal { median: f64, sigma: f64 },
+    Lognormal {
+        median: f64,
+        sigma: f64,
+    },
 }
 
 impl Dist {
@@ -55,7 +65,9 @@ impl Dist {
             Dist::Constant { value } => value,
             Dist::Uniform { min, max } => s.range(min, max),
             Dist::Exponential { mean } => s.exponential(mean).round() as u64,
-            Dist::Lognormal { median, sigma } => (median * (sigma * s.normal()).exp()).round() as u64,
+            Dist::Lognormal { median, sigma } => {
+                (median * (sigma * s.normal()).exp()).round() as u64
+            }
         }
     }
 
@@ -102,7 +114,10 @@ impl Workers {
 }
 impl Default for Workers {
     fn default() -> Self {
-        Workers { count: 2, restart_ms: 1000 }
+        Workers {
+            count: 2,
+            restart_ms: 1000,
+        }
     }
 }
 
@@ -116,7 +131,12 @@ pub struct QueueSection {
 }
 impl Default for QueueSection {
     fn default() -> Self {
-        QueueSection { lease_ms: 1000, heartbeat_ms: 300, deadline_ms: 30_000, max_attempts: 3 }
+        QueueSection {
+            lease_ms: 1000,
+            heartbeat_ms: 300,
+            deadline_ms: 30_000,
+            max_attempts: 3,
+        }
     }
 }
 
@@ -129,7 +149,11 @@ pub struct RetrySection {
 }
 impl Default for RetrySection {
     fn default() -> Self {
-        RetrySection { backoff_base_ms: 100, backoff_cap_ms: 2000, jitter: Jitter::Full }
+        RetrySection {
+            backoff_base_ms: 100,
+            backoff_cap_ms: 2000,
+            jitter: Jitter::Full,
+        }
     }
 }
 
@@ -142,7 +166,11 @@ pub struct Stages {
 }
 impl Default for Stages {
     fn default() -> Self {
-        Stages { inference_ms: constant(40), validate_ms: constant(5), review_ms: constant(90) }
+        Stages {
+            inference_ms: constant(40),
+            validate_ms: constant(5),
+            review_ms: constant(90),
+        }
     }
 }
 
@@ -217,9 +245,15 @@ impl Default for Faults {
     fn default() -> Self {
         Faults {
             crash: 0.0,
-            crash_points: CrashPoint::ALL.iter().map(|p| p.name().to_string()).collect(),
+            crash_points: CrashPoint::ALL
+                .iter()
+                .map(|p| p.name().to_string())
+                .collect(),
             stall: 0.0,
-            stall_ms: Dist::Uniform { min: 800, max: 1500 },
+            stall_ms: Dist::Uniform {
+                min: 800,
+                max: 1500,
+            },
             transient_error: 0.0,
             permanent_error: 0.0,
             relay_crash: 0.0,
@@ -257,7 +291,10 @@ pub struct Metrics {
 }
 impl Default for Metrics {
     fn default() -> Self {
-        Metrics { depth_sample_ms: 100, depth_sample: DepthSampling::Interval }
+        Metrics {
+            depth_sample_ms: 100,
+            depth_sample: DepthSampling::Interval,
+        }
     }
 }
 
@@ -269,7 +306,9 @@ pub struct RunSection {
 }
 impl Default for RunSection {
     fn default() -> Self {
-        RunSection { time_limit_ms: 86_400_000 }
+        RunSection {
+            time_limit_ms: 86_400_000,
+        }
     }
 }
 
@@ -285,7 +324,8 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALLOWED: &'static str = "crash, stall, transient_error, permanent_error, relay_crash, mutate_payload";
+    pub const ALLOWED: &'static str =
+        "crash, stall, transient_error, permanent_error, relay_crash, mutate_payload";
 }
 
 /// A deterministic injection. Worker faults hit the first attempt of `job` leased at or after
@@ -386,10 +426,16 @@ impl Swarm {
         }
         if let Some([lo, hi]) = self.workers {
             if lo == 0 || lo > hi || hi > 1_000_000 {
-                return err("workers", format!("needs 1 <= min <= max <= 1000000 (got [{lo}, {hi}])"));
+                return err(
+                    "workers",
+                    format!("needs 1 <= min <= max <= 1000000 (got [{lo}, {hi}])"),
+                );
             }
         }
-        for (field, r) in [("lease_ms", self.lease_ms), ("heartbeat_ms", self.heartbeat_ms)] {
+        for (field, r) in [
+            ("lease_ms", self.lease_ms),
+            ("heartbeat_ms", self.heartbeat_ms),
+        ] {
             if let Some([lo, hi]) = r {
                 if lo == 0 || lo > hi {
                     return err(field, format!("needs 1 <= min <= max (got [{lo}, {hi}])"));
@@ -403,11 +449,23 @@ impl Swarm {
         }
         if let Some(points) = &self.crash_points {
             if points.is_empty() {
-                return err("crash_points", format!("needs at least one crash point; allowed: {}", crash_points_allowed()));
+                return err(
+                    "crash_points",
+                    format!(
+                        "needs at least one crash point; allowed: {}",
+                        crash_points_allowed()
+                    ),
+                );
             }
             for p in points {
                 if CrashPoint::parse(p).is_none() {
-                    return err("crash_points", format!("unknown crash point {p:?}; allowed: {}", crash_points_allowed()));
+                    return err(
+                        "crash_points",
+                        format!(
+                            "unknown crash point {p:?}; allowed: {}",
+                            crash_points_allowed()
+                        ),
+                    );
                 }
             }
         }
@@ -510,12 +568,24 @@ pub struct Scenario {
 fn locate(source: &str, path: &str) -> Option<usize> {
     let parts: Vec<&str> = path.split('.').collect();
     let lines: Vec<&str> = source.lines().collect();
-    let key_of = |l: &str| l.trim_start().split(['=', ' ']).next().unwrap_or("").trim().to_string();
+    let key_of = |l: &str| {
+        l.trim_start()
+            .split(['=', ' '])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
     let (mut from, key_parts): (usize, &[&str]) = match parts.as_slice() {
         [table, index, rest @ ..] if index.parse::<usize>().is_ok() => {
             let n: usize = index.parse().ok()?;
             let header = format!("[[{table}]]");
-            let at = lines.iter().enumerate().filter(|(_, l)| l.trim() == header).nth(n)?.0;
+            let at = lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.trim() == header)
+                .nth(n)?
+                .0;
             (at + 1, rest)
         }
         [table, rest @ ..] if !rest.is_empty() => {
@@ -524,7 +594,10 @@ fn locate(source: &str, path: &str) -> Option<usize> {
                 Some(at) => (at + 1, rest),
                 None => {
                     // Maybe written inline (`table.key = ...` or `table = { ... }`) at the top.
-                    return lines.iter().position(|l| key_of(l) == *table).map(|i| i + 1);
+                    return lines
+                        .iter()
+                        .position(|l| key_of(l) == *table)
+                        .map(|i| i + 1);
                 }
             }
         }
@@ -553,7 +626,11 @@ fn field_at_line(source: &str, line: usize) -> Option<String> {
     if here.starts_with('[') || key.is_empty() || !here.contains('=') {
         return None;
     }
-    let table = lines[..line - 1].iter().rev().map(|l| l.trim()).find(|l| l.starts_with('['));
+    let table = lines[..line - 1]
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| l.starts_with('['));
     Some(match table {
         Some(t) => format!("{}.{key}", t.trim_matches(|c| c == '[' || c == ']')),
         None => key.to_string(),
@@ -576,20 +653,29 @@ impl Scenario {
                 .unwrap_or("")
                 .to_string();
             let message = if message.starts_with("unknown field") {
-                message.replacen("expected one of", "allowed keys are", 1).replacen("expected", "allowed:", 1)
+                message
+                    .replacen("expected one of", "allowed keys are", 1)
+                    .replacen("expected", "allowed:", 1)
             } else {
                 message
             };
             let line = toml_line(source, e.span());
-            let field = if field.is_empty() { line.and_then(|l| field_at_line(source, l)).unwrap_or_default() } else { field };
-            ScenarioError { file: file.to_string(), line, field, message }
+            let field = line.and_then(|l| field_at_line(source, l)).unwrap_or(field);
+            ScenarioError {
+                file: file.to_string(),
+                line,
+                field,
+                message,
+            }
         })?;
-        scenario.validate().map_err(|(field, message)| ScenarioError {
-            file: file.to_string(),
-            line: locate(source, &field),
-            field,
-            message,
-        })?;
+        scenario
+            .validate()
+            .map_err(|(field, message)| ScenarioError {
+                file: file.to_string(),
+                line: locate(source, &field),
+                field,
+                message,
+            })?;
         Ok(scenario)
     }
 
@@ -604,7 +690,10 @@ impl Scenario {
             return err("name", "must not be empty".into());
         }
         if self.workers.count == 0 || self.workers.count > 1_000_000 {
-            return err("workers.count", format!("must be between 1 and 1000000 (got {})", self.workers.count));
+            return err(
+                "workers.count",
+                format!("must be between 1 and 1000000 (got {})", self.workers.count),
+            );
         }
         let q = &self.queue;
         if q.lease_ms == 0 {
@@ -614,10 +703,19 @@ impl Scenario {
             return err("queue.heartbeat_ms", "must be > 0".into());
         }
         if q.max_attempts == 0 || q.max_attempts > 1000 {
-            return err("queue.max_attempts", format!("must be between 1 and 1000 (got {})", q.max_attempts));
+            return err(
+                "queue.max_attempts",
+                format!("must be between 1 and 1000 (got {})", q.max_attempts),
+            );
         }
         if self.retry.backoff_cap_ms < self.retry.backoff_base_ms {
-            return err("retry.backoff_cap_ms", format!("must be >= backoff_base_ms ({})", self.retry.backoff_base_ms));
+            return err(
+                "retry.backoff_cap_ms",
+                format!(
+                    "must be >= backoff_base_ms ({})",
+                    self.retry.backoff_base_ms
+                ),
+            );
         }
         for (field, d) in [
             ("stages.inference_ms", &self.stages.inference_ms),
@@ -630,20 +728,35 @@ impl Scenario {
         }
         let a = &self.arrivals;
         if a.tenants.is_empty() {
-            return err("arrivals.tenants", "needs at least one tenant id (each matching ^[a-z][a-z0-9-]{1,32}$)".into());
+            return err(
+                "arrivals.tenants",
+                "needs at least one tenant id (each matching ^[a-z][a-z0-9-]{1,32}$)".into(),
+            );
         }
         if a.tenants.len() > 4096 {
-            return err("arrivals.tenants", format!("at most 4096 tenants (got {})", a.tenants.len()));
+            return err(
+                "arrivals.tenants",
+                format!("at most 4096 tenants (got {})", a.tenants.len()),
+            );
         }
         for t in &a.tenants {
             validate_tenant(t).or_else(|e| err("arrivals.tenants", e.to_string()))?;
         }
         if a.jobs > 100_000_000 {
-            return err("arrivals.jobs", format!("at most 100000000 (got {})", a.jobs));
+            return err(
+                "arrivals.jobs",
+                format!("at most 100000000 (got {})", a.jobs),
+            );
         }
         if let Some(inv) = a.invalid_documents {
             if inv.every == 0 || inv.first > inv.every {
-                return err("arrivals.invalid_documents", format!("needs every >= 1 and first <= every (got every = {}, first = {})", inv.every, inv.first));
+                return err(
+                    "arrivals.invalid_documents",
+                    format!(
+                        "needs every >= 1 and first <= every (got every = {}, first = {})",
+                        inv.every, inv.first
+                    ),
+                );
             }
         }
         for (field, p) in [
@@ -657,28 +770,54 @@ impl Scenario {
             ("faults.relay_crash", self.faults.relay_crash),
         ] {
             if !(0.0..=1.0).contains(&p) {
-                return err(field, format!("is a probability: must be between 0 and 1 (got {p})"));
+                return err(
+                    field,
+                    format!("is a probability: must be between 0 and 1 (got {p})"),
+                );
             }
         }
         if a.document_collision + a.resubmit > 1.0 {
-            return err("arrivals.resubmit", "document_collision + resubmit must not exceed 1".into());
+            return err(
+                "arrivals.resubmit",
+                "document_collision + resubmit must not exceed 1".into(),
+            );
         }
         if a.document_collision > 0.0 && a.tenants.len() < 2 {
-            return err("arrivals.document_collision", "needs at least two tenants to collide".into());
+            return err(
+                "arrivals.document_collision",
+                "needs at least two tenants to collide".into(),
+            );
         }
         for (i, e) in self.enqueue.iter().enumerate() {
-            validate_tenant(&e.tenant).or_else(|m| err(&format!("enqueue.{i}.tenant"), m.to_string()))?;
-            validate_document(&e.document).or_else(|m| err(&format!("enqueue.{i}.document"), m.to_string()))?;
+            validate_tenant(&e.tenant)
+                .or_else(|m| err(&format!("enqueue.{i}.tenant"), m.to_string()))?;
+            validate_document(&e.document)
+                .or_else(|m| err(&format!("enqueue.{i}.document"), m.to_string()))?;
             if e.version == 0 || e.version >= MAX_VERSION {
-                return err(&format!("enqueue.{i}.version"), format!("operationVersion must be an integer >= 1 and < {MAX_VERSION} (got {})", e.version));
+                return err(
+                    &format!("enqueue.{i}.version"),
+                    format!(
+                        "operationVersion must be an integer >= 1 and < {MAX_VERSION} (got {})",
+                        e.version
+                    ),
+                );
             }
         }
         if self.faults.crash > 0.0 && self.faults.crash_points.is_empty() {
-            return err("faults.crash_points", "needs at least one crash point when faults.crash > 0".into());
+            return err(
+                "faults.crash_points",
+                "needs at least one crash point when faults.crash > 0".into(),
+            );
         }
         for p in &self.faults.crash_points {
             if CrashPoint::parse(p).is_none() {
-                return err("faults.crash_points", format!("unknown crash point {p:?}; allowed: {}", crash_points_allowed()));
+                return err(
+                    "faults.crash_points",
+                    format!(
+                        "unknown crash point {p:?}; allowed: {}",
+                        crash_points_allowed()
+                    ),
+                );
             }
         }
         if self.relay.interval_ms == 0 {
@@ -690,29 +829,64 @@ impl Scenario {
         let planned = self.jobs_planned();
         for (i, s) in self.script.iter().enumerate() {
             let field = |f: &str| format!("script.{i}.{f}");
-            let worker_fault = matches!(s.fault, FaultKind::Crash | FaultKind::Stall | FaultKind::TransientError | FaultKind::PermanentError | FaultKind::MutatePayload);
+            let worker_fault = matches!(
+                s.fault,
+                FaultKind::Crash
+                    | FaultKind::Stall
+                    | FaultKind::TransientError
+                    | FaultKind::PermanentError
+                    | FaultKind::MutatePayload
+            );
             match s.job {
-                None if worker_fault => return err(&field("fault"), format!("fault {:?} needs `job` (a job id from 0 to {})", s.fault, planned.saturating_sub(1))),
+                None if worker_fault => {
+                    return err(
+                        &field("fault"),
+                        format!(
+                            "fault {:?} needs `job` (a job id from 0 to {})",
+                            s.fault,
+                            planned.saturating_sub(1)
+                        ),
+                    )
+                }
                 Some(j) if j as u64 >= planned => {
                     return err(&field("job"), format!("no job {j} exists: this scenario creates jobs 0 to {} (arrivals.jobs + enqueue entries)", planned.saturating_sub(1)));
                 }
-                Some(_) if !worker_fault => return err(&field("job"), "relay_crash does not take a job".into()),
+                Some(_) if !worker_fault => {
+                    return err(&field("job"), "relay_crash does not take a job".into())
+                }
                 _ => {}
             }
             match (s.fault, &s.point) {
-                (FaultKind::Crash, None) => return err(&field("fault"), format!("crash needs `point`; allowed: {}", crash_points_allowed())),
+                (FaultKind::Crash, None) => {
+                    return err(
+                        &field("fault"),
+                        format!("crash needs `point`; allowed: {}", crash_points_allowed()),
+                    )
+                }
                 (FaultKind::Crash, Some(p)) if CrashPoint::parse(p).is_none() => {
-                    return err(&field("point"), format!("unknown crash point {p:?}; allowed: {}", crash_points_allowed()));
+                    return err(
+                        &field("point"),
+                        format!(
+                            "unknown crash point {p:?}; allowed: {}",
+                            crash_points_allowed()
+                        ),
+                    );
                 }
                 (FaultKind::Crash, Some(_)) => {}
                 (_, Some(_)) => return err(&field("point"), "only a crash takes a point".into()),
                 _ => {}
             }
             if s.stall_ms.is_some() != (s.fault == FaultKind::Stall) {
-                return err(&field("stall_ms"), "a stall needs `stall_ms`, and only a stall takes it".into());
+                return err(
+                    &field("stall_ms"),
+                    "a stall needs `stall_ms`, and only a stall takes it".into(),
+                );
             }
             if s.payload.is_some() && s.fault != FaultKind::MutatePayload {
-                return err(&field("payload"), "only mutate_payload takes `payload`".into());
+                return err(
+                    &field("payload"),
+                    "only mutate_payload takes `payload`".into(),
+                );
             }
             if s.attempt == Some(0) {
                 return err(&field("attempt"), "attempt numbers start at 1".into());
@@ -720,14 +894,24 @@ impl Scenario {
         }
         for (i, o) in self.operator.iter().enumerate() {
             if o.job as u64 >= planned {
-                return err(&format!("operator.{i}.job"), format!("no job {} exists: this scenario creates jobs 0 to {} before any reprocess", o.job, planned.saturating_sub(1)));
+                return err(
+                    &format!("operator.{i}.job"),
+                    format!(
+                        "no job {} exists: this scenario creates jobs 0 to {} before any reprocess",
+                        o.job,
+                        planned.saturating_sub(1)
+                    ),
+                );
             }
         }
         if let Some(names) = &self.expect.violations {
             for n in names {
                 if Invariant::parse(n).is_none() {
                     let allowed: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
-                    return err("expect.violations", format!("unknown invariant {n:?}; allowed: {}", allowed.join(", ")));
+                    return err(
+                        "expect.violations",
+                        format!("unknown invariant {n:?}; allowed: {}", allowed.join(", ")),
+                    );
                 }
             }
         }
@@ -738,7 +922,10 @@ impl Scenario {
             for n in names {
                 if Sometimes::parse(n).is_none() {
                     let allowed: Vec<&str> = Sometimes::ALL.iter().map(|i| i.name()).collect();
-                    return err("expect.sometimes", format!("unknown property {n:?}; allowed: {}", allowed.join(", ")));
+                    return err(
+                        "expect.sometimes",
+                        format!("unknown property {n:?}; allowed: {}", allowed.join(", ")),
+                    );
                 }
             }
         }
@@ -747,7 +934,11 @@ impl Scenario {
 }
 
 fn crash_points_allowed() -> String {
-    CrashPoint::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+    CrashPoint::ALL
+        .iter()
+        .map(|p| p.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -769,8 +960,12 @@ mod tests {
     fn unknown_keys_name_the_file_line_field_and_allowed_keys() {
         let e = parse("name = \"x\"\n[queue]\nlease_ms = 5\nleese_ms = 3\n").unwrap_err();
         assert_eq!(e.line, Some(4));
-        assert_eq!(e.field, "leese_ms");
-        assert!(e.to_string().starts_with("t.toml:4: field `leese_ms`"), "{e}");
+        assert_eq!(e.field, "queue.leese_ms");
+        assert!(
+            e.to_string()
+                .starts_with("t.toml:4: field `queue.leese_ms`"),
+            "{e}"
+        );
         assert!(e.message.contains("lease_ms"), "{e}");
     }
 
@@ -780,7 +975,8 @@ mod tests {
         assert_eq!(e.line, Some(3), "{e}");
         let e = parse("name = \"x\"\n[workers\n").unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");
-        let e = parse("name = \"x\"\n[stages]\ninference_ms = { dist = \"gamma\", k = 1 }\n").unwrap_err();
+        let e = parse("name = \"x\"\n[stages]\ninference_ms = { dist = \"gamma\", k = 1 }\n")
+            .unwrap_err();
         assert_eq!(e.line, Some(3), "{e}");
     }
 
@@ -795,7 +991,11 @@ mod tests {
         let e = parse(src).unwrap_err();
         assert_eq!((e.field.as_str(), e.line), ("script.1.point", Some(12)));
         assert!(e.message.contains("after_commit_before_ack"));
-        let e = parse(&src.replace("after_lunch", "after_lease").replace("job = 0\n[[script]]", "job = 7\n[[script]]")).unwrap_err();
+        let e = parse(
+            &src.replace("after_lunch", "after_lease")
+                .replace("job = 0\n[[script]]", "job = 7\n[[script]]"),
+        )
+        .unwrap_err();
         assert_eq!((e.field.as_str(), e.line), ("script.0.job", Some(8)));
     }
 

@@ -4,11 +4,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn durasim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_durasim")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_durasim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn temp(name: &str) -> PathBuf {
@@ -28,13 +36,43 @@ fn write(dir: &Path, name: &str, body: &str) -> String {
 fn run_writes_every_output_and_exits_zero() {
     let dir = temp("outputs");
     let out = dir.join("run");
-    let o = durasim(&["run", "scenarios/incident-crash-before-ack.toml", "--out", out.to_str().unwrap(), "--trace"]);
+    let o = durasim(&[
+        "run",
+        "scenarios/incident-crash-before-ack.toml",
+        "--out",
+        out.to_str().unwrap(),
+        "--trace",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    for f in ["summary.json", "jobs.csv", "attempts.csv", "depth.csv", "trace.jsonl", "scenario.toml"] {
+    for f in [
+        "summary.json",
+        "jobs.csv",
+        "attempts.csv",
+        "depth.csv",
+        "trace.jsonl",
+        "scenario.toml",
+    ] {
         assert!(out.join(f).exists(), "{f} missing");
     }
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    for key in ["scenario", "seed", "traceHash", "virtualTimeMs", "events", "jobs", "effects", "leases", "crashes", "dlq", "reprocessed", "metrics", "invariants", "scenarioDigest", "durasimVersion"] {
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for key in [
+        "scenario",
+        "seed",
+        "traceHash",
+        "virtualTimeMs",
+        "events",
+        "jobs",
+        "effects",
+        "leases",
+        "crashes",
+        "dlq",
+        "reprocessed",
+        "metrics",
+        "invariants",
+        "scenarioDigest",
+        "durasimVersion",
+    ] {
         assert!(summary.get(key).is_some(), "summary.json lacks {key}");
     }
     for m in ["queueWaitMs", "inferenceMs", "reviewWaitMs", "jobAgeMs"] {
@@ -45,7 +83,11 @@ fn run_writes_every_output_and_exits_zero() {
     assert_eq!(summary["invariants"].as_array().unwrap().len(), 15);
     assert_eq!(summary["effects"]["dedupedCommits"], 1);
     let attempts = std::fs::read_to_string(out.join("attempts.csv")).unwrap();
-    assert_eq!(attempts.lines().count(), 3, "header + two attempts:\n{attempts}");
+    assert_eq!(
+        attempts.lines().count(),
+        3,
+        "header + two attempts:\n{attempts}"
+    );
     assert!(attempts.lines().nth(1).unwrap().ends_with("crashed"));
 
     let o = durasim(&["replay", out.to_str().unwrap()]);
@@ -56,24 +98,46 @@ fn run_writes_every_output_and_exits_zero() {
 #[test]
 fn a_violation_exits_one_with_a_reproduction_command() {
     let dir = temp("violation");
-    let o = durasim(&["run", "scenarios/zombie-worker.toml", "--bug", "no_fencing", "--out", dir.join("r").to_str().unwrap()]);
+    let o = durasim(&[
+        "run",
+        "scenarios/zombie-worker.toml",
+        "--bug",
+        "no_fencing",
+        "--out",
+        dir.join("r").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let t = text(&o);
     assert!(t.contains("VIOLATED fenced_writes"), "{t}");
-    assert!(t.contains("reproduce: durasim run scenarios/zombie-worker.toml --seed 1 --bug no_fencing"), "{t}");
+    assert!(
+        t.contains("reproduce: durasim run scenarios/zombie-worker.toml --seed 1 --bug no_fencing"),
+        "{t}"
+    );
 }
 
 #[test]
 fn replay_reports_the_first_diverging_event() {
     let dir = temp("diverge");
     let out = dir.join("r");
-    let o = durasim(&["run", "scenarios/failure-2-nondeterminism.toml", "--out", out.to_str().unwrap(), "--trace"]);
+    let o = durasim(&[
+        "run",
+        "scenarios/failure-2-nondeterminism.toml",
+        "--out",
+        out.to_str().unwrap(),
+        "--trace",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let o = durasim(&["replay", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let t = text(&o);
-    assert!(t.contains("DIVERGED") && t.contains("first diverging event"), "{t}");
-    assert!(t.contains("extract_done"), "the model's answer is what diverges: {t}");
+    assert!(
+        t.contains("DIVERGED") && t.contains("first diverging event"),
+        "{t}"
+    );
+    assert!(
+        t.contains("extract_done"),
+        "the model's answer is what diverges: {t}"
+    );
 }
 
 /// Each bad input: exit 2, the file, the line where TOML gives one, the field, what is allowed,
@@ -84,7 +148,7 @@ fn bad_input_exits_two_with_a_clear_message_and_no_outputs() {
     let base = "name = \"bad\"\n[arrivals]\ntenants = [\"acme\"]\njobs = 2\n";
     let cases: Vec<(&str, String, Vec<&str>)> = vec![
         ("malformed.toml", "name = \"bad\"\n[arrivals\n".to_string(), vec![":2", "malformed.toml"]),
-        ("unknown-key.toml", format!("{base}[queue]\nlease_ms = 10\nleese_ms = 3\n"), vec![":7", "leese_ms", "lease_ms", "heartbeat_ms"]),
+        ("unknown-key.toml", format!("{base}[queue]\nlease_ms = 10\nleese_ms = 3\n"), vec![":7", "queue.leese_ms", "lease_ms", "heartbeat_ms"]),
         ("wrong-type.toml", format!("{base}[workers]\ncount = \"many\"\n"), vec![":6", "count"]),
         ("out-of-range.toml", format!("{base}[faults]\ncrash = 1.5\n"), vec![":6", "faults.crash", "between 0 and 1"]),
         ("bad-tenant.toml", "name = \"bad\"\n[arrivals]\ntenants = [\"Acme Corp\"]\n".to_string(), vec![":3", "arrivals.tenants", "^[a-z][a-z0-9-]{1,32}$"]),
@@ -116,7 +180,14 @@ fn bad_flags_exit_two() {
     let dir = temp("flags");
     let out = dir.join("o");
     for args in [
-        vec!["run", "scenarios/chaos.toml", "--bug", "no_such_bug", "--out", out.to_str().unwrap()],
+        vec![
+            "run",
+            "scenarios/chaos.toml",
+            "--bug",
+            "no_such_bug",
+            "--out",
+            out.to_str().unwrap(),
+        ],
         vec!["run", "scenarios/chaos.toml", "--seed", "minus-one"],
         vec!["run", "scenarios/chaos.toml", "--frobnicate"],
         vec!["run", "scenarios/does-not-exist.toml"],
@@ -128,8 +199,18 @@ fn bad_flags_exit_two() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
         assert!(!t.contains("panicked"), "{args:?}: {t}");
     }
-    let o = durasim(&["run", "scenarios/chaos.toml", "--bug", "no_such_bug", "--out", out.to_str().unwrap()]);
-    assert!(text(&o).contains("no_fencing"), "lists the allowed switches");
+    let o = durasim(&[
+        "run",
+        "scenarios/chaos.toml",
+        "--bug",
+        "no_such_bug",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&o).contains("no_fencing"),
+        "lists the allowed switches"
+    );
     assert!(!out.exists());
 }
 

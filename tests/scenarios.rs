@@ -6,18 +6,25 @@ use durasim::scenario::Scenario;
 use std::path::{Path, PathBuf};
 
 fn scenario_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
     files.sort();
     files
 }
 
 fn load(name: &str) -> Scenario {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(format!("{name}.toml"));
-    Scenario::parse(&path.display().to_string(), &std::fs::read_to_string(&path).unwrap()).unwrap()
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(format!("{name}.toml"));
+    Scenario::parse(
+        &path.display().to_string(),
+        &std::fs::read_to_string(&path).unwrap(),
+    )
+    .unwrap()
 }
 
 fn run(s: &Scenario, request: &RunRequest) -> RunReport {
@@ -35,7 +42,10 @@ fn request_for(s: &Scenario) -> RunRequest {
 
 #[test]
 fn the_contract_scenarios_all_ship() {
-    let names: Vec<String> = scenario_files().iter().map(|p| p.file_stem().unwrap().to_string_lossy().to_string()).collect();
+    let names: Vec<String> = scenario_files()
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_string_lossy().to_string())
+        .collect();
     for required in [
         "incident-crash-before-ack",
         "failure-1-retry-storm",
@@ -51,7 +61,10 @@ fn the_contract_scenarios_all_ship() {
         "chaos",
         "bench-pipeline",
     ] {
-        assert!(names.iter().any(|n| n == required), "scenarios/{required}.toml is missing");
+        assert!(
+            names.iter().any(|n| n == required),
+            "scenarios/{required}.toml is missing"
+        );
     }
 }
 
@@ -59,9 +72,19 @@ fn the_contract_scenarios_all_ship() {
 fn every_shipped_scenario_meets_its_expectations() {
     for path in scenario_files() {
         let text = std::fs::read_to_string(&path).unwrap();
-        let s = Scenario::parse(&path.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"));
-        assert!(!s.description.trim().is_empty(), "{} states its point in `description`", s.name);
-        assert_ne!(s.expect, Default::default(), "{} has an [expect] block", s.name);
+        let s =
+            Scenario::parse(&path.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            !s.description.trim().is_empty(),
+            "{} states its point in `description`",
+            s.name
+        );
+        assert_ne!(
+            s.expect,
+            Default::default(),
+            "{} has an [expect] block",
+            s.name
+        );
         let report = run(&s, &request_for(&s));
         let unmet = check_expectations(&s, &report);
         assert!(unmet.is_empty(), "{}: unmet expectations {unmet:?}", s.name);
@@ -87,14 +110,21 @@ fn same_seed_gives_the_same_trace_hash() {
 /// shows up here. Update them only in a commit that says why.
 #[test]
 fn golden_trace_hashes() {
-    let cases = [("incident-crash-before-ack", None, 1, "4849104fa616725c"), ("chaos", None, 0, "96bce1e199b2a6a1"), ("bench-pipeline", Some(5_000), 42, "d5291054dd094d07")];
+    let cases = [
+        ("incident-crash-before-ack", None, 1, "4849104fa616725c"),
+        ("chaos", None, 0, "96bce1e199b2a6a1"),
+        ("bench-pipeline", Some(5_000), 42, "d5291054dd094d07"),
+    ];
     for (name, jobs, seed, golden) in cases {
         let s = load(name);
         let mut r = RunRequest::for_scenario(&s);
         r.seed = seed;
         r.jobs = jobs;
         let hash = format!("{:016x}", run(&s, &r).outcome.trace_hash);
-        assert_eq!(hash, golden, "golden trace hash of {name} seed {seed} changed");
+        assert_eq!(
+            hash, golden,
+            "golden trace hash of {name} seed {seed} changed"
+        );
     }
 }
 
@@ -117,11 +147,17 @@ fn different_seeds_give_different_traces() {
 fn the_nondeterministic_step_diverges_between_runs_of_one_seed() {
     let s = load("failure-2-nondeterminism");
     let r = RunRequest::for_scenario(&s);
-    assert_ne!(run(&s, &r).outcome.trace_hash, run(&s, &r).outcome.trace_hash);
+    assert_ne!(
+        run(&s, &r).outcome.trace_hash,
+        run(&s, &r).outcome.trace_hash
+    );
     let mut fixed = s.clone();
     fixed.bugs.nondeterministic_step = false;
     let r = RunRequest::for_scenario(&fixed);
-    assert_eq!(run(&fixed, &r).outcome.trace_hash, run(&fixed, &r).outcome.trace_hash);
+    assert_eq!(
+        run(&fixed, &r).outcome.trace_hash,
+        run(&fixed, &r).outcome.trace_hash
+    );
 }
 
 /// Each bug switch, on the scenario that shows its failure, breaks exactly the invariant the
@@ -130,26 +166,64 @@ fn the_nondeterministic_step_diverges_between_runs_of_one_seed() {
 fn every_bug_switch_is_caught_by_its_invariant_on_its_scenario() {
     let cases = [
         ("zombie-worker", "no_fencing", Invariant::FencedWrites),
-        ("incident-crash-before-ack", "no_idempotency", Invariant::SingleResultPerKey),
-        ("failure-4-tenant-collision", "tenantless_keys", Invariant::TenantIsolation),
-        ("incident-crash-before-ack", "naive_dual_write", Invariant::EventPerResult),
-        ("failure-1-retry-storm", "unbounded_retries", Invariant::AttemptsBounded),
-        ("relay-republish", "no_consumer_dedupe", Invariant::NoDuplicateEffect),
-        ("deadline-cancel", "skip_deadline_check", Invariant::DeadlineRespected),
+        (
+            "incident-crash-before-ack",
+            "no_idempotency",
+            Invariant::SingleResultPerKey,
+        ),
+        (
+            "failure-4-tenant-collision",
+            "tenantless_keys",
+            Invariant::TenantIsolation,
+        ),
+        (
+            "incident-crash-before-ack",
+            "naive_dual_write",
+            Invariant::EventPerResult,
+        ),
+        (
+            "failure-1-retry-storm",
+            "unbounded_retries",
+            Invariant::AttemptsBounded,
+        ),
+        (
+            "relay-republish",
+            "no_consumer_dedupe",
+            Invariant::NoDuplicateEffect,
+        ),
+        (
+            "deadline-cancel",
+            "skip_deadline_check",
+            Invariant::DeadlineRespected,
+        ),
         ("dlq-reprocess", "raw_dlq_reason", Invariant::RedactedDlq),
-        ("payload-conflict", "reuse_on_conflict", Invariant::PayloadConflictRejected),
+        (
+            "payload-conflict",
+            "reuse_on_conflict",
+            Invariant::PayloadConflictRejected,
+        ),
     ];
     for (name, bug, invariant) in cases {
         let s = load(name);
         let clean = run(&s, &RunRequest::for_scenario(&s));
-        assert!(clean.check.holds() || !s.expect.violations.clone().unwrap_or_default().is_empty(), "{name} holds without {bug}");
+        assert!(
+            clean.check.holds() || !s.expect.violations.clone().unwrap_or_default().is_empty(),
+            "{name} holds without {bug}"
+        );
         let mut r = RunRequest::for_scenario(&s);
         assert!(durasim::bugs::enable(&mut r.bugs, bug));
         let broken = run(&s, &r);
         let v = broken.check.verdict(invariant);
-        assert!(v.count > 0, "{bug} on {name} was not caught by {}", invariant.name());
+        assert!(
+            v.count > 0,
+            "{bug} on {name} was not caught by {}",
+            invariant.name()
+        );
         let first = v.first.as_ref().unwrap();
-        assert!(first.job.is_some() && first.key.is_some(), "a violation names its job and key");
+        assert!(
+            first.job.is_some() && first.key.is_some(),
+            "a violation names its job and key"
+        );
     }
 }
 
@@ -163,9 +237,16 @@ fn chaos_catches_every_bug_switch_within_a_few_seeds() {
         let mut r = RunRequest::for_scenario(&s);
         r.seed = seed;
         let report = run(&s, &r);
-        assert!(report.check.holds(), "chaos seed {seed} fails with no bug: {:?}", report.check.first_violation());
+        assert!(
+            report.check.holds(),
+            "chaos seed {seed} fails with no bug: {:?}",
+            report.check.first_violation()
+        );
     }
-    for b in durasim::bugs::ALL.iter().filter(|b| b.caught_by != "replay") {
+    for b in durasim::bugs::ALL
+        .iter()
+        .filter(|b| b.caught_by != "replay")
+    {
         let invariant = Invariant::parse(b.caught_by).unwrap();
         let caught = seeds.clone().find(|&seed| {
             let mut r = RunRequest::for_scenario(&s);
@@ -173,7 +254,12 @@ fn chaos_catches_every_bug_switch_within_a_few_seeds() {
             durasim::bugs::enable(&mut r.bugs, b.name);
             run(&s, &r).check.verdict(invariant).count > 0
         });
-        assert!(caught.is_some(), "{} not caught by {} in chaos seeds 0..40", b.name, b.caught_by);
+        assert!(
+            caught.is_some(),
+            "{} not caught by {} in chaos seeds 0..40",
+            b.name,
+            b.caught_by
+        );
     }
 }
 
@@ -184,9 +270,19 @@ fn synthetic_12_keeps_three_numbers_per_document_apart() {
     let m = &report.metrics;
     assert_eq!(m.inference.stats().count, 12);
     assert_eq!((m.inference.stats().min, m.inference.stats().max), (40, 40));
-    assert_eq!((m.review_wait.stats().min, m.review_wait.stats().max), (90, 90));
+    assert_eq!(
+        (m.review_wait.stats().min, m.review_wait.stats().max),
+        (90, 90)
+    );
     assert_eq!(m.queue_wait.stats().count, 12);
-    assert!(m.queue_wait.stats().max > 0, "queue wait is the number that reflects real control logic");
+    assert!(
+        m.queue_wait.stats().max > 0,
+        "queue wait is the number that reflects real control logic"
+    );
     let depths: Vec<u64> = m.depth.iter().map(|(_, d)| *d).collect();
-    assert_eq!(depths, vec![1, 2, 3, 4, 6, 7, 6, 5, 4, 3, 2, 1], "peaks mid-batch");
+    assert_eq!(
+        depths,
+        vec![1, 2, 3, 4, 6, 7, 6, 5, 4, 3, 2, 1],
+        "peaks mid-batch"
+    );
 }

@@ -114,11 +114,26 @@ impl Checker {
         c
     }
 
-    fn violate(&mut self, invariant: Invariant, at: SimTime, job: Option<JobId>, key: Option<IdempotencyKey>, message: impl FnOnce() -> String, evidence: impl FnOnce() -> Vec<Record>) {
+    fn violate(
+        &mut self,
+        invariant: Invariant,
+        at: SimTime,
+        job: Option<JobId>,
+        key: Option<IdempotencyKey>,
+        message: impl FnOnce() -> String,
+        evidence: impl FnOnce() -> Vec<Record>,
+    ) {
         let v = &mut self.verdicts[invariant as usize];
         v.count += 1;
         if v.first.is_none() {
-            v.first = Some(Violation { invariant, at, job, key, message: message(), evidence: evidence() });
+            v.first = Some(Violation {
+                invariant,
+                at,
+                job,
+                key,
+                message: message(),
+                evidence: evidence(),
+            });
         }
     }
 
@@ -154,7 +169,12 @@ impl Checker {
                 r.at,
                 Some(job),
                 Some(t.key),
-                || format!("{what} of {job} accepted with {fence}, but the current lease holds {}", t.fence),
+                || {
+                    format!(
+                        "{what} of {job} accepted with {fence}, but the current lease holds {}",
+                        t.fence
+                    )
+                },
                 || vec![r.clone()],
             );
         }
@@ -194,7 +214,15 @@ impl Checker {
         let at = r.at;
         match &r.event {
             Event::RunStarted { attempts_max, .. } => self.attempts_max = *attempts_max,
-            Event::Enqueued { job, tenant, key, payload, deadline_at, origin, .. } => {
+            Event::Enqueued {
+                job,
+                tenant,
+                key,
+                payload,
+                deadline_at,
+                origin,
+                ..
+            } => {
                 if self.jobs.len() <= job.index() {
                     self.jobs.resize(job.index() + 1, None);
                 }
@@ -232,7 +260,12 @@ impl Checker {
                     k.payload = Some(*payload);
                 }
             }
-            Event::EnqueueDeduped { tenant, key, payload, existing } => {
+            Event::EnqueueDeduped {
+                tenant,
+                key,
+                payload,
+                existing,
+            } => {
                 self.reached(Sometimes::EnqueueDeduped);
                 let existing_tenant = self.job(*existing).map(|j| j.tenant);
                 let k = self.keys.get(&key.packed()).copied().unwrap_or_default();
@@ -259,7 +292,13 @@ impl Checker {
             }
             Event::EnqueueConflict { .. } => self.reached(Sometimes::PayloadConflict),
             Event::Visible { .. } => {}
-            Event::Leased { job, fence, attempt, lease_until, .. } => {
+            Event::Leased {
+                job,
+                fence,
+                attempt,
+                lease_until,
+                ..
+            } => {
                 let t = *self.job_mut(*job);
                 if t.lease_held && t.lease_until >= at {
                     self.violate(
@@ -289,7 +328,12 @@ impl Checker {
                         at,
                         Some(*job),
                         Some(t.key),
-                        || format!("{job} leased at {at} ms, after its deadline at {} ms", t.deadline_at),
+                        || {
+                            format!(
+                                "{job} leased at {at} ms, after its deadline at {} ms",
+                                t.deadline_at
+                            )
+                        },
                         || vec![r.clone()],
                     );
                 }
@@ -317,7 +361,12 @@ impl Checker {
                     t.lease_held = false;
                 }
             }
-            Event::Heartbeat { job, fence, lease_until, .. } => {
+            Event::Heartbeat {
+                job,
+                fence,
+                lease_until,
+                ..
+            } => {
                 self.reached(Sometimes::HeartbeatRenewed);
                 self.fenced(r, *job, *fence, "heartbeat");
                 let t = self.job_mut(*job);
@@ -325,7 +374,9 @@ impl Checker {
                     t.lease_until = *lease_until;
                 }
             }
-            Event::Rejected { presented, held, .. } => {
+            Event::Rejected {
+                presented, held, ..
+            } => {
                 if presented != held {
                     self.reached(Sometimes::StaleFenceRejected);
                 }
@@ -336,7 +387,14 @@ impl Checker {
                 }
             }
             Event::ExtractDone { .. } | Event::AttemptFailed { .. } | Event::StallBegan { .. } => {}
-            Event::ResultCommitted { job, key, payload, output, event, .. } => {
+            Event::ResultCommitted {
+                job,
+                key,
+                payload,
+                output,
+                event,
+                ..
+            } => {
                 let k = self.keys.entry(key.packed()).or_default();
                 k.results += 1;
                 let results = k.results;
@@ -366,7 +424,9 @@ impl Checker {
                     );
                 }
             }
-            Event::CommitDeduped { job, key, payload, .. } => {
+            Event::CommitDeduped {
+                job, key, payload, ..
+            } => {
                 self.reached(Sometimes::CommitDeduped);
                 let k = self.keys.get(&key.packed()).copied().unwrap_or_default();
                 if k.payload != Some(*payload) {
@@ -390,7 +450,9 @@ impl Checker {
                 self.fenced(r, *job, *fence, "retry");
                 self.job_mut(*job).lease_held = false;
             }
-            Event::DeadLettered { job, fence, reason, .. } => {
+            Event::DeadLettered {
+                job, fence, reason, ..
+            } => {
                 self.reached(Sometimes::DeadLettered);
                 if let Some(fence) = fence {
                     self.fenced(r, *job, *fence, "dead-letter");
@@ -417,7 +479,13 @@ impl Checker {
             }
             Event::WorkerCrashed { .. } => self.reached(Sometimes::WorkerCrashed),
             Event::WorkerRestarted { .. } => {}
-            Event::Published { event, key, job, direct, .. } => {
+            Event::Published {
+                event,
+                key,
+                job,
+                direct,
+                ..
+            } => {
                 let t = self.event_mut(*event);
                 let first_publish = !t.published;
                 t.published = true;
@@ -431,7 +499,12 @@ impl Checker {
             }
             Event::MarkedPublished { .. } => {}
             Event::RelayCrashed { .. } => self.reached(Sometimes::RelayCrashed),
-            Event::EffectApplied { event, key, job, output } => {
+            Event::EffectApplied {
+                event,
+                key,
+                job,
+                output,
+            } => {
                 let t = self.event_mut(*event);
                 let twice = t.applied;
                 t.applied = true;
@@ -472,22 +545,41 @@ impl Checker {
             }
             Event::PayloadMutated { .. } => {}
             Event::ReprocessRefused { .. } => {}
-            Event::Reprocessed { old_job, new_job, operator } => {
+            Event::Reprocessed {
+                old_job,
+                new_job,
+                operator,
+            } => {
                 self.reached(Sometimes::Reprocessed);
                 let old = self.job(*old_job).copied();
                 let new = self.job(*new_job).copied();
                 let problem = match (old, new) {
-                    (_, None) => Some(format!("audit entry names {new_job}, which was never enqueued")),
-                    (None, _) => Some(format!("audit entry names {old_job}, which was never enqueued")),
+                    (_, None) => Some(format!(
+                        "audit entry names {new_job}, which was never enqueued"
+                    )),
+                    (None, _) => Some(format!(
+                        "audit entry names {old_job}, which was never enqueued"
+                    )),
                     (Some(o), Some(n)) => {
                         if operator.trim().is_empty() {
                             Some("the audit entry has no operator".to_string())
                         } else if !matches!(o.terminal, Some((Terminal::DeadLettered, _))) {
-                            Some(format!("{old_job} was reprocessed while {:?}, not dead-lettered", o.terminal.map(|t| t.0)))
+                            Some(format!(
+                                "{old_job} was reprocessed while {:?}, not dead-lettered",
+                                o.terminal.map(|t| t.0)
+                            ))
                         } else if n.reprocessed_from != Some(*old_job) {
-                            Some(format!("{new_job} is not recorded as created from {old_job}"))
-                        } else if n.key.version != o.key.version + 1 || n.key.document != o.key.document || n.tenant != o.tenant {
-                            Some(format!("{new_job} must be the same tenant and document with version {}", o.key.version + 1))
+                            Some(format!(
+                                "{new_job} is not recorded as created from {old_job}"
+                            ))
+                        } else if n.key.version != o.key.version + 1
+                            || n.key.document != o.key.document
+                            || n.tenant != o.tenant
+                        {
+                            Some(format!(
+                                "{new_job} must be the same tenant and document with version {}",
+                                o.key.version + 1
+                            ))
                         } else {
                             None
                         }
@@ -498,7 +590,14 @@ impl Checker {
                 }
                 if let Some(message) = problem {
                     let key = new.map(|n| n.key);
-                    self.violate(Invariant::AuditedReprocess, at, Some(*new_job), key, || message, || vec![r.clone()]);
+                    self.violate(
+                        Invariant::AuditedReprocess,
+                        at,
+                        Some(*new_job),
+                        key,
+                        || message,
+                        || vec![r.clone()],
+                    );
                 }
             }
             Event::DepthSampled { .. } => {}
@@ -510,7 +609,11 @@ impl Checker {
     /// verdict of every invariant.
     pub fn finish(mut self) -> CheckReport {
         let (end, quiescent) = self.ended.unwrap_or((0, false));
-        let unsettled = if quiescent { "" } else { " (the run hit its time limit before it settled)" };
+        let unsettled = if quiescent {
+            ""
+        } else {
+            " (the run hit its time limit before it settled)"
+        };
         // Keys in a stable order so the first violation reported does not depend on hashing.
         let mut keys: Vec<(u64, KeyTrack)> = self.keys.iter().map(|(k, v)| (*k, *v)).collect();
         keys.sort_unstable_by_key(|(k, v)| (v.first_commit.map(|c| c.0), *k));
@@ -535,14 +638,22 @@ impl Checker {
                         end,
                         Some(job),
                         Some(key),
-                        || format!("{e} was written with the result but never published{unsettled}"),
+                        || {
+                            format!(
+                                "{e} was written with the result but never published{unsettled}"
+                            )
+                        },
                         Vec::new,
                     );
                 }
             }
             if k.results > 0 && (k.applied.is_none() || !k.reviewed) {
                 let (when, job, _) = k.first_commit.unwrap_or_default();
-                let what = if k.applied.is_none() { "never applied by the consumer" } else { "applied but its review never finished" };
+                let what = if k.applied.is_none() {
+                    "never applied by the consumer"
+                } else {
+                    "applied but its review never finished"
+                };
                 self.violate(
                     Invariant::EveryResultDelivered,
                     end,
@@ -578,8 +689,14 @@ impl Checker {
             }
         }
         CheckReport {
-            verdicts: Invariant::ALL.iter().map(|i| (*i, self.verdicts[*i as usize].clone())).collect(),
-            sometimes: Sometimes::ALL.iter().map(|s| (*s, self.sometimes[*s as usize])).collect(),
+            verdicts: Invariant::ALL
+                .iter()
+                .map(|i| (*i, self.verdicts[*i as usize].clone()))
+                .collect(),
+            sometimes: Sometimes::ALL
+                .iter()
+                .map(|s| (*s, self.sometimes[*s as usize]))
+                .collect(),
             quiescent,
         }
     }
@@ -602,7 +719,11 @@ pub struct CheckReport {
 
 impl CheckReport {
     pub fn violated(&self) -> Vec<Invariant> {
-        self.verdicts.iter().filter(|(_, v)| v.count > 0).map(|(i, _)| *i).collect()
+        self.verdicts
+            .iter()
+            .filter(|(_, v)| v.count > 0)
+            .map(|(i, _)| *i)
+            .collect()
     }
 
     pub fn holds(&self) -> bool {
@@ -610,15 +731,26 @@ impl CheckReport {
     }
 
     pub fn verdict(&self, invariant: Invariant) -> &Verdict {
-        &self.verdicts.iter().find(|(i, _)| *i == invariant).expect("every invariant has a verdict").1
+        &self
+            .verdicts
+            .iter()
+            .find(|(i, _)| *i == invariant)
+            .expect("every invariant has a verdict")
+            .1
     }
 
     pub fn reached(&self, s: Sometimes) -> u64 {
-        self.sometimes.iter().find(|(x, _)| *x == s).map_or(0, |(_, n)| *n)
+        self.sometimes
+            .iter()
+            .find(|(x, _)| *x == s)
+            .map_or(0, |(_, n)| *n)
     }
 
     /// The earliest first violation across invariants (by virtual time, then invariant order).
     pub fn first_violation(&self) -> Option<&Violation> {
-        self.verdicts.iter().filter_map(|(_, v)| v.first.as_ref()).min_by_key(|v| (v.at, v.invariant))
+        self.verdicts
+            .iter()
+            .filter_map(|(_, v)| v.first.as_ref())
+            .min_by_key(|v| (v.at, v.invariant))
     }
 }

@@ -80,7 +80,9 @@ impl Invariant {
 
     pub fn kind(self) -> Kind {
         match self {
-            Invariant::EventPerResult | Invariant::EveryResultDelivered | Invariant::NoSilentDrop => Kind::Eventually,
+            Invariant::EventPerResult
+            | Invariant::EveryResultDelivered
+            | Invariant::NoSilentDrop => Kind::Eventually,
             _ => Kind::Always,
         }
     }

@@ -25,7 +25,10 @@ pub struct Consumer {
 
 impl Consumer {
     pub fn new(bug_no_dedupe: bool) -> Consumer {
-        Consumer { bug_no_dedupe, ..Consumer::default() }
+        Consumer {
+            bug_no_dedupe,
+            ..Consumer::default()
+        }
     }
 
     pub fn handle(&mut self, event: EventId) -> HandleOutcome {

@@ -94,7 +94,12 @@ impl DeadLetterQueue {
         }
         assert_eq!(self.index[job.index()], ABSENT, "{job} dead-lettered twice");
         self.index[job.index()] = self.entries.len() as u32;
-        self.entries.push(DlqEntry { job, at: now, reason, reprocessed_as: None });
+        self.entries.push(DlqEntry {
+            job,
+            at: now,
+            reason,
+            reprocessed_as: None,
+        });
     }
 
     pub fn get(&self, job: JobId) -> Option<&DlqEntry> {
@@ -122,7 +127,11 @@ impl DeadLetterQueue {
 
     /// Checks whether `job` may be reprocessed by `operator`. On success the caller creates the
     /// new job and then calls [`DeadLetterQueue::record_reprocess`].
-    pub fn authorize_reprocess(&self, job: JobId, operator: Option<&str>) -> Result<(), ReprocessRefusal> {
+    pub fn authorize_reprocess(
+        &self,
+        job: JobId,
+        operator: Option<&str>,
+    ) -> Result<(), ReprocessRefusal> {
         let operator = operator.map(str::trim).unwrap_or("");
         if operator.is_empty() {
             return Err(ReprocessRefusal::MissingOperator);
@@ -136,11 +145,22 @@ impl DeadLetterQueue {
 
     /// Links old and new job and writes the audit entry. The old entry stays in place: the dead
     /// job is never revived, and the history of decisions stays auditable.
-    pub fn record_reprocess(&mut self, now: SimTime, old_job: JobId, new_job: JobId, operator: &str) -> &AuditEntry {
+    pub fn record_reprocess(
+        &mut self,
+        now: SimTime,
+        old_job: JobId,
+        new_job: JobId,
+        operator: &str,
+    ) -> &AuditEntry {
         let i = self.index[old_job.index()] as usize;
         assert!(self.entries[i].reprocessed_as.is_none());
         self.entries[i].reprocessed_as = Some(new_job);
-        self.audit.push(AuditEntry { at: now, old_job, new_job, operator: operator.into() });
+        self.audit.push(AuditEntry {
+            at: now,
+            old_job,
+            new_job,
+            operator: operator.into(),
+        });
         self.audit.last().expect("just pushed")
     }
 }
@@ -155,27 +175,57 @@ mod tests {
     fn reasons_are_closed_codes() {
         let codes: Vec<&str> = DlqReason::ALL.iter().map(|r| r.code()).collect();
         assert_eq!(codes, ["permanent_error", "max_attempts_exceeded"]);
-        assert_eq!(StoredReason::Code(DlqReason::PermanentError).text(), "permanent_error");
+        assert_eq!(
+            StoredReason::Code(DlqReason::PermanentError).text(),
+            "permanent_error"
+        );
     }
 
     #[test]
     fn reprocess_needs_an_operator_and_a_dead_job_and_is_audited() {
         let mut dlq = DeadLetterQueue::default();
         dlq.push(10, JobId(3), StoredReason::Code(DlqReason::PermanentError));
-        assert_eq!(dlq.authorize_reprocess(JobId(3), None), Err(ReprocessRefusal::MissingOperator));
-        assert_eq!(dlq.authorize_reprocess(JobId(3), Some("  ")), Err(ReprocessRefusal::MissingOperator));
-        assert_eq!(dlq.authorize_reprocess(JobId(2), Some("ana")), Err(ReprocessRefusal::NotDeadLettered));
+        assert_eq!(
+            dlq.authorize_reprocess(JobId(3), None),
+            Err(ReprocessRefusal::MissingOperator)
+        );
+        assert_eq!(
+            dlq.authorize_reprocess(JobId(3), Some("  ")),
+            Err(ReprocessRefusal::MissingOperator)
+        );
+        assert_eq!(
+            dlq.authorize_reprocess(JobId(2), Some("ana")),
+            Err(ReprocessRefusal::NotDeadLettered)
+        );
         assert_eq!(dlq.authorize_reprocess(JobId(3), Some("ana")), Ok(()));
         let audit = dlq.record_reprocess(20, JobId(3), JobId(9), "ana").clone();
-        assert_eq!(audit, AuditEntry { at: 20, old_job: JobId(3), new_job: JobId(9), operator: "ana".into() });
-        assert_eq!(dlq.get(JobId(3)).unwrap().reprocessed_as, Some(JobId(9)), "old entry kept");
-        assert_eq!(dlq.authorize_reprocess(JobId(3), Some("bob")), Err(ReprocessRefusal::AlreadyReprocessed));
+        assert_eq!(
+            audit,
+            AuditEntry {
+                at: 20,
+                old_job: JobId(3),
+                new_job: JobId(9),
+                operator: "ana".into()
+            }
+        );
+        assert_eq!(
+            dlq.get(JobId(3)).unwrap().reprocessed_as,
+            Some(JobId(9)),
+            "old entry kept"
+        );
+        assert_eq!(
+            dlq.authorize_reprocess(JobId(3), Some("bob")),
+            Err(ReprocessRefusal::AlreadyReprocessed)
+        );
     }
 
     // Checklist: "cancellation is terminal and distinct from the DLQ".
     #[test]
     fn a_job_that_never_entered_the_dlq_cannot_be_reprocessed() {
         let dlq = DeadLetterQueue::default();
-        assert_eq!(dlq.authorize_reprocess(JobId(0), Some("ana")), Err(ReprocessRefusal::NotDeadLettered));
+        assert_eq!(
+            dlq.authorize_reprocess(JobId(0), Some("ana")),
+            Err(ReprocessRefusal::NotDeadLettered)
+        );
     }
 }

@@ -28,7 +28,9 @@ pub fn validate_tenant(name: &str) -> Result<(), KeyError> {
     let bytes = name.as_bytes();
     let ok = (2..=33).contains(&bytes.len())
         && bytes[0].is_ascii_lowercase()
-        && bytes[1..].iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-');
+        && bytes[1..]
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-');
     if ok {
         Ok(())
     } else {
@@ -47,7 +49,11 @@ pub fn validate_document(document: &str) -> Result<(), KeyError> {
 }
 
 /// The chapter's `buildIdempotencyKey`, on strings: validates all three parts, then joins them.
-pub fn build_idempotency_key(tenant: &str, document: &str, version: i64) -> Result<String, KeyError> {
+pub fn build_idempotency_key(
+    tenant: &str,
+    document: &str,
+    version: i64,
+) -> Result<String, KeyError> {
     validate_tenant(tenant)?;
     validate_document(document)?;
     if version < 1 {
@@ -106,7 +112,10 @@ impl Documents {
     /// A named document; the same name always gives the same id.
     pub fn named(&mut self, name: &str) -> Result<DocumentId, KeyError> {
         validate_document(name)?;
-        if let Some(n) = name.strip_prefix("doc-").and_then(|d| d.parse::<u32>().ok()) {
+        if let Some(n) = name
+            .strip_prefix("doc-")
+            .and_then(|d| d.parse::<u32>().ok())
+        {
             if n < NAMED_BASE && name == format!("doc-{n}") {
                 return Ok(DocumentId(n));
             }
@@ -152,13 +161,21 @@ impl IdempotencyKey {
         if !(1..=MAX_VERSION).contains(&version) {
             return Err(KeyError::InvalidVersion(version as i64));
         }
-        Ok(IdempotencyKey { tenant: Some(tenant), document, version })
+        Ok(IdempotencyKey {
+            tenant: Some(tenant),
+            document,
+            version,
+        })
     }
 
     /// The defect behind the `tenantless_keys` bug switch: a key from documentId and version
     /// only, so two tenants with the same documentId share it.
     pub fn tenantless_for_bug_switch(document: DocumentId, version: u32) -> Self {
-        IdempotencyKey { tenant: None, document, version }
+        IdempotencyKey {
+            tenant: None,
+            document,
+            version,
+        }
     }
 
     /// The key packed into 64 bits (16 tenant, 32 document, 16 version): injective, so maps and
@@ -202,7 +219,10 @@ mod tests {
     // document alone".
     #[test]
     fn key_is_tenant_document_version_in_that_order() {
-        assert_eq!(build_idempotency_key("acme", "doc-7", 1).unwrap(), "acme:doc-7:v1");
+        assert_eq!(
+            build_idempotency_key("acme", "doc-7", 1).unwrap(),
+            "acme:doc-7:v1"
+        );
         let mut names = KeyNames::default();
         let t = names.tenants.register("globex").unwrap();
         let d = names.documents.named("invoice-9").unwrap();
@@ -213,7 +233,10 @@ mod tests {
     #[test]
     fn tenant_must_match_the_pattern() {
         for bad in ["", "a", "Acme", "1acme", "ac_me", "acme!", &"a".repeat(34)] {
-            assert!(matches!(validate_tenant(bad), Err(KeyError::InvalidTenant(_))), "{bad:?}");
+            assert!(
+                matches!(validate_tenant(bad), Err(KeyError::InvalidTenant(_))),
+                "{bad:?}"
+            );
             assert!(build_idempotency_key(bad, "doc-1", 1).is_err());
         }
         for good in ["ab", "acme", "a-1", &"a".repeat(33)] {
@@ -223,9 +246,18 @@ mod tests {
 
     #[test]
     fn document_and_version_are_required() {
-        assert_eq!(build_idempotency_key("acme", "", 1), Err(KeyError::EmptyDocument));
-        assert_eq!(build_idempotency_key("acme", "d", 0), Err(KeyError::InvalidVersion(0)));
-        assert_eq!(build_idempotency_key("acme", "d", -2), Err(KeyError::InvalidVersion(-2)));
+        assert_eq!(
+            build_idempotency_key("acme", "", 1),
+            Err(KeyError::EmptyDocument)
+        );
+        assert_eq!(
+            build_idempotency_key("acme", "d", 0),
+            Err(KeyError::InvalidVersion(0))
+        );
+        assert_eq!(
+            build_idempotency_key("acme", "d", -2),
+            Err(KeyError::InvalidVersion(-2))
+        );
         let t = Tenants::default().register("acme").unwrap();
         assert!(IdempotencyKey::new(t, DocumentId(1), 0).is_err());
     }

@@ -60,7 +60,10 @@ pub struct Outbox {
 
 impl Outbox {
     pub fn new(config: OutboxConfig) -> Outbox {
-        Outbox { config, ..Outbox::default() }
+        Outbox {
+            config,
+            ..Outbox::default()
+        }
     }
 
     pub fn with_capacity(config: OutboxConfig, keys: usize) -> Outbox {
@@ -82,11 +85,13 @@ impl Outbox {
             return None;
         }
         let existing = *self.results.get(&key.packed())?;
-        Some(if existing.payload == payload || self.config.bug_reuse_on_conflict {
-            CommitOutcome::Deduped { existing }
-        } else {
-            CommitOutcome::Conflict { existing }
-        })
+        Some(
+            if existing.payload == payload || self.config.bug_reuse_on_conflict {
+                CommitOutcome::Deduped { existing }
+            } else {
+                CommitOutcome::Conflict { existing }
+            },
+        )
     }
 
     fn new_event_id(&mut self) -> EventId {
@@ -96,24 +101,58 @@ impl Outbox {
 
     /// `commitResultWithEvent`: the result row and its outbox event are written together or not
     /// at all. Nothing can interleave between the two writes: this is one call.
-    pub fn commit(&mut self, key: IdempotencyKey, job: JobId, payload: PayloadHash, output: u64) -> CommitOutcome {
+    pub fn commit(
+        &mut self,
+        key: IdempotencyKey,
+        job: JobId,
+        payload: PayloadHash,
+        output: u64,
+    ) -> CommitOutcome {
         if let Some(outcome) = self.lookup(&key, payload) {
             return outcome;
         }
         let id = self.new_event_id();
-        self.results.insert(key.packed(), ResultRow { job, payload, output, event: Some(id) });
+        self.results.insert(
+            key.packed(),
+            ResultRow {
+                job,
+                payload,
+                output,
+                event: Some(id),
+            },
+        );
         self.results_count += 1;
-        self.pending.push(OutboxEvent { id, key, job, output, sends: 0 });
+        self.pending.push(OutboxEvent {
+            id,
+            key,
+            job,
+            output,
+            sends: 0,
+        });
         CommitOutcome::Committed { event: Some(id) }
     }
 
     /// The anti-pattern behind the `naive_dual_write` bug switch, first half: write the result
     /// row with no outbox event. The caller then publishes by itself, if it lives that long.
-    pub fn naive_write_result(&mut self, key: IdempotencyKey, job: JobId, payload: PayloadHash, output: u64) -> CommitOutcome {
+    pub fn naive_write_result(
+        &mut self,
+        key: IdempotencyKey,
+        job: JobId,
+        payload: PayloadHash,
+        output: u64,
+    ) -> CommitOutcome {
         if let Some(outcome) = self.lookup(&key, payload) {
             return outcome;
         }
-        self.results.insert(key.packed(), ResultRow { job, payload, output, event: None });
+        self.results.insert(
+            key.packed(),
+            ResultRow {
+                job,
+                payload,
+                output,
+                event: None,
+            },
+        );
         self.results_count += 1;
         CommitOutcome::Committed { event: None }
     }
@@ -156,11 +195,21 @@ mod tests {
     fn a_commit_writes_result_and_event_together_and_a_retry_dedupes() {
         let mut o = Outbox::default();
         let first = o.commit(key(1), JobId(0), PayloadHash(5), 111);
-        assert_eq!(first, CommitOutcome::Committed { event: Some(EventId(1)) });
+        assert_eq!(
+            first,
+            CommitOutcome::Committed {
+                event: Some(EventId(1))
+            }
+        );
         assert_eq!(o.pending().len(), 1);
         // A later attempt's different *output* is not a different payload: the first result wins.
         let again = o.commit(key(1), JobId(0), PayloadHash(5), 222);
-        let row = ResultRow { job: JobId(0), payload: PayloadHash(5), output: 111, event: Some(EventId(1)) };
+        let row = ResultRow {
+            job: JobId(0),
+            payload: PayloadHash(5),
+            output: 111,
+            event: Some(EventId(1)),
+        };
         assert_eq!(again, CommitOutcome::Deduped { existing: row });
         assert_eq!(o.pending().len(), 1, "no second event");
         assert_eq!(o.result(&key(1)).unwrap().output, 111);
@@ -172,15 +221,27 @@ mod tests {
     fn a_different_payload_under_the_same_key_is_a_conflict() {
         let mut o = Outbox::default();
         o.commit(key(1), JobId(0), PayloadHash(5), 111);
-        assert!(matches!(o.commit(key(1), JobId(0), PayloadHash(6), 111), CommitOutcome::Conflict { .. }));
-        let mut broken = Outbox::new(OutboxConfig { bug_reuse_on_conflict: true, ..Default::default() });
+        assert!(matches!(
+            o.commit(key(1), JobId(0), PayloadHash(6), 111),
+            CommitOutcome::Conflict { .. }
+        ));
+        let mut broken = Outbox::new(OutboxConfig {
+            bug_reuse_on_conflict: true,
+            ..Default::default()
+        });
         broken.commit(key(1), JobId(0), PayloadHash(5), 111);
-        assert!(matches!(broken.commit(key(1), JobId(0), PayloadHash(6), 1), CommitOutcome::Deduped { .. }));
+        assert!(matches!(
+            broken.commit(key(1), JobId(0), PayloadHash(6), 1),
+            CommitOutcome::Deduped { .. }
+        ));
     }
 
     #[test]
     fn without_idempotency_every_commit_makes_a_new_event() {
-        let mut o = Outbox::new(OutboxConfig { bug_no_idempotency: true, ..Default::default() });
+        let mut o = Outbox::new(OutboxConfig {
+            bug_no_idempotency: true,
+            ..Default::default()
+        });
         o.commit(key(1), JobId(0), PayloadHash(5), 1);
         o.commit(key(1), JobId(0), PayloadHash(5), 2);
         assert_eq!(o.pending().len(), 2);
@@ -194,7 +255,10 @@ mod tests {
         o.commit(key(1), JobId(0), PayloadHash(5), 1);
         o.commit(key(2), JobId(1), PayloadHash(6), 1);
         o.note_sent(2); // ...and the relay dies before marking
-        assert_eq!(o.pending().iter().map(|e| e.sends).collect::<Vec<_>>(), vec![1, 1]);
+        assert_eq!(
+            o.pending().iter().map(|e| e.sends).collect::<Vec<_>>(),
+            vec![1, 1]
+        );
         o.note_sent(2);
         o.mark_published(2);
         assert!(o.pending().is_empty());
@@ -204,7 +268,10 @@ mod tests {
     #[test]
     fn the_naive_write_leaves_no_outbox_row() {
         let mut o = Outbox::default();
-        assert_eq!(o.naive_write_result(key(1), JobId(0), PayloadHash(5), 1), CommitOutcome::Committed { event: None });
+        assert_eq!(
+            o.naive_write_result(key(1), JobId(0), PayloadHash(5), 1),
+            CommitOutcome::Committed { event: None }
+        );
         assert!(o.result(&key(1)).is_some());
         assert!(o.pending().is_empty());
     }

@@ -58,7 +58,10 @@ impl Payload {
 
     /// An explicit payload given as text in a scenario.
     pub fn from_text(document: DocumentId, text: &str) -> Payload {
-        Payload { document, content: fnv1a(text.as_bytes()) }
+        Payload {
+            document,
+            content: fnv1a(text.as_bytes()),
+        }
     }
 }
 
@@ -68,10 +71,30 @@ mod tests {
 
     #[test]
     fn hash_depends_on_document_and_content_only() {
-        let a = Payload { document: DocumentId(1), content: 0 };
-        assert_eq!(a.hash(), Payload { document: DocumentId(1), content: 0 }.hash());
-        assert_ne!(a.hash(), Payload { document: DocumentId(2), content: 0 }.hash());
-        assert_ne!(a.hash(), Payload::from_text(DocumentId(1), "total: 12.00").hash());
+        let a = Payload {
+            document: DocumentId(1),
+            content: 0,
+        };
+        assert_eq!(
+            a.hash(),
+            Payload {
+                document: DocumentId(1),
+                content: 0
+            }
+            .hash()
+        );
+        assert_ne!(
+            a.hash(),
+            Payload {
+                document: DocumentId(2),
+                content: 0
+            }
+            .hash()
+        );
+        assert_ne!(
+            a.hash(),
+            Payload::from_text(DocumentId(1), "total: 12.00").hash()
+        );
         assert_eq!(
             Payload::from_text(DocumentId(1), "x").hash(),
             Payload::from_text(DocumentId(1), "x").hash()

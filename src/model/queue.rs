@@ -42,7 +42,10 @@ pub enum JobState {
 
 impl JobState {
     pub fn is_terminal(self) -> bool {
-        matches!(self, JobState::Acked | JobState::DeadLettered | JobState::Cancelled)
+        matches!(
+            self,
+            JobState::Acked | JobState::DeadLettered | JobState::Cancelled
+        )
     }
 
     pub fn name(self) -> &'static str {
@@ -91,9 +94,14 @@ pub struct EnqueueRequest {
 pub enum EnqueueOutcome {
     Created(JobId),
     /// Same key, same payload: the existing job stands for this request.
-    Deduplicated { existing: JobId },
+    Deduplicated {
+        existing: JobId,
+    },
     /// Same key, different payload: refused, never silently reused.
-    Conflict { existing: JobId, existing_payload: PayloadHash },
+    Conflict {
+        existing: JobId,
+        existing_payload: PayloadHash,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,10 +115,16 @@ pub enum LeaseOutcome {
         after_expiry: bool,
     },
     /// The job picked was past its deadline: cancelled, terminal, not in the DLQ. Look again.
-    Cancelled { job: JobId, deadline_at: SimTime },
+    Cancelled {
+        job: JobId,
+        deadline_at: SimTime,
+    },
     /// The job picked (after a lease expiry) had used all its attempts. The caller files it in
     /// the DLQ with `max_attempts_exceeded`. Look again.
-    AttemptsExhausted { job: JobId, attempts: u32 },
+    AttemptsExhausted {
+        job: JobId,
+        attempts: u32,
+    },
     Empty,
 }
 
@@ -202,7 +216,10 @@ impl Queue {
                 if existing_payload == request.payload || self.config.bug_reuse_on_conflict {
                     return EnqueueOutcome::Deduplicated { existing };
                 }
-                return EnqueueOutcome::Conflict { existing, existing_payload };
+                return EnqueueOutcome::Conflict {
+                    existing,
+                    existing_payload,
+                };
             }
             std::collections::hash_map::Entry::Vacant(e) => {
                 e.insert(id);
@@ -272,7 +289,10 @@ impl Queue {
             }
             if j.attempt >= self.config.attempts_max && !self.config.bug_unbounded_retries {
                 self.finish(job, JobState::DeadLettered);
-                return LeaseOutcome::AttemptsExhausted { job, attempts: j.attempt };
+                return LeaseOutcome::AttemptsExhausted {
+                    job,
+                    attempts: j.attempt,
+                };
             }
             self.ready_count -= 1;
             self.fence_counter += 1;
@@ -285,7 +305,14 @@ impl Queue {
             jm.fence = fence;
             jm.lease_until = lease_until;
             jm.state = JobState::Leased;
-            return LeaseOutcome::Leased { job, fence, attempt: jm.attempt, lease_until, visible_at, after_expiry };
+            return LeaseOutcome::Leased {
+                job,
+                fence,
+                attempt: jm.attempt,
+                lease_until,
+                visible_at,
+                after_expiry,
+            };
         }
         LeaseOutcome::Empty
     }
@@ -298,13 +325,21 @@ impl Queue {
             return Err(Rejection::Terminal(j.state));
         }
         if j.fence != fence && !self.config.bug_no_fencing {
-            return Err(Rejection::StaleFence { held: j.fence, presented: fence });
+            return Err(Rejection::StaleFence {
+                held: j.fence,
+                presented: fence,
+            });
         }
         Ok(())
     }
 
     /// Extends the lease to now + lease_ms, only for the current holder of a live lease.
-    pub fn heartbeat(&mut self, now: SimTime, job: JobId, fence: Fence) -> Result<SimTime, Rejection> {
+    pub fn heartbeat(
+        &mut self,
+        now: SimTime,
+        job: JobId,
+        fence: Fence,
+    ) -> Result<SimTime, Rejection> {
         self.check_fence(job, fence)?;
         let lease_ms = self.config.lease_ms;
         let j = &mut self.jobs[job.index()];
@@ -323,7 +358,13 @@ impl Queue {
     }
 
     /// A retry: the job waits until `visible_at`, then is leased again.
-    pub fn retry_at(&mut self, _now: SimTime, job: JobId, fence: Fence, visible_at: SimTime) -> Result<(), Rejection> {
+    pub fn retry_at(
+        &mut self,
+        _now: SimTime,
+        job: JobId,
+        fence: Fence,
+        visible_at: SimTime,
+    ) -> Result<(), Rejection> {
         self.check_fence(job, fence)?;
         let j = &mut self.jobs[job.index()];
         if j.state == JobState::Ready {
@@ -337,7 +378,12 @@ impl Queue {
     }
 
     /// A dead_letter decision by the lease holder. The caller files the DLQ entry.
-    pub fn dead_letter(&mut self, _now: SimTime, job: JobId, fence: Fence) -> Result<(), Rejection> {
+    pub fn dead_letter(
+        &mut self,
+        _now: SimTime,
+        job: JobId,
+        fence: Fence,
+    ) -> Result<(), Rejection> {
         self.check_fence(job, fence)?;
         self.finish(job, JobState::DeadLettered);
         Ok(())
@@ -357,7 +403,9 @@ impl Queue {
             return ExpiryOutcome::Stale;
         }
         if j.lease_until >= now {
-            return ExpiryOutcome::StillLeased { lease_until: j.lease_until };
+            return ExpiryOutcome::StillLeased {
+                lease_until: j.lease_until,
+            };
         }
         self.jobs[job.index()].lease_expired = true;
         self.set_ready(job);
@@ -409,16 +457,31 @@ mod tests {
     #[test]
     fn enqueue_dedupes_same_payload_and_rejects_a_different_one() {
         let mut q = Queue::new(config());
-        assert_eq!(q.enqueue(0, request(1, 7, 0)), EnqueueOutcome::Created(JobId(0)));
-        assert_eq!(q.enqueue(1, request(1, 7, 1)), EnqueueOutcome::Deduplicated { existing: JobId(0) });
+        assert_eq!(
+            q.enqueue(0, request(1, 7, 0)),
+            EnqueueOutcome::Created(JobId(0))
+        );
+        assert_eq!(
+            q.enqueue(1, request(1, 7, 1)),
+            EnqueueOutcome::Deduplicated { existing: JobId(0) }
+        );
         assert_eq!(
             q.enqueue(2, request(1, 8, 2)),
-            EnqueueOutcome::Conflict { existing: JobId(0), existing_payload: PayloadHash(7) }
+            EnqueueOutcome::Conflict {
+                existing: JobId(0),
+                existing_payload: PayloadHash(7)
+            }
         );
         assert_eq!(q.len(), 1);
-        let mut broken = Queue::new(QueueConfig { bug_reuse_on_conflict: true, ..config() });
+        let mut broken = Queue::new(QueueConfig {
+            bug_reuse_on_conflict: true,
+            ..config()
+        });
         broken.enqueue(0, request(1, 7, 0));
-        assert_eq!(broken.enqueue(2, request(1, 8, 2)), EnqueueOutcome::Deduplicated { existing: JobId(0) });
+        assert_eq!(
+            broken.enqueue(2, request(1, 8, 2)),
+            EnqueueOutcome::Deduplicated { existing: JobId(0) }
+        );
     }
 
     #[test]
@@ -431,7 +494,11 @@ mod tests {
         assert_eq!(leased(&mut q, 0).0, JobId(0));
         assert_eq!(q.depth(), 1);
         assert_eq!(leased(&mut q, 0).0, JobId(1));
-        assert_eq!(q.lease_next(10), LeaseOutcome::Empty, "job 2 not visible yet");
+        assert_eq!(
+            q.lease_next(10),
+            LeaseOutcome::Empty,
+            "job 2 not visible yet"
+        );
         assert!(!q.make_visible(10, JobId(2), 50), "too early");
         assert!(q.make_visible(50, JobId(2), 50));
         assert_eq!(leased(&mut q, 50).0, JobId(2));
@@ -444,26 +511,38 @@ mod tests {
         q.enqueue(0, request(1, 1, 0));
         let (job, f1) = leased(&mut q, 0);
         assert_eq!(q.heartbeat(600, job, f1), Ok(1600));
-        assert_eq!(q.check_expiry(1001, job, f1), ExpiryOutcome::StillLeased { lease_until: 1600 });
+        assert_eq!(
+            q.check_expiry(1001, job, f1),
+            ExpiryOutcome::StillLeased { lease_until: 1600 }
+        );
         assert_eq!(q.check_expiry(1601, job, f1), ExpiryOutcome::Expired);
         assert_eq!(q.depth(), 1);
         let (job2, f2) = leased(&mut q, 1700);
         assert_eq!(job2, job);
         assert!(f2 > f1);
         // The zombie wakes with its old token.
-        let stale = Rejection::StaleFence { held: f2, presented: f1 };
+        let stale = Rejection::StaleFence {
+            held: f2,
+            presented: f1,
+        };
         assert_eq!(q.heartbeat(1800, job, f1), Err(stale));
         assert_eq!(q.ack(1800, job, f1), Err(stale));
         assert_eq!(q.retry_at(1800, job, f1, 1900), Err(stale));
         assert_eq!(q.ack(1810, job, f2), Ok(()));
-        assert_eq!(q.ack(1820, job, f2), Err(Rejection::Terminal(JobState::Acked)));
+        assert_eq!(
+            q.ack(1820, job, f2),
+            Err(Rejection::Terminal(JobState::Acked))
+        );
         assert_eq!(q.check_expiry(2800, job, f2), ExpiryOutcome::Stale);
         assert!(q.all_terminal());
     }
 
     #[test]
     fn without_fencing_a_zombie_ack_is_accepted() {
-        let mut q = Queue::new(QueueConfig { bug_no_fencing: true, ..config() });
+        let mut q = Queue::new(QueueConfig {
+            bug_no_fencing: true,
+            ..config()
+        });
         q.enqueue(0, request(1, 1, 0));
         let (job, f1) = leased(&mut q, 0);
         assert_eq!(q.check_expiry(1001, job, f1), ExpiryOutcome::Expired);
@@ -476,14 +555,26 @@ mod tests {
     fn a_job_past_its_deadline_is_cancelled_when_someone_tries_to_lease_it() {
         let mut q = Queue::new(config());
         q.enqueue(0, request(1, 1, 0));
-        assert_eq!(q.lease_next(30_001), LeaseOutcome::Cancelled { job: JobId(0), deadline_at: 30_000 });
+        assert_eq!(
+            q.lease_next(30_001),
+            LeaseOutcome::Cancelled {
+                job: JobId(0),
+                deadline_at: 30_000
+            }
+        );
         assert_eq!(q.job(JobId(0)).state, JobState::Cancelled);
         assert_eq!(q.depth(), 0);
         assert_eq!(q.lease_next(30_001), LeaseOutcome::Empty);
 
-        let mut broken = Queue::new(QueueConfig { bug_skip_deadline_check: true, ..config() });
+        let mut broken = Queue::new(QueueConfig {
+            bug_skip_deadline_check: true,
+            ..config()
+        });
         broken.enqueue(0, request(1, 1, 0));
-        assert!(matches!(broken.lease_next(30_001), LeaseOutcome::Leased { .. }));
+        assert!(matches!(
+            broken.lease_next(30_001),
+            LeaseOutcome::Leased { .. }
+        ));
     }
 
     #[test]
@@ -497,7 +588,13 @@ mod tests {
             now += 1001;
             assert_eq!(q.check_expiry(now, job, fence), ExpiryOutcome::Expired);
         }
-        assert_eq!(q.lease_next(now), LeaseOutcome::AttemptsExhausted { job: JobId(0), attempts: 3 });
+        assert_eq!(
+            q.lease_next(now),
+            LeaseOutcome::AttemptsExhausted {
+                job: JobId(0),
+                attempts: 3
+            }
+        );
         assert_eq!(q.job(JobId(0)).state, JobState::DeadLettered);
     }
 
@@ -510,6 +607,9 @@ mod tests {
         assert_eq!(q.depth(), 0);
         assert_eq!(q.lease_next(150), LeaseOutcome::Empty);
         assert!(q.make_visible(200, job, 200));
-        assert!(matches!(q.lease_next(200), LeaseOutcome::Leased { attempt: 2, .. }));
+        assert!(matches!(
+            q.lease_next(200),
+            LeaseOutcome::Leased { attempt: 2, .. }
+        ));
     }
 }

@@ -71,7 +71,9 @@ impl RetryPolicy {
             ErrorClass::Cancelled => Decision::Cancel,
             ErrorClass::Permanent => Decision::DeadLetter(DlqReason::PermanentError),
             ErrorClass::Transient if attempt < self.attempts_max || self.bug_unbounded => {
-                Decision::Retry { delay_ms: self.backoff_ms(attempt, jitter_draw) }
+                Decision::Retry {
+                    delay_ms: self.backoff_ms(attempt, jitter_draw),
+                }
             }
             ErrorClass::Transient => Decision::DeadLetter(DlqReason::MaxAttemptsExceeded),
         }
@@ -81,7 +83,10 @@ impl RetryPolicy {
     /// equal draws in [d/2, d].
     pub fn backoff_ms(&self, attempt: u32, jitter_draw: f64) -> u64 {
         let exponent = attempt.saturating_sub(1).min(62);
-        let delay = self.backoff_base_ms.saturating_mul(1u64 << exponent).min(self.backoff_cap_ms);
+        let delay = self
+            .backoff_base_ms
+            .saturating_mul(1u64 << exponent)
+            .min(self.backoff_cap_ms);
         match self.jitter {
             Jitter::None => delay,
             Jitter::Full => (jitter_draw * (delay + 1) as f64) as u64,
@@ -114,7 +119,10 @@ mod tests {
     #[test]
     fn every_error_gets_one_of_three_decisions() {
         let p = policy(Jitter::None);
-        assert_eq!(p.decide(ErrorKind::ProviderUnavailable, 1, 0.0), Decision::Retry { delay_ms: 100 });
+        assert_eq!(
+            p.decide(ErrorKind::ProviderUnavailable, 1, 0.0),
+            Decision::Retry { delay_ms: 100 }
+        );
         assert_eq!(
             p.decide(ErrorKind::SchemaInvalid, 1, 0.0),
             Decision::DeadLetter(DlqReason::PermanentError)
@@ -123,20 +131,32 @@ mod tests {
             p.decide(ErrorKind::PayloadConflict, 1, 0.0),
             Decision::DeadLetter(DlqReason::PermanentError)
         );
-        assert_eq!(p.decide(ErrorKind::DeadlineExceeded, 1, 0.0), Decision::Cancel);
+        assert_eq!(
+            p.decide(ErrorKind::DeadlineExceeded, 1, 0.0),
+            Decision::Cancel
+        );
     }
 
     // Failure 1: retry only while attempt < max_attempts; then the DLQ, never a fourth attempt.
     #[test]
     fn transient_errors_stop_at_max_attempts() {
         let p = policy(Jitter::None);
-        assert!(matches!(p.decide(ErrorKind::ProviderUnavailable, 2, 0.5), Decision::Retry { .. }));
+        assert!(matches!(
+            p.decide(ErrorKind::ProviderUnavailable, 2, 0.5),
+            Decision::Retry { .. }
+        ));
         assert_eq!(
             p.decide(ErrorKind::ProviderUnavailable, 3, 0.5),
             Decision::DeadLetter(DlqReason::MaxAttemptsExceeded)
         );
-        let broken = RetryPolicy { bug_unbounded: true, ..p };
-        assert!(matches!(broken.decide(ErrorKind::ProviderUnavailable, 3, 0.5), Decision::Retry { .. }));
+        let broken = RetryPolicy {
+            bug_unbounded: true,
+            ..p
+        };
+        assert!(matches!(
+            broken.decide(ErrorKind::ProviderUnavailable, 3, 0.5),
+            Decision::Retry { .. }
+        ));
     }
 
     #[test]
@@ -144,7 +164,11 @@ mod tests {
         let p = policy(Jitter::None);
         let delays: Vec<u64> = (1..=7).map(|a| p.backoff_ms(a, 0.3)).collect();
         assert_eq!(delays, vec![100, 200, 400, 800, 1600, 2000, 2000]);
-        assert_eq!(p.backoff_ms(200, 0.3), 2000, "huge attempt numbers saturate");
+        assert_eq!(
+            p.backoff_ms(200, 0.3),
+            2000,
+            "huge attempt numbers saturate"
+        );
         let full = policy(Jitter::Full);
         assert_eq!(full.backoff_ms(3, 0.0), 0);
         assert_eq!(full.backoff_ms(3, 0.999_999), 400);

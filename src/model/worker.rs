@@ -22,7 +22,11 @@ pub enum CrashPoint {
 }
 
 impl CrashPoint {
-    pub const ALL: [CrashPoint; 3] = [CrashPoint::AfterLease, CrashPoint::AfterExtract, CrashPoint::AfterCommitBeforeAck];
+    pub const ALL: [CrashPoint; 3] = [
+        CrashPoint::AfterLease,
+        CrashPoint::AfterExtract,
+        CrashPoint::AfterCommitBeforeAck,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -58,15 +62,24 @@ pub enum Step {
     /// The process dies here; everything volatile is lost.
     Crash(CrashPoint),
     /// One extract call begins (counted once per attempt that gets this far).
-    BeginExtract { stalled: bool },
+    BeginExtract {
+        stalled: bool,
+    },
     /// Spend `ms` extracting, then ask again.
-    Extract { ms: u64 },
+    Extract {
+        ms: u64,
+    },
     /// Renew the lease (the extraction goes on afterwards).
     Heartbeat,
     /// The extraction returned `output` after `inference_ms`.
-    ExtractDone { inference_ms: u64, output: u64 },
+    ExtractDone {
+        inference_ms: u64,
+        output: u64,
+    },
     /// Spend `ms` validating, then ask again.
-    Validate { ms: u64 },
+    Validate {
+        ms: u64,
+    },
     /// The attempt failed; the retry policy decides what happens to the job.
     Fail(ErrorKind),
     /// Commit result and event to the outbox (or, naive, write the result only).
@@ -102,18 +115,33 @@ pub struct Attempt {
 }
 
 impl Attempt {
-    pub fn new(job: JobId, fence: Fence, number: u32, plan: AttemptPlan, heartbeat_ms: u64, naive_dual_write: bool) -> Attempt {
+    pub fn new(
+        job: JobId,
+        fence: Fence,
+        number: u32,
+        plan: AttemptPlan,
+        heartbeat_ms: u64,
+        naive_dual_write: bool,
+    ) -> Attempt {
         assert!(heartbeat_ms > 0, "heartbeat_ms must be positive");
-        Attempt { job, fence, number, plan, heartbeat_ms, naive_dual_write, phase: Phase::Leased }
+        Attempt {
+            job,
+            fence,
+            number,
+            plan,
+            heartbeat_ms,
+            naive_dual_write,
+            phase: Phase::Leased,
+        }
     }
 
     pub fn stalled(&self) -> bool {
         self.plan.stall_ms.is_some()
     }
 
-    /// The next step. Steps that spend time (`Extract`, `Validate`) return once; the kernel calls
-    /// `next` again when the time has passed. Every other step is instantaneous.
-    pub fn next(&mut self) -> Step {
+    /// Moves to the next step and returns it. Steps that spend time (`Extract`, `Validate`) return once; the kernel calls
+    /// `advance` again when the time has passed. Every other step is instantaneous.
+    pub fn advance(&mut self) -> Step {
         match self.phase {
             Phase::Leased => {
                 if self.plan.crash == Some(CrashPoint::AfterLease) {
@@ -121,24 +149,45 @@ impl Attempt {
                     return Step::Crash(CrashPoint::AfterLease);
                 }
                 let total = self.plan.stall_ms.unwrap_or(self.plan.extract_ms);
-                self.phase = Phase::Extracting { remaining_ms: total, slice_ms: 0 };
-                Step::BeginExtract { stalled: self.stalled() }
+                self.phase = Phase::Extracting {
+                    remaining_ms: total,
+                    slice_ms: 0,
+                };
+                Step::BeginExtract {
+                    stalled: self.stalled(),
+                }
             }
-            Phase::Extracting { remaining_ms, slice_ms } => {
+            Phase::Extracting {
+                remaining_ms,
+                slice_ms,
+            } => {
                 let remaining_ms = remaining_ms - slice_ms;
                 if slice_ms > 0 && remaining_ms > 0 && !self.stalled() {
                     // A heartbeat at lease + k * heartbeat_ms, strictly inside the extraction.
-                    self.phase = Phase::Extracting { remaining_ms, slice_ms: 0 };
+                    self.phase = Phase::Extracting {
+                        remaining_ms,
+                        slice_ms: 0,
+                    };
                     return Step::Heartbeat;
                 }
                 if remaining_ms == 0 {
                     self.phase = Phase::Extracted;
                     let inference_ms = self.plan.stall_ms.unwrap_or(self.plan.extract_ms);
-                    return Step::ExtractDone { inference_ms, output: self.plan.output };
+                    return Step::ExtractDone {
+                        inference_ms,
+                        output: self.plan.output,
+                    };
                 }
                 // A stalled worker sleeps through in one go: it sends no heartbeat.
-                let slice_ms = if self.stalled() { remaining_ms } else { remaining_ms.min(self.heartbeat_ms) };
-                self.phase = Phase::Extracting { remaining_ms, slice_ms };
+                let slice_ms = if self.stalled() {
+                    remaining_ms
+                } else {
+                    remaining_ms.min(self.heartbeat_ms)
+                };
+                self.phase = Phase::Extracting {
+                    remaining_ms,
+                    slice_ms,
+                };
                 Step::Extract { ms: slice_ms }
             }
             Phase::Extracted => {
@@ -147,7 +196,9 @@ impl Attempt {
                     return Step::Crash(CrashPoint::AfterExtract);
                 }
                 self.phase = Phase::Validating;
-                Step::Validate { ms: self.plan.validate_ms }
+                Step::Validate {
+                    ms: self.plan.validate_ms,
+                }
             }
             Phase::Validating => {
                 self.phase = Phase::Validated;
@@ -165,7 +216,7 @@ impl Attempt {
                     self.phase = Phase::Finished;
                     return Step::Crash(CrashPoint::AfterCommitBeforeAck);
                 }
-                self.next()
+                self.advance()
             }
             Phase::Committed => {
                 if self.naive_dual_write {
@@ -196,13 +247,20 @@ mod tests {
     use super::*;
 
     fn plan() -> AttemptPlan {
-        AttemptPlan { extract_ms: 320, stall_ms: None, validate_ms: 5, crash: None, error: None, output: 9 }
+        AttemptPlan {
+            extract_ms: 320,
+            stall_ms: None,
+            validate_ms: 5,
+            crash: None,
+            error: None,
+            output: 9,
+        }
     }
 
     fn steps(mut a: Attempt) -> Vec<Step> {
         let mut out = Vec::new();
         loop {
-            let s = a.next();
+            let s = a.advance();
             out.push(s);
             if s == Step::Done {
                 return out;
@@ -223,7 +281,10 @@ mod tests {
                 Extract { ms: 150 },
                 Heartbeat,
                 Extract { ms: 20 },
-                ExtractDone { inference_ms: 320, output: 9 },
+                ExtractDone {
+                    inference_ms: 320,
+                    output: 9
+                },
                 Validate { ms: 5 },
                 Commit,
                 Ack,
@@ -234,27 +295,69 @@ mod tests {
 
     #[test]
     fn an_extraction_of_exactly_two_periods_heartbeats_once() {
-        let a = Attempt::new(JobId(0), Fence(1), 1, AttemptPlan { extract_ms: 300, ..plan() }, 150, false);
-        assert_eq!(steps(a).iter().filter(|s| **s == Step::Heartbeat).count(), 1);
+        let a = Attempt::new(
+            JobId(0),
+            Fence(1),
+            1,
+            AttemptPlan {
+                extract_ms: 300,
+                ..plan()
+            },
+            150,
+            false,
+        );
+        assert_eq!(
+            steps(a).iter().filter(|s| **s == Step::Heartbeat).count(),
+            1
+        );
     }
 
     #[test]
     fn a_stall_sends_no_heartbeat() {
-        let a = Attempt::new(JobId(0), Fence(1), 1, AttemptPlan { stall_ms: Some(900), ..plan() }, 150, false);
+        let a = Attempt::new(
+            JobId(0),
+            Fence(1),
+            1,
+            AttemptPlan {
+                stall_ms: Some(900),
+                ..plan()
+            },
+            150,
+            false,
+        );
         let s = steps(a);
         assert!(!s.contains(&Step::Heartbeat));
         assert!(s.contains(&Step::Extract { ms: 900 }));
-        assert!(s.contains(&Step::ExtractDone { inference_ms: 900, output: 9 }));
+        assert!(s.contains(&Step::ExtractDone {
+            inference_ms: 900,
+            output: 9
+        }));
     }
 
     #[test]
     fn crash_points_fall_where_they_are_named() {
         for (point, before) in [
             (CrashPoint::AfterLease, None),
-            (CrashPoint::AfterExtract, Some(Step::ExtractDone { inference_ms: 320, output: 9 })),
+            (
+                CrashPoint::AfterExtract,
+                Some(Step::ExtractDone {
+                    inference_ms: 320,
+                    output: 9,
+                }),
+            ),
             (CrashPoint::AfterCommitBeforeAck, Some(Step::Commit)),
         ] {
-            let a = Attempt::new(JobId(0), Fence(1), 1, AttemptPlan { crash: Some(point), ..plan() }, 150, false);
+            let a = Attempt::new(
+                JobId(0),
+                Fence(1),
+                1,
+                AttemptPlan {
+                    crash: Some(point),
+                    ..plan()
+                },
+                150,
+                false,
+            );
             let s = steps(a);
             let i = s.iter().position(|x| *x == Step::Crash(point)).unwrap();
             assert_eq!(i.checked_sub(1).map(|j| s[j]), before);
@@ -264,22 +367,38 @@ mod tests {
 
     #[test]
     fn errors_fail_the_attempt_after_validation_and_conflicts_at_commit() {
-        let a = Attempt::new(JobId(0), Fence(1), 1, AttemptPlan { error: Some(ErrorKind::SchemaInvalid), ..plan() }, 150, false);
+        let a = Attempt::new(
+            JobId(0),
+            Fence(1),
+            1,
+            AttemptPlan {
+                error: Some(ErrorKind::SchemaInvalid),
+                ..plan()
+            },
+            150,
+            false,
+        );
         let s = steps(a);
         assert_eq!(s[s.len() - 2], Step::Fail(ErrorKind::SchemaInvalid));
         assert!(!s.contains(&Step::Commit));
         let mut b = Attempt::new(JobId(0), Fence(1), 1, plan(), 150, false);
-        while b.next() != Step::Commit {}
+        while b.advance() != Step::Commit {}
         assert_eq!(b.commit_refused(), Step::Fail(ErrorKind::PayloadConflict));
-        assert_eq!(b.next(), Step::Done);
+        assert_eq!(b.advance(), Step::Done);
     }
 
     #[test]
     fn the_naive_dual_write_publishes_after_the_write_and_can_die_in_between() {
         let a = Attempt::new(JobId(0), Fence(1), 1, plan(), 150, true);
         let s = steps(a);
-        assert_eq!(&s[s.len() - 4..], &[Step::Commit, Step::PublishDirect, Step::Ack, Step::Done]);
-        let crash = AttemptPlan { crash: Some(CrashPoint::AfterCommitBeforeAck), ..plan() };
+        assert_eq!(
+            &s[s.len() - 4..],
+            &[Step::Commit, Step::PublishDirect, Step::Ack, Step::Done]
+        );
+        let crash = AttemptPlan {
+            crash: Some(CrashPoint::AfterCommitBeforeAck),
+            ..plan()
+        };
         let s = steps(Attempt::new(JobId(0), Fence(1), 1, crash, 150, true));
         assert!(!s.contains(&Step::PublishDirect));
     }

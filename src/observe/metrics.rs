@@ -95,6 +95,8 @@ pub struct LeaseCounts {
     pub expired: u64,
     pub heartbeats: u64,
     pub stale_rejections: u64,
+    /// Acks refused, for a stale fence or because the job was already terminal.
+    pub ack_rejections: u64,
     pub max_attempts_seen: u64,
 }
 
@@ -188,14 +190,16 @@ impl Metrics {
             job_rows: Vec::with_capacity(jobs),
             applied_at: Vec::with_capacity(jobs + 1),
             open_attempts: vec![None; workers as usize],
-            attempt_sink: attempt_sink.map(|w| csv::Writer::from_writer(w)),
+            attempt_sink: attempt_sink.map(csv::Writer::from_writer),
             sink_error: None,
             end_ms: 0,
         }
     }
 
     fn job(&mut self, job: JobId) -> &mut JobRow {
-        self.job_rows[job.index()].as_mut().expect("a job is enqueued before anything happens to it")
+        self.job_rows[job.index()]
+            .as_mut()
+            .expect("a job is enqueued before anything happens to it")
     }
 
     fn terminal(&mut self, at: SimTime, job: JobId, state: &'static str) {
@@ -208,7 +212,9 @@ impl Metrics {
     }
 
     fn close_attempt(&mut self, at: SimTime, worker: WorkerId, job: JobId, outcome: &'static str) {
-        let Some(slot) = self.open_attempts.get_mut(worker.index()) else { return };
+        let Some(slot) = self.open_attempts.get_mut(worker.index()) else {
+            return;
+        };
         match slot {
             Some(row) if row.job == job.0 => {
                 let mut row = slot.take().expect("matched");
@@ -253,7 +259,11 @@ impl Metrics {
     }
 
     /// Writes `jobs.csv`: one row per job, in job order.
-    pub fn write_jobs_csv(&self, out: impl Write, names: &crate::model::key::KeyNames) -> Result<(), csv::Error> {
+    pub fn write_jobs_csv(
+        &self,
+        out: impl Write,
+        names: &crate::model::key::KeyNames,
+    ) -> Result<(), csv::Error> {
         #[derive(Serialize)]
         #[serde(rename_all = "camelCase")]
         struct Row<'a> {
@@ -302,7 +312,13 @@ impl Observer for Metrics {
     fn observe(&mut self, r: &Record) {
         let at = r.at;
         match &r.event {
-            Event::Enqueued { job, tenant, key, origin, .. } => {
+            Event::Enqueued {
+                job,
+                tenant,
+                key,
+                origin,
+                ..
+            } => {
                 self.jobs.enqueued += 1;
                 if self.job_rows.len() <= job.index() {
                     self.job_rows.resize(job.index() + 1, None);
@@ -324,7 +340,14 @@ impl Observer for Metrics {
                 self.jobs.enqueue_conflicts += 1;
                 self.effects.payload_conflicts += 1;
             }
-            Event::Leased { job, worker, fence, attempt, visible_at, .. } => {
+            Event::Leased {
+                job,
+                worker,
+                fence,
+                attempt,
+                visible_at,
+                ..
+            } => {
                 self.leases.granted += 1;
                 self.leases.max_attempts_seen = self.leases.max_attempts_seen.max(*attempt as u64);
                 let wait = at - visible_at;
@@ -347,13 +370,23 @@ impl Observer for Metrics {
             }
             Event::LeaseExpired { .. } => self.leases.expired += 1,
             Event::Heartbeat { .. } => self.leases.heartbeats += 1,
-            Event::Rejected { job, worker, op, presented, held, .. } => {
+            Event::Rejected {
+                job,
+                worker,
+                op,
+                presented,
+                held,
+                ..
+            } => {
                 if presented != held {
                     self.leases.stale_rejections += 1;
                 }
                 let outcome = match op {
                     crate::history::Op::Heartbeat => return,
-                    crate::history::Op::Ack => "ack_rejected",
+                    crate::history::Op::Ack => {
+                        self.leases.ack_rejections += 1;
+                        "ack_rejected"
+                    }
                     crate::history::Op::Retry => "retry_rejected",
                     crate::history::Op::DeadLetter => "dead_letter_rejected",
                     crate::history::Op::Cancel => "cancel_rejected",
@@ -362,7 +395,11 @@ impl Observer for Metrics {
             }
             Event::ExtractStarted { .. } => self.effects.extract_calls += 1,
             Event::StallBegan { .. } => self.crashes.stalls += 1,
-            Event::ExtractDone { worker, inference_ms, .. } => {
+            Event::ExtractDone {
+                worker,
+                inference_ms,
+                ..
+            } => {
                 self.inference.record(*inference_ms);
                 if let Some(Some(row)) = self.open_attempts.get_mut(worker.index()) {
                     row.inference_ms = Some(*inference_ms);
@@ -382,8 +419,15 @@ impl Observer for Metrics {
                 self.terminal(at, *job, "acked");
                 self.close_attempt(at, *worker, *job, "acked");
             }
-            Event::RetryScheduled { job, worker, .. } => self.close_attempt(at, *worker, *job, "retry"),
-            Event::DeadLettered { job, worker, reason, .. } => {
+            Event::RetryScheduled { job, worker, .. } => {
+                self.close_attempt(at, *worker, *job, "retry")
+            }
+            Event::DeadLettered {
+                job,
+                worker,
+                reason,
+                ..
+            } => {
                 self.jobs.dead_lettered += 1;
                 match reason.as_ref() {
                     "permanent_error" => self.dlq.permanent_error += 1,
@@ -436,7 +480,12 @@ impl Observer for Metrics {
             Event::DepthSampled { depth } => self.depth.push((at, *depth)),
             Event::RunEnded { .. } => {
                 self.end_ms = at;
-                self.jobs.unfinished = self.job_rows.iter().flatten().filter(|j| j.terminal.is_none()).count() as u64;
+                self.jobs.unfinished = self
+                    .job_rows
+                    .iter()
+                    .flatten()
+                    .filter(|j| j.terminal.is_none())
+                    .count() as u64;
             }
             Event::RunStarted { .. }
             | Event::Visible { .. }

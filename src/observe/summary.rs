@@ -9,7 +9,9 @@
 use crate::check::{Invariant, Kind, Violation};
 use crate::history::{to_json_line, Record};
 use crate::model::key::KeyNames;
-use crate::observe::metrics::{CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, Stats};
+use crate::observe::metrics::{
+    CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, Stats,
+};
 use crate::run::{RunReport, Unmet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -105,33 +107,41 @@ pub fn violation_summary(v: &Violation, names: &KeyNames) -> ViolationSummary {
         job: v.job.map(|j| j.0),
         key: v.key.map(|k| names.key(&k)),
         message: v.message.clone(),
-        evidence: v.evidence.iter().map(|r| serde_json::from_str(&to_json_line(r, names)).expect("json")).collect(),
+        evidence: v
+            .evidence
+            .iter()
+            .map(|r| serde_json::from_str(&to_json_line(r, names)).expect("json"))
+            .collect(),
     }
 }
 
-/// Builds the summary of a run. `reproduce` is the command that re-runs it.
-pub fn summarize(
-    report: &RunReport,
-    unmet: &[Unmet],
-    scenario_name: &str,
-    scenario_file: &str,
-    scenario_text: &str,
-    jobs_override: Option<u64>,
-    bugs: Vec<&'static str>,
-    seed: u64,
-    reproduce: String,
-) -> Summary {
+/// What produced a run: enough to identify and reproduce it.
+pub struct RunIdentity<'a> {
+    pub scenario_name: &'a str,
+    pub scenario_file: &'a str,
+    pub scenario_text: &'a str,
+    pub jobs_override: Option<u64>,
+    pub bugs: Vec<&'static str>,
+    pub seed: u64,
+    /// The command that re-runs it.
+    pub reproduce: String,
+}
+
+/// Builds the summary of a run.
+pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Summary {
     let names = &report.outcome.names;
     let m = &report.metrics;
     let wall = report.wall_s.max(1e-9);
     Summary {
-        scenario: scenario_name.to_string(),
-        scenario_file: scenario_file.to_string(),
-        scenario_digest: blake3::hash(scenario_text.as_bytes()).to_hex().to_string(),
+        scenario: id.scenario_name.to_string(),
+        scenario_file: id.scenario_file.to_string(),
+        scenario_digest: blake3::hash(id.scenario_text.as_bytes())
+            .to_hex()
+            .to_string(),
         durasim_version: env!("CARGO_PKG_VERSION"),
-        seed,
-        jobs_override,
-        bugs,
+        seed: id.seed,
+        jobs_override: id.jobs_override,
+        bugs: id.bugs,
         trace_hash: crate::history::TraceHash::hex(report.outcome.trace_hash),
         virtual_time_ms: report.outcome.virtual_time_ms,
         events: report.outcome.records,
@@ -165,13 +175,22 @@ pub fn summarize(
                 }
             })
             .collect(),
-        sometimes: report.check.sometimes.iter().map(|(s, n)| (s.name(), *n)).collect(),
+        sometimes: report
+            .check
+            .sometimes
+            .iter()
+            .map(|(s, n)| (s.name(), *n))
+            .collect(),
         expectations_met: unmet.is_empty(),
         unmet_expectations: unmet
             .iter()
-            .map(|u| UnmetSummary { field: u.field.clone(), expected: u.expected.clone(), actual: u.actual.clone() })
+            .map(|u| UnmetSummary {
+                field: u.field.clone(),
+                expected: u.expected.clone(),
+                actual: u.actual.clone(),
+            })
             .collect(),
-        reproduce,
+        reproduce: id.reproduce,
         wall_s: (report.wall_s * 1e6).round() / 1e6,
         events_per_wall_s: (report.outcome.records as f64 / wall).round(),
         sim_to_wall_ratio: (report.outcome.virtual_time_ms as f64 / 1000.0 / wall).round(),
@@ -188,15 +207,25 @@ pub struct OutputDir {
 
 impl OutputDir {
     pub fn create(final_path: &Path) -> std::io::Result<OutputDir> {
-        let name = final_path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "out".into());
-        let parent = final_path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let name = final_path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| "out".into());
+        let parent = final_path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent)?;
         let temp_path = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if temp_path.exists() {
             std::fs::remove_dir_all(&temp_path)?;
         }
         std::fs::create_dir_all(&temp_path)?;
-        Ok(OutputDir { final_path: final_path.to_path_buf(), temp_path, committed: false })
+        Ok(OutputDir {
+            final_path: final_path.to_path_buf(),
+            temp_path,
+            committed: false,
+        })
     }
 
     pub fn path(&self) -> &Path {

@@ -33,7 +33,13 @@ pub struct ArrivalProcess {
 
 impl ArrivalProcess {
     pub fn new(stream: Stream, tenants: usize, total: u64) -> ArrivalProcess {
-        ArrivalProcess { stream, tenants: tenants as u16, recent: Vec::with_capacity(RECENT), next_index: 0, total }
+        ArrivalProcess {
+            stream,
+            tenants: tenants as u16,
+            recent: Vec::with_capacity(RECENT),
+            next_index: 0,
+            total,
+        }
     }
 
     pub fn remaining(&self) -> u64 {
@@ -50,9 +56,20 @@ impl ArrivalProcess {
         let i = self.next_index;
         self.next_index += 1;
         let tenant = TenantId((i % self.tenants as u64) as u16);
-        let invalid = config.invalid_documents.is_some_and(|v| (i % v.every as u64) < v.first as u64);
-        let mut arrival = Arrival { tenant, payload: Payload { document: Documents::generated(i as u32), content: 0 }, invalid };
-        let roll = if (config.document_collision > 0.0 || config.resubmit > 0.0) && !self.recent.is_empty() {
+        let invalid = config
+            .invalid_documents
+            .is_some_and(|v| (i % v.every as u64) < v.first as u64);
+        let mut arrival = Arrival {
+            tenant,
+            payload: Payload {
+                document: Documents::generated(i as u32),
+                content: 0,
+            },
+            invalid,
+        };
+        let roll = if (config.document_collision > 0.0 || config.resubmit > 0.0)
+            && !self.recent.is_empty()
+        {
             self.stream.unit()
         } else {
             1.0
@@ -61,13 +78,19 @@ impl ArrivalProcess {
             // Another tenant's documentId; its content too (the same form, say), so that a key
             // without the tenant would silently merge the two requests.
             let pick = self.stream.range(0, self.recent.len() as u64 - 1) as usize;
-            if let Some(other) = (0..self.recent.len()).map(|k| self.recent[(pick + k) % self.recent.len()]).find(|a| a.tenant != tenant) {
+            if let Some(other) = (0..self.recent.len())
+                .map(|k| self.recent[(pick + k) % self.recent.len()])
+                .find(|a| a.tenant != tenant)
+            {
                 arrival.payload = other.payload;
                 arrival.invalid = other.invalid;
             }
         } else if roll < config.document_collision + config.resubmit {
             let pick = self.stream.range(0, self.recent.len() as u64 - 1) as usize;
-            if let Some(same) = (0..self.recent.len()).map(|k| self.recent[(pick + k) % self.recent.len()]).find(|a| a.tenant == tenant) {
+            if let Some(same) = (0..self.recent.len())
+                .map(|k| self.recent[(pick + k) % self.recent.len()])
+                .find(|a| a.tenant == tenant)
+            {
                 arrival.payload = same.payload;
                 arrival.invalid = same.invalid;
                 if self.stream.chance(config.resubmit_changed) {

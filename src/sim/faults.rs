@@ -27,7 +27,12 @@ impl FaultRates {
     pub fn from_scenario(s: &Scenario) -> FaultRates {
         FaultRates {
             crash: s.faults.crash,
-            crash_points: s.faults.crash_points.iter().filter_map(|p| CrashPoint::parse(p)).collect(),
+            crash_points: s
+                .faults
+                .crash_points
+                .iter()
+                .filter_map(|p| CrashPoint::parse(p))
+                .collect(),
             stall: s.faults.stall,
             transient_error: s.faults.transient_error,
             permanent_error: s.faults.permanent_error,
@@ -57,19 +62,26 @@ pub struct Script {
 
 impl Script {
     pub fn from_scenario(s: &Scenario) -> Script {
-        let mut script = Script { fired: vec![false; s.script.len()], ..Script::default() };
+        let mut script = Script {
+            fired: vec![false; s.script.len()],
+            ..Script::default()
+        };
         for (index, e) in s.script.iter().enumerate() {
             match e.fault {
                 FaultKind::RelayCrash => script.relay_crashes.push(e.at_ms),
                 FaultKind::MutatePayload => {}
-                fault => script.by_job.entry(JobId(e.job.expect("validated"))).or_default().push(Armed {
-                    index,
-                    at_ms: e.at_ms,
-                    attempt: e.attempt,
-                    fault,
-                    point: e.point.as_deref().and_then(CrashPoint::parse),
-                    stall_ms: e.stall_ms,
-                }),
+                fault => script
+                    .by_job
+                    .entry(JobId(e.job.expect("validated")))
+                    .or_default()
+                    .push(Armed {
+                        index,
+                        at_ms: e.at_ms,
+                        attempt: e.attempt,
+                        fault,
+                        point: e.point.as_deref().and_then(CrashPoint::parse),
+                        stall_ms: e.stall_ms,
+                    }),
             }
         }
         script.relay_crashes.sort_unstable();
@@ -79,7 +91,9 @@ impl Script {
 
     /// Scripted faults for this attempt (each fires once), applied over the drawn plan.
     pub fn apply(&mut self, now: SimTime, job: JobId, attempt: u32, plan: &mut AttemptPlan) {
-        let Some(armed) = self.by_job.get_mut(&job) else { return };
+        let Some(armed) = self.by_job.get_mut(&job) else {
+            return;
+        };
         armed.retain(|a| {
             let due = now >= a.at_ms && a.attempt.is_none_or(|n| n == attempt);
             if !due {
@@ -90,7 +104,9 @@ impl Script {
                 FaultKind::Stall => plan.stall_ms = a.stall_ms,
                 FaultKind::TransientError => plan.error = Some(ErrorKind::ProviderUnavailable),
                 FaultKind::PermanentError => plan.error = Some(ErrorKind::SchemaInvalid),
-                FaultKind::RelayCrash | FaultKind::MutatePayload => unreachable!("not a worker fault"),
+                FaultKind::RelayCrash | FaultKind::MutatePayload => {
+                    unreachable!("not a worker fault")
+                }
             }
             self.fired[a.index] = true;
             false
@@ -142,5 +158,12 @@ pub fn draw_plan(
     };
     let validate_ms = scenario.stages.validate_ms.sample(s);
     let output = s.next_u64();
-    AttemptPlan { extract_ms, stall_ms, validate_ms, crash, error, output }
+    AttemptPlan {
+        extract_ms,
+        stall_ms,
+        validate_ms,
+        crash,
+        error,
+        output,
+    }
 }

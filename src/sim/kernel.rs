@@ -16,7 +16,10 @@ use crate::model::dead_letter::{DeadLetterQueue, DlqReason, StoredReason};
 use crate::model::key::{IdempotencyKey, KeyNames};
 use crate::model::outbox::{CommitOutcome, Outbox, OutboxConfig};
 use crate::model::payload::{Payload, PayloadHash};
-use crate::model::queue::{EnqueueOutcome, EnqueueRequest, ExpiryOutcome, JobState, LeaseOutcome, Queue, QueueConfig, Rejection};
+use crate::model::queue::{
+    EnqueueOutcome, EnqueueRequest, ExpiryOutcome, JobState, LeaseOutcome, Queue, QueueConfig,
+    Rejection,
+};
 use crate::model::retry::{classify, Decision, ErrorClass, ErrorKind, RetryPolicy};
 use crate::model::worker::{Attempt, Step};
 use crate::rng::{Purpose, Stream};
@@ -30,19 +33,38 @@ pub enum Ev {
     /// The next generated arrival.
     Arrival,
     /// An explicit `[[enqueue]]` entry.
-    ExplicitEnqueue { index: u32 },
+    ExplicitEnqueue {
+        index: u32,
+    },
     /// A worker's time-consuming step (extract slice, validation) is over.
-    WorkerWakes { worker: u32 },
-    WorkerRestarts { worker: u32 },
+    WorkerWakes {
+        worker: u32,
+    },
+    WorkerRestarts {
+        worker: u32,
+    },
     /// A waiting job's visible_at has come.
-    JobVisible { job: u32, visible_at: SimTime },
+    JobVisible {
+        job: u32,
+        visible_at: SimTime,
+    },
     /// Just after a lease's leaseUntil: has it expired?
-    LeaseCheck { job: u32, fence: u64 },
+    LeaseCheck {
+        job: u32,
+        fence: u64,
+    },
     RelayTick,
-    ReviewDone { event: u64, job: u32 },
+    ReviewDone {
+        event: u64,
+        job: u32,
+    },
     DepthSample,
-    OperatorAction { index: u32 },
-    MutatePayload { index: u32 },
+    OperatorAction {
+        index: u32,
+    },
+    MutatePayload {
+        index: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -158,7 +180,12 @@ impl<'s, O: Observer> Sim<'s, O> {
             .arrivals
             .tenants
             .iter()
-            .map(|t| names.tenants.register(t).expect("scenario validated its tenants"))
+            .map(|t| {
+                names
+                    .tenants
+                    .register(t)
+                    .expect("scenario validated its tenants")
+            })
             .collect();
         let workers = scenario.workers.count;
         Sim {
@@ -170,7 +197,10 @@ impl<'s, O: Observer> Sim<'s, O> {
             heap_events: 0,
             queue: Queue::with_capacity(queue_config, capacity),
             outbox: Outbox::with_capacity(
-                OutboxConfig { bug_no_idempotency: bugs.no_idempotency, bug_reuse_on_conflict: bugs.reuse_on_conflict },
+                OutboxConfig {
+                    bug_no_idempotency: bugs.no_idempotency,
+                    bug_reuse_on_conflict: bugs.reuse_on_conflict,
+                },
                 capacity,
             ),
             consumer: Consumer::new(bugs.no_consumer_dedupe),
@@ -183,13 +213,22 @@ impl<'s, O: Observer> Sim<'s, O> {
                 bug_unbounded: bugs.unbounded_retries,
             },
             workers: vec![WorkerSlot::default(); workers as usize],
-            worker_streams: (0..workers).map(|w| Stream::new(seed, Purpose::Worker, w as u64)).collect(),
+            worker_streams: (0..workers)
+                .map(|w| Stream::new(seed, Purpose::Worker, w as u64))
+                .collect(),
             idle: (0..workers).map(WorkerId).collect(),
             relay_stream: Stream::new(seed, Purpose::Relay, 0),
             jitter_stream: Stream::new(seed, Purpose::Jitter, 0),
             review_stream: Stream::new(seed, Purpose::Review, 0),
-            arrivals: ArrivalProcess::new(Stream::new(seed, Purpose::Arrivals, 0), scenario.arrivals.tenants.len(), jobs),
-            rates: options.rates.clone().unwrap_or_else(|| FaultRates::from_scenario(scenario)),
+            arrivals: ArrivalProcess::new(
+                Stream::new(seed, Purpose::Arrivals, 0),
+                scenario.arrivals.tenants.len(),
+                jobs,
+            ),
+            rates: options
+                .rates
+                .clone()
+                .unwrap_or_else(|| FaultRates::from_scenario(scenario)),
             script: Script::from_scenario(scenario),
             invalid: Vec::with_capacity(capacity),
             names,
@@ -209,12 +248,19 @@ impl<'s, O: Observer> Sim<'s, O> {
     #[inline]
     fn schedule(&mut self, at: SimTime, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Scheduled { at, seq: self.seq, ev });
+        self.heap.push(Scheduled {
+            at,
+            seq: self.seq,
+            ev,
+        });
     }
 
     #[inline]
     fn record(&mut self, event: Event) {
-        let r = Record { at: self.now, event };
+        let r = Record {
+            at: self.now,
+            event,
+        };
         self.hash.add(&r);
         self.observer.observe(&r);
     }
@@ -292,7 +338,9 @@ impl<'s, O: Observer> Sim<'s, O> {
             Ev::WorkerWakes { worker } => self.drive(WorkerId(worker)),
             Ev::WorkerRestarts { worker } => {
                 self.workers[worker as usize].down = false;
-                self.record(Event::WorkerRestarted { worker: WorkerId(worker) });
+                self.record(Event::WorkerRestarted {
+                    worker: WorkerId(worker),
+                });
                 self.worker_free(WorkerId(worker));
             }
             Ev::JobVisible { job, visible_at } => {
@@ -306,11 +354,20 @@ impl<'s, O: Observer> Sim<'s, O> {
             Ev::ReviewDone { event, job } => {
                 self.reviews_pending -= 1;
                 let key = self.queue.job(JobId(job)).key;
-                self.record(Event::ReviewDone { event: EventId(event), key, job: JobId(job) });
+                self.record(Event::ReviewDone {
+                    event: EventId(event),
+                    key,
+                    job: JobId(job),
+                });
             }
             Ev::DepthSample => {
-                self.record(Event::DepthSampled { depth: self.queue.depth() as u64 });
-                self.schedule(self.now + self.scenario.metrics.depth_sample_ms, Ev::DepthSample);
+                self.record(Event::DepthSampled {
+                    depth: self.queue.depth() as u64,
+                });
+                self.schedule(
+                    self.now + self.scenario.metrics.depth_sample_ms,
+                    Ev::DepthSample,
+                );
             }
             Ev::OperatorAction { index } => {
                 self.pending_timed -= 1;
@@ -333,24 +390,58 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
     }
 
-    fn enqueue(&mut self, tenant: TenantId, payload: Payload, version: u32, invalid: bool, origin: Origin) -> Option<JobId> {
+    fn enqueue(
+        &mut self,
+        tenant: TenantId,
+        payload: Payload,
+        version: u32,
+        invalid: bool,
+        origin: Origin,
+    ) -> Option<JobId> {
         let key = self.key_for(tenant, &payload, version);
         let hash = payload.hash();
-        let request = EnqueueRequest { tenant, key, payload: hash, visible_at: self.now };
+        let request = EnqueueRequest {
+            tenant,
+            key,
+            payload: hash,
+            visible_at: self.now,
+        };
         match self.queue.enqueue(self.now, request) {
             EnqueueOutcome::Created(job) => {
                 self.invalid.push(invalid);
                 let deadline_at = self.queue.job(job).deadline_at(self.queue.config());
-                self.record(Event::Enqueued { job, tenant, key, payload: hash, visible_at: self.now, deadline_at, origin });
+                self.record(Event::Enqueued {
+                    job,
+                    tenant,
+                    key,
+                    payload: hash,
+                    visible_at: self.now,
+                    deadline_at,
+                    origin,
+                });
                 self.hand_out();
                 Some(job)
             }
             EnqueueOutcome::Deduplicated { existing } => {
-                self.record(Event::EnqueueDeduped { tenant, key, payload: hash, existing });
+                self.record(Event::EnqueueDeduped {
+                    tenant,
+                    key,
+                    payload: hash,
+                    existing,
+                });
                 None
             }
-            EnqueueOutcome::Conflict { existing, existing_payload } => {
-                self.record(Event::EnqueueConflict { tenant, key, payload: hash, existing, existing_payload });
+            EnqueueOutcome::Conflict {
+                existing,
+                existing_payload,
+            } => {
+                self.record(Event::EnqueueConflict {
+                    tenant,
+                    key,
+                    payload: hash,
+                    existing,
+                    existing_payload,
+                });
                 None
             }
         }
@@ -373,7 +464,10 @@ impl<'s, O: Observer> Sim<'s, O> {
         let document = self.names.documents.named(&e.document).expect("validated");
         let payload = match &e.payload {
             Some(text) => Payload::from_text(document, text),
-            None => Payload { document, content: 0 },
+            None => Payload {
+                document,
+                content: 0,
+            },
         };
         let (version, invalid) = (e.version, e.invalid);
         self.enqueue(tenant, payload, version, invalid, Origin::Arrival);
@@ -402,19 +496,47 @@ impl<'s, O: Observer> Sim<'s, O> {
     /// Returns whether the worker got a job.
     fn lease_for(&mut self, w: WorkerId) -> bool {
         if self.scenario.metrics.depth_sample == DepthSampling::PerLease && self.queue.depth() > 0 {
-            self.record(Event::DepthSampled { depth: self.queue.depth() as u64 });
+            self.record(Event::DepthSampled {
+                depth: self.queue.depth() as u64,
+            });
         }
         loop {
             match self.queue.lease_next(self.now) {
                 LeaseOutcome::Empty => return false,
                 LeaseOutcome::Cancelled { job, deadline_at } => {
-                    self.record(Event::Cancelled { job, worker: None, fence: None, deadline_at });
+                    self.record(Event::Cancelled {
+                        job,
+                        worker: None,
+                        fence: None,
+                        deadline_at,
+                    });
                 }
                 LeaseOutcome::AttemptsExhausted { job, attempts } => {
-                    self.file_dead_letter(job, None, None, attempts, DlqReason::MaxAttemptsExceeded, None);
+                    self.file_dead_letter(
+                        job,
+                        None,
+                        None,
+                        attempts,
+                        DlqReason::MaxAttemptsExceeded,
+                        None,
+                    );
                 }
-                LeaseOutcome::Leased { job, fence, attempt, lease_until, visible_at, .. } => {
-                    self.record(Event::Leased { job, worker: w, fence, attempt, lease_until, visible_at });
+                LeaseOutcome::Leased {
+                    job,
+                    fence,
+                    attempt,
+                    lease_until,
+                    visible_at,
+                    ..
+                } => {
+                    self.record(Event::Leased {
+                        job,
+                        worker: w,
+                        fence,
+                        attempt,
+                        lease_until,
+                        visible_at,
+                    });
                     self.start_attempt(w, job, fence, attempt);
                     return true;
                 }
@@ -424,12 +546,24 @@ impl<'s, O: Observer> Sim<'s, O> {
 
     fn start_attempt(&mut self, w: WorkerId, job: JobId, fence: Fence, number: u32) {
         let invalid = self.invalid[job.index()];
-        let mut plan = draw_plan(&mut self.worker_streams[w.index()], &self.rates, self.scenario, invalid);
+        let mut plan = draw_plan(
+            &mut self.worker_streams[w.index()],
+            &self.rates,
+            self.scenario,
+            invalid,
+        );
         if self.bug_nondeterministic {
             plan.output = unrecorded_model_output(job);
         }
         self.script.apply(self.now, job, number, &mut plan);
-        let attempt = Attempt::new(job, fence, number, plan, self.scenario.queue.heartbeat_ms, self.bug_naive);
+        let attempt = Attempt::new(
+            job,
+            fence,
+            number,
+            plan,
+            self.scenario.queue.heartbeat_ms,
+            self.bug_naive,
+        );
         let slot = &mut self.workers[w.index()];
         slot.attempt = Some(attempt);
         slot.expiry_armed = false;
@@ -449,16 +583,26 @@ impl<'s, O: Observer> Sim<'s, O> {
         let j = self.queue.job(job);
         if j.fence == fence && j.state == JobState::Leased {
             let at = j.lease_until + 1;
-            self.schedule(at, Ev::LeaseCheck { job: job.0, fence: fence.0 });
+            self.schedule(
+                at,
+                Ev::LeaseCheck {
+                    job: job.0,
+                    fence: fence.0,
+                },
+            );
         }
     }
 
     fn on_lease_check(&mut self, job: JobId, fence: Fence) {
         match self.queue.check_expiry(self.now, job, fence) {
             ExpiryOutcome::Stale => {}
-            ExpiryOutcome::StillLeased { lease_until } => {
-                self.schedule(lease_until + 1, Ev::LeaseCheck { job: job.0, fence: fence.0 })
-            }
+            ExpiryOutcome::StillLeased { lease_until } => self.schedule(
+                lease_until + 1,
+                Ev::LeaseCheck {
+                    job: job.0,
+                    fence: fence.0,
+                },
+            ),
             ExpiryOutcome::Expired => {
                 self.record(Event::LeaseExpired { job, fence });
                 self.hand_out();
@@ -471,23 +615,47 @@ impl<'s, O: Observer> Sim<'s, O> {
     /// Runs worker `w`'s attempt until it has to wait or is over.
     fn drive(&mut self, w: WorkerId) {
         loop {
-            let Some(attempt) = self.workers[w.index()].attempt.as_mut() else { return };
-            let step = attempt.next();
-            let (job, fence, stall_ms) = (attempt.job, attempt.fence, attempt.plan.stall_ms.unwrap_or(0));
+            let Some(attempt) = self.workers[w.index()].attempt.as_mut() else {
+                return;
+            };
+            let step = attempt.advance();
+            let (job, fence, stall_ms) = (
+                attempt.job,
+                attempt.fence,
+                attempt.plan.stall_ms.unwrap_or(0),
+            );
             match step {
                 Step::Crash(point) => {
                     self.arm_expiry(w, job, fence);
                     let slot = &mut self.workers[w.index()];
                     slot.attempt = None;
                     slot.down = true;
-                    self.record(Event::WorkerCrashed { worker: w, job, fence, point: point.name() });
-                    self.schedule(self.now + self.scenario.workers.restart_ms, Ev::WorkerRestarts { worker: w.0 });
+                    self.record(Event::WorkerCrashed {
+                        worker: w,
+                        job,
+                        fence,
+                        point: point.name(),
+                    });
+                    self.schedule(
+                        self.now + self.scenario.workers.restart_ms,
+                        Ev::WorkerRestarts { worker: w.0 },
+                    );
                     return;
                 }
                 Step::BeginExtract { stalled } => {
-                    self.record(Event::ExtractStarted { job, worker: w, fence, stalled });
+                    self.record(Event::ExtractStarted {
+                        job,
+                        worker: w,
+                        fence,
+                        stalled,
+                    });
                     if stalled {
-                        self.record(Event::StallBegan { worker: w, job, fence, stall_ms });
+                        self.record(Event::StallBegan {
+                            worker: w,
+                            job,
+                            fence,
+                            stall_ms,
+                        });
                     }
                 }
                 Step::Extract { ms } | Step::Validate { ms } => {
@@ -499,11 +667,25 @@ impl<'s, O: Observer> Sim<'s, O> {
                     return;
                 }
                 Step::Heartbeat => match self.queue.heartbeat(self.now, job, fence) {
-                    Ok(lease_until) => self.record(Event::Heartbeat { job, worker: w, fence, lease_until }),
+                    Ok(lease_until) => self.record(Event::Heartbeat {
+                        job,
+                        worker: w,
+                        fence,
+                        lease_until,
+                    }),
                     Err(rejection) => self.rejected(w, job, fence, Op::Heartbeat, rejection),
                 },
-                Step::ExtractDone { inference_ms, output } => {
-                    self.record(Event::ExtractDone { job, worker: w, fence, inference_ms, output });
+                Step::ExtractDone {
+                    inference_ms,
+                    output,
+                } => {
+                    self.record(Event::ExtractDone {
+                        job,
+                        worker: w,
+                        fence,
+                        inference_ms,
+                        output,
+                    });
                 }
                 Step::Fail(error) => self.fail(w, job, fence, error),
                 Step::Commit => self.commit(w, job),
@@ -514,7 +696,11 @@ impl<'s, O: Observer> Sim<'s, O> {
                     }
                 }
                 Step::Ack => match self.queue.ack(self.now, job, fence) {
-                    Ok(()) => self.record(Event::Acked { job, worker: w, fence }),
+                    Ok(()) => self.record(Event::Acked {
+                        job,
+                        worker: w,
+                        fence,
+                    }),
                     Err(rejection) => self.rejected(w, job, fence, Op::Ack, rejection),
                 },
                 Step::Done => {
@@ -526,20 +712,40 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
     }
 
-    fn rejected(&mut self, w: WorkerId, job: JobId, presented: Fence, op: Op, rejection: Rejection) {
+    fn rejected(
+        &mut self,
+        w: WorkerId,
+        job: JobId,
+        presented: Fence,
+        op: Op,
+        rejection: Rejection,
+    ) {
         let (held, reason) = match rejection {
             Rejection::StaleFence { held, .. } => (held, "stale_fence"),
             Rejection::Terminal(state) => (self.queue.job(job).fence, state.name()),
             Rejection::NotLeased(state) => (self.queue.job(job).fence, state.name()),
         };
-        self.record(Event::Rejected { job, worker: w, op, presented, held, reason });
+        self.record(Event::Rejected {
+            job,
+            worker: w,
+            op,
+            presented,
+            held,
+            reason,
+        });
     }
 
     fn commit(&mut self, w: WorkerId, job: JobId) {
         let j = *self.queue.job(job);
-        let output = self.workers[w.index()].attempt.as_ref().expect("committing attempt").plan.output;
+        let output = self.workers[w.index()]
+            .attempt
+            .as_ref()
+            .expect("committing attempt")
+            .plan
+            .output;
         let outcome = if self.bug_naive {
-            self.outbox.naive_write_result(j.key, job, j.payload, output)
+            self.outbox
+                .naive_write_result(j.key, job, j.payload, output)
         } else {
             self.outbox.commit(j.key, job, j.payload, output)
         };
@@ -548,7 +754,14 @@ impl<'s, O: Observer> Sim<'s, O> {
                 if self.bug_naive {
                     self.workers[w.index()].wrote_fresh = Some((j.key, output));
                 }
-                self.record(Event::ResultCommitted { job, worker: w, key: j.key, payload: j.payload, output, event });
+                self.record(Event::ResultCommitted {
+                    job,
+                    worker: w,
+                    key: j.key,
+                    payload: j.payload,
+                    output,
+                    event,
+                });
             }
             CommitOutcome::Deduped { existing } => {
                 self.record(Event::CommitDeduped {
@@ -562,11 +775,22 @@ impl<'s, O: Observer> Sim<'s, O> {
                 });
             }
             CommitOutcome::Conflict { existing } => {
-                self.record(Event::CommitConflict { job, worker: w, key: j.key, payload: j.payload, existing_payload: existing.payload });
-                let attempt = self.workers[w.index()].attempt.as_mut().expect("committing attempt");
+                self.record(Event::CommitConflict {
+                    job,
+                    worker: w,
+                    key: j.key,
+                    payload: j.payload,
+                    existing_payload: existing.payload,
+                });
+                let attempt = self.workers[w.index()]
+                    .attempt
+                    .as_mut()
+                    .expect("committing attempt");
                 let step = attempt.commit_refused();
                 let fence = attempt.fence;
-                let Step::Fail(error) = step else { unreachable!("a refused commit fails the attempt") };
+                let Step::Fail(error) = step else {
+                    unreachable!("a refused commit fails the attempt")
+                };
                 self.fail(w, job, fence, error);
             }
         }
@@ -576,34 +800,78 @@ impl<'s, O: Observer> Sim<'s, O> {
     fn fail(&mut self, w: WorkerId, job: JobId, fence: Fence, error: ErrorKind) {
         let j = *self.queue.job(job);
         let deadline_at = j.deadline_at(self.queue.config());
-        let error = if self.now > deadline_at && classify(error) == ErrorClass::Transient { ErrorKind::DeadlineExceeded } else { error };
+        let error = if self.now > deadline_at && classify(error) == ErrorClass::Transient {
+            ErrorKind::DeadlineExceeded
+        } else {
+            error
+        };
         let class = classify(error);
-        self.record(Event::AttemptFailed { job, worker: w, fence, error: error_name(error), class: class_name(class) });
-        let number = self.workers[w.index()].attempt.as_ref().map_or(j.attempt, |a| a.number);
-        let draw = if matches!(self.policy.jitter, crate::model::retry::Jitter::None) { 0.0 } else { self.jitter_stream.unit() };
+        self.record(Event::AttemptFailed {
+            job,
+            worker: w,
+            fence,
+            error: error_name(error),
+            class: class_name(class),
+        });
+        let number = self.workers[w.index()]
+            .attempt
+            .as_ref()
+            .map_or(j.attempt, |a| a.number);
+        let draw = if matches!(self.policy.jitter, crate::model::retry::Jitter::None) {
+            0.0
+        } else {
+            self.jitter_stream.unit()
+        };
         match self.policy.decide(error, number, draw) {
             Decision::Retry { delay_ms } => {
                 let visible_at = RetryPolicy::visible_at(self.now, delay_ms);
                 match self.queue.retry_at(self.now, job, fence, visible_at) {
                     Ok(()) => {
-                        self.record(Event::RetryScheduled { job, worker: w, fence, attempt: number, visible_at });
-                        self.schedule(visible_at, Ev::JobVisible { job: job.0, visible_at });
+                        self.record(Event::RetryScheduled {
+                            job,
+                            worker: w,
+                            fence,
+                            attempt: number,
+                            visible_at,
+                        });
+                        self.schedule(
+                            visible_at,
+                            Ev::JobVisible {
+                                job: job.0,
+                                visible_at,
+                            },
+                        );
                     }
                     Err(rejection) => self.rejected(w, job, fence, Op::Retry, rejection),
                 }
             }
             Decision::DeadLetter(reason) => match self.queue.dead_letter(self.now, job, fence) {
-                Ok(()) => self.file_dead_letter(job, Some(w), Some(fence), number, reason, Some(error)),
+                Ok(()) => {
+                    self.file_dead_letter(job, Some(w), Some(fence), number, reason, Some(error))
+                }
                 Err(rejection) => self.rejected(w, job, fence, Op::DeadLetter, rejection),
             },
             Decision::Cancel => match self.queue.cancel(self.now, job, fence) {
-                Ok(()) => self.record(Event::Cancelled { job, worker: Some(w), fence: Some(fence), deadline_at }),
+                Ok(()) => self.record(Event::Cancelled {
+                    job,
+                    worker: Some(w),
+                    fence: Some(fence),
+                    deadline_at,
+                }),
                 Err(rejection) => self.rejected(w, job, fence, Op::Cancel, rejection),
             },
         }
     }
 
-    fn file_dead_letter(&mut self, job: JobId, w: Option<WorkerId>, fence: Option<Fence>, attempts: u32, reason: DlqReason, error: Option<ErrorKind>) {
+    fn file_dead_letter(
+        &mut self,
+        job: JobId,
+        w: Option<WorkerId>,
+        fence: Option<Fence>,
+        attempts: u32,
+        reason: DlqReason,
+        error: Option<ErrorKind>,
+    ) {
         let stored = if self.bug_raw_reason {
             StoredReason::Raw(self.raw_error_text(job, error).into())
         } else {
@@ -611,7 +879,13 @@ impl<'s, O: Observer> Sim<'s, O> {
         };
         let text: Box<str> = stored.text().into();
         self.dlq.push(self.now, job, stored);
-        self.record(Event::DeadLettered { job, worker: w, fence, attempts, reason: text });
+        self.record(Event::DeadLettered {
+            job,
+            worker: w,
+            fence,
+            attempts,
+            reason: text,
+        });
     }
 
     /// What a parser's error message looks like: it quotes the document. Only the
@@ -636,26 +910,61 @@ impl<'s, O: Observer> Sim<'s, O> {
                 self.deliver(e.id, e.key, e.job, e.output, e.sends + 1, false);
             }
             self.outbox.note_sent(count);
-            let crash = self.script.relay_crash_due(self.now) || self.relay_stream.chance(self.rates.relay_crash);
+            let crash = self.script.relay_crash_due(self.now)
+                || self.relay_stream.chance(self.rates.relay_crash);
             if crash {
-                self.record(Event::RelayCrashed { unmarked: count as u32 });
+                self.record(Event::RelayCrashed {
+                    unmarked: count as u32,
+                });
             } else {
                 self.outbox.mark_published(count);
-                self.record(Event::MarkedPublished { count: count as u32 });
+                self.record(Event::MarkedPublished {
+                    count: count as u32,
+                });
             }
         }
         self.schedule(self.now + self.scenario.relay.interval_ms, Ev::RelayTick);
     }
 
     /// One event reaches the consumer, which applies it once and hands the document to review.
-    fn deliver(&mut self, event: EventId, key: IdempotencyKey, job: JobId, output: u64, send: u32, direct: bool) {
-        self.record(Event::Published { event, key, job, output, send, direct });
+    fn deliver(
+        &mut self,
+        event: EventId,
+        key: IdempotencyKey,
+        job: JobId,
+        output: u64,
+        send: u32,
+        direct: bool,
+    ) {
+        self.record(Event::Published {
+            event,
+            key,
+            job,
+            output,
+            send,
+            direct,
+        });
         match self.consumer.handle(event) {
             HandleOutcome::Applied => {
-                self.record(Event::EffectApplied { event, key, job, output });
-                let review_ms = self.scenario.stages.review_ms.sample(&mut self.review_stream);
+                self.record(Event::EffectApplied {
+                    event,
+                    key,
+                    job,
+                    output,
+                });
+                let review_ms = self
+                    .scenario
+                    .stages
+                    .review_ms
+                    .sample(&mut self.review_stream);
                 self.reviews_pending += 1;
-                self.schedule(self.now + review_ms, Ev::ReviewDone { event: event.0, job: job.0 });
+                self.schedule(
+                    self.now + review_ms,
+                    Ev::ReviewDone {
+                        event: event.0,
+                        job: job.0,
+                    },
+                );
             }
             HandleOutcome::DuplicateEvent => self.record(Event::DuplicateEvent { event, key }),
         }
@@ -668,41 +977,90 @@ impl<'s, O: Observer> Sim<'s, O> {
         let old = JobId(action.job);
         let operator = action.operator.clone();
         if old.index() >= self.queue.len() {
-            self.record(Event::ReprocessRefused { job: old, operator: operator.map(Into::into), reason: "no_such_job" });
+            self.record(Event::ReprocessRefused {
+                job: old,
+                operator: operator.map(Into::into),
+                reason: "no_such_job",
+            });
             return;
         }
         if let Err(refusal) = self.dlq.authorize_reprocess(old, operator.as_deref()) {
-            let reason = if self.queue.job(old).state == JobState::Cancelled && refusal != crate::model::dead_letter::ReprocessRefusal::MissingOperator {
+            let reason = if self.queue.job(old).state == JobState::Cancelled
+                && refusal != crate::model::dead_letter::ReprocessRefusal::MissingOperator
+            {
                 "cancelled_is_terminal"
             } else {
                 refusal.code()
             };
-            self.record(Event::ReprocessRefused { job: old, operator: operator.map(Into::into), reason });
+            self.record(Event::ReprocessRefused {
+                job: old,
+                operator: operator.map(Into::into),
+                reason,
+            });
             return;
         }
         let operator = operator.expect("authorized reprocess has an operator");
         let o = *self.queue.job(old);
-        let payload = Payload { document: o.key.document, content: 0 };
+        let payload = Payload {
+            document: o.key.document,
+            content: 0,
+        };
         let invalid = self.invalid[old.index()];
         // Same tenant and document, version + 1: a new job; the dead one stays dead.
-        let new = self.enqueue_reprocess(o.tenant, payload, o.payload, o.key.version + 1, invalid, old);
+        let new = self.enqueue_reprocess(
+            o.tenant,
+            payload,
+            o.payload,
+            o.key.version + 1,
+            invalid,
+            old,
+        );
         match new {
             Some(new) => {
                 self.dlq.record_reprocess(self.now, old, new, &operator);
-                self.record(Event::Reprocessed { old_job: old, new_job: new, operator: operator.into() });
+                self.record(Event::Reprocessed {
+                    old_job: old,
+                    new_job: new,
+                    operator: operator.into(),
+                });
             }
-            None => self.record(Event::ReprocessRefused { job: old, operator: Some(operator.into()), reason: "version_exists" }),
+            None => self.record(Event::ReprocessRefused {
+                job: old,
+                operator: Some(operator.into()),
+                reason: "version_exists",
+            }),
         }
     }
 
-    fn enqueue_reprocess(&mut self, tenant: TenantId, payload: Payload, hash: PayloadHash, version: u32, invalid: bool, from: JobId) -> Option<JobId> {
+    fn enqueue_reprocess(
+        &mut self,
+        tenant: TenantId,
+        payload: Payload,
+        hash: PayloadHash,
+        version: u32,
+        invalid: bool,
+        from: JobId,
+    ) -> Option<JobId> {
         let key = self.key_for(tenant, &payload, version);
-        let request = EnqueueRequest { tenant, key, payload: hash, visible_at: self.now };
+        let request = EnqueueRequest {
+            tenant,
+            key,
+            payload: hash,
+            visible_at: self.now,
+        };
         match self.queue.enqueue(self.now, request) {
             EnqueueOutcome::Created(job) => {
                 self.invalid.push(invalid);
                 let deadline_at = self.queue.job(job).deadline_at(self.queue.config());
-                self.record(Event::Enqueued { job, tenant, key, payload: hash, visible_at: self.now, deadline_at, origin: Origin::Reprocess { from } });
+                self.record(Event::Enqueued {
+                    job,
+                    tenant,
+                    key,
+                    payload: hash,
+                    visible_at: self.now,
+                    deadline_at,
+                    origin: Origin::Reprocess { from },
+                });
                 self.hand_out();
                 Some(job)
             }
@@ -717,7 +1075,10 @@ impl<'s, O: Observer> Sim<'s, O> {
             return;
         }
         let document = self.queue.job(job).key.document;
-        let text = e.payload.clone().unwrap_or_else(|| format!("mutated at {} ms", self.now));
+        let text = e
+            .payload
+            .clone()
+            .unwrap_or_else(|| format!("mutated at {} ms", self.now));
         let payload = Payload::from_text(document, &text).hash();
         self.queue.mutate_payload(job, payload);
         self.record(Event::PayloadMutated { job, payload });
