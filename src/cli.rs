@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// Print only the verdict line
     #[arg(long)]
     pub quiet: bool,
+    /// Also write the run as an explicit scenario: the faults that fired as [[script]] entries,
+    /// random fault rates 0
+    #[arg(long, value_name = "FILE")]
+    pub freeze: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -69,6 +73,10 @@ pub enum Command {
     },
     /// List the bug switches and the invariant each should break
     Bugs,
+    /// Run many seeds in parallel, group failures, gate on coverage, shrink the first failures
+    Sweep(crate::sweep::SweepArgs),
+    /// Merge the outputs of sharded sweeps into what one unsharded sweep writes
+    Merge(crate::sweep::MergeArgs),
 }
 
 /// How a command ended.
@@ -100,6 +108,8 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Run(args) => cmd_run(&args),
         Command::Replay { dir } => cmd_replay(&dir),
         Command::Check { scenarios } => cmd_check(&scenarios),
+        Command::Sweep(args) => crate::sweep::cmd_sweep(&args),
+        Command::Merge(args) => crate::sweep::cmd_merge(&args),
         Command::Bugs => {
             println!("{:<22} {:<26} defect", "switch", "caught by");
             for b in &crate::bugs::ALL {
@@ -160,7 +170,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         }
         request.jobs = Some(jobs);
     }
-    request.keep_trace = args.trace;
+    request.keep_trace = args.trace || args.freeze.is_some();
     let out_path = args
         .out
         .clone()
@@ -175,6 +185,12 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         Some(Box::new(std::io::BufWriter::new(f)))
     };
     let mut report = run_once(&scenario, &request, attempt_rows);
+    if let Some(path) = &args.freeze {
+        crate::sweep::freeze_run(&scenario, &request, &report, path, &args.scenario)?;
+        if !args.trace {
+            report.trace = None;
+        }
+    }
     report
         .metrics
         .finish_rows()

@@ -17,3 +17,4 @@ pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;

@@ -1,0 +1,203 @@
+//! Freezing: a seeded run written out as an explicit scenario.
+//!
+//! Owns: reading the faults that fired out of a run's history (worker crashes with their point,
+//! stalls with their length, transient and permanent errors, relay crashes) and writing them as
+//! `[[script]]` entries pinned to their job and attempt, with every random fault rate set to 0,
+//! and turning such a scenario into a TOML file that `durasim run` accepts.
+//! Does not: decide whether the frozen file still fails (see `shrink`).
+//!
+//! What replays: arrivals, jitter, review times and the relay draw from streams the fault rates
+//! do not touch, and a zero rate draws nothing. The worker streams do change: with the rates at
+//! 0 the per-attempt fault draws are gone, so each attempt's extraction length, validation time
+//! and model output come from different positions of the same seeded stream. With constant
+//! stage durations the frozen run therefore has the same timing, verdicts and counts as the
+//! original (only the model outputs, and so the trace hash, differ); with drawn durations the
+//! timing shifts and a frozen failure must be re-checked, which `shrink` does.
+
+use crate::history::{Event, Record};
+use crate::ids::JobId;
+use crate::model::key::KeyNames;
+use crate::run::RunRequest;
+use crate::scenario::{Expect, FaultKind, Scenario, Script};
+use std::collections::HashMap;
+
+/// Whether a job's document fails validation on every attempt (not an injected fault).
+fn document_invalid(base: &Scenario, names: &KeyNames, document: crate::ids::DocumentId) -> bool {
+    let generated = document.0 < (1 << 31)
+        && base
+            .arrivals
+            .invalid_documents
+            .is_some_and(|v| document.0 % v.every < v.first);
+    generated
+        || base
+            .enqueue
+            .iter()
+            .any(|e| e.invalid && names.documents.name(document) == e.document)
+}
+
+/// The faults that fired in a run, as script entries, in history order.
+pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<Script> {
+    let mut documents: HashMap<JobId, crate::ids::DocumentId> = HashMap::new();
+    let mut leases: HashMap<(JobId, u64), (u32, u64)> = HashMap::new();
+    let mut out = Vec::new();
+    // Worker faults are pinned to their job and attempt number alone (`at_ms = 0`): a time bound
+    // would lose the fault whenever drawn durations move the lease a little earlier.
+    let entry = |_leased_at: u64, fault: FaultKind, job: JobId, attempt: u32| Script {
+        at_ms: 0,
+        fault,
+        point: None,
+        job: Some(job.0),
+        attempt: Some(attempt),
+        stall_ms: None,
+        payload: None,
+    };
+    for r in trace {
+        match &r.event {
+            Event::Enqueued { job, key, .. } => {
+                documents.insert(*job, key.document);
+            }
+            Event::Leased {
+                job,
+                fence,
+                attempt,
+                ..
+            } => {
+                leases.insert((*job, fence.0), (*attempt, r.at));
+            }
+            Event::WorkerCrashed {
+                job, fence, point, ..
+            } => {
+                let (attempt, at) = leases[&(*job, fence.0)];
+                let mut e = entry(at, FaultKind::Crash, *job, attempt);
+                e.point = Some(point.to_string());
+                out.push(e);
+            }
+            Event::StallBegan {
+                job,
+                fence,
+                stall_ms,
+                ..
+            } => {
+                let (attempt, at) = leases[&(*job, fence.0)];
+                let mut e = entry(at, FaultKind::Stall, *job, attempt);
+                e.stall_ms = Some(*stall_ms);
+                out.push(e);
+            }
+            Event::AttemptFailed {
+                job, fence, error, ..
+            } => {
+                let (attempt, at) = leases[&(*job, fence.0)];
+                let fault = match *error {
+                    "provider_unavailable" | "deadline_exceeded" => Some(FaultKind::TransientError),
+                    "schema_invalid"
+                        if !documents
+                            .get(job)
+                            .is_some_and(|d| document_invalid(base, names, *d)) =>
+                    {
+                        Some(FaultKind::PermanentError)
+                    }
+                    _ => None,
+                };
+                if let Some(fault) = fault {
+                    out.push(entry(at, fault, *job, attempt));
+                }
+            }
+            Event::RelayCrashed { .. } => out.push(Script {
+                at_ms: r.at,
+                fault: FaultKind::RelayCrash,
+                point: None,
+                job: None,
+                attempt: None,
+                stall_ms: None,
+                payload: None,
+            }),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Which fault kinds (by name) and crash points fired in a run: the sweep's coverage.
+pub fn fired_kinds(
+    base: &Scenario,
+    trace: &[Record],
+    names: &KeyNames,
+) -> (Vec<&'static str>, Vec<String>) {
+    let mut kinds = [false; 5];
+    let mut points: Vec<String> = Vec::new();
+    for s in fired_faults(base, trace, names) {
+        let i = match s.fault {
+            FaultKind::Crash => {
+                let p = s.point.expect("a crash has a point");
+                if !points.contains(&p) {
+                    points.push(p);
+                }
+                0
+            }
+            FaultKind::Stall => 1,
+            FaultKind::TransientError => 2,
+            FaultKind::PermanentError => 3,
+            FaultKind::RelayCrash => 4,
+            FaultKind::MutatePayload => continue,
+        };
+        kinds[i] = true;
+    }
+    let names_ = super::FAULT_KINDS;
+    (
+        names_
+            .iter()
+            .zip(kinds)
+            .filter(|(_, on)| *on)
+            .map(|(n, _)| *n)
+            .collect(),
+        points,
+    )
+}
+
+/// The run as an explicit scenario: same seed, jobs, bugs and settings; random fault rates 0;
+/// the faults that fired as `[[script]]` entries; scripted payload mutations kept; no `[swarm]`;
+/// an empty `[expect]` (the caller fills it in).
+pub fn freeze(
+    base: &Scenario,
+    request: &RunRequest,
+    trace: &[Record],
+    names: &KeyNames,
+) -> Scenario {
+    let mut s = base.clone();
+    s.seed = request.seed;
+    if let Some(j) = request.jobs {
+        s.arrivals.jobs = j;
+    }
+    s.bugs = request.bugs.clone();
+    s.faults.crash = 0.0;
+    s.faults.stall = 0.0;
+    s.faults.transient_error = 0.0;
+    s.faults.permanent_error = 0.0;
+    s.faults.relay_crash = 0.0;
+    s.swarm = None;
+    s.script = base
+        .script
+        .iter()
+        .filter(|e| e.fault == FaultKind::MutatePayload)
+        .cloned()
+        .collect();
+    s.script.extend(fired_faults(base, trace, names));
+    s.expect = Expect::default();
+    s
+}
+
+/// The scenario as a TOML file, with `header` as leading comment lines. Parsed back and
+/// validated before it is returned, so what is written is a scenario `durasim run` accepts.
+pub fn to_toml(s: &Scenario, header: &str) -> Result<String, String> {
+    let body = toml::to_string(s).map_err(|e| format!("cannot write the scenario as TOML: {e}"))?;
+    let mut text = String::new();
+    for line in header.lines() {
+        text.push_str("# ");
+        text.push_str(line);
+        text.push('\n');
+    }
+    text.push_str(&body);
+    Scenario::parse("<frozen scenario>", &text)
+        .map_err(|e| format!("the written scenario does not parse back: {e}"))?;
+    Ok(text)
+}

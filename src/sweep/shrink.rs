@@ -1,0 +1,304 @@
+//! Shrinking: from a failing seed to a small explicit scenario that fails the same way.
+//!
+//! Owns: the search. It freezes the failing run (see `freeze`), checks the frozen file still
+//! fails, then greedily tries smaller variants (fewer jobs, fewer workers, fewer faults, earlier
+//! faults, shorter stalls, simpler arrivals and constant stage durations) and keeps each one that
+//! still breaks the target. Every candidate is judged by running it exactly as `durasim run`
+//! would run the written file, so the result reproduces by construction.
+//! Does not: write files (the sweep does).
+
+use super::freeze::{freeze, to_toml};
+use crate::check::Invariant;
+use crate::run::{run_once, RunRequest};
+use crate::scenario::{Dist, ReplayExpectation, Scenario};
+use serde::{Deserialize, Serialize};
+
+/// What the shrunk scenario must still show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Invariant(Invariant),
+    /// Two runs of the same seed differ (`nondeterministic_step`).
+    Nondeterminism,
+}
+
+/// Sizes before and after.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Size {
+    pub jobs: u64,
+    pub workers: u32,
+    pub faults: usize,
+}
+
+fn size(s: &Scenario) -> Size {
+    Size {
+        jobs: s.jobs_planned(),
+        workers: s.workers.count,
+        faults: s.script.len(),
+    }
+}
+
+pub struct Shrunk {
+    pub scenario: Scenario,
+    pub from: Size,
+    pub to: Size,
+    /// Candidate runs tried.
+    pub runs: u32,
+    /// The frozen file failed with the original seed (otherwise a nearby seed was needed).
+    pub seed_kept: bool,
+    pub violated: Vec<Invariant>,
+}
+
+const BUDGET: u32 = 400;
+
+struct Search<'a> {
+    target: Target,
+    runs: u32,
+    header: &'a str,
+}
+
+impl Search<'_> {
+    /// Runs the candidate as its written file would run; `Some(violated)` when it hits the target.
+    fn fails(&mut self, s: &Scenario) -> Option<Vec<Invariant>> {
+        if self.runs >= BUDGET {
+            return None;
+        }
+        self.runs += 1;
+        // Only files that parse back are candidates.
+        let text = to_toml(s, self.header).ok()?;
+        let s = Scenario::parse("<candidate>", &text).ok()?;
+        let request = RunRequest::for_scenario(&s);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let r = run_once(&s, &request, None);
+            let again = matches!(self.target, Target::Nondeterminism)
+                .then(|| run_once(&s, &request, None).outcome.trace_hash);
+            (r.check.violated(), r.outcome.trace_hash, again)
+        }))
+        .ok()?;
+        let (violated, hash, again) = result;
+        let hit = match self.target {
+            Target::Invariant(i) => violated.contains(&i),
+            Target::Nondeterminism => again != Some(hash),
+        };
+        hit.then_some(violated)
+    }
+
+    /// Tries each candidate in turn; keeps the first that still fails.
+    fn first(&mut self, current: &mut Scenario, candidates: Vec<Scenario>) -> bool {
+        for c in candidates {
+            if self.fails(&c).is_some() {
+                *current = c;
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Drops the script and operator entries that name jobs the scenario no longer creates.
+fn with_jobs(s: &Scenario, jobs: u64) -> Scenario {
+    let mut c = s.clone();
+    c.arrivals.jobs = jobs;
+    let planned = c.jobs_planned();
+    c.script
+        .retain(|e| e.job.is_none_or(|j| (j as u64) < planned));
+    c.operator.retain(|o| (o.job as u64) < planned);
+    c
+}
+
+fn constant_of(d: &Dist) -> Option<Dist> {
+    match d {
+        Dist::Constant { .. } => None,
+        d => Some(Dist::Constant {
+            value: d.mean().round().max(0.0) as u64,
+        }),
+    }
+}
+
+/// Searches for a smaller scenario that still hits `target`, starting from the failing run of
+/// `base` (the scenario as that seed ran it, swarm settings applied) under `request`.
+pub fn shrink(
+    base: &Scenario,
+    request: &RunRequest,
+    target: Target,
+    header: &str,
+) -> Option<Shrunk> {
+    let mut traced = request.clone();
+    traced.keep_trace = true;
+    let mut plain = base.clone();
+    plain.expect = Default::default();
+    let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_once(&plain, &traced, None)
+    }))
+    .ok()?;
+    let frozen = freeze(
+        &plain,
+        &traced,
+        report.trace.as_deref().unwrap_or(&[]),
+        &report.outcome.names,
+    );
+    let from = Size {
+        jobs: request.jobs.unwrap_or(base.arrivals.jobs) + base.enqueue.len() as u64,
+        workers: base.workers.count,
+        faults: frozen.script.len(),
+    };
+    let mut search = Search {
+        target,
+        runs: 0,
+        header,
+    };
+    // The frozen file, with the original seed or (when the shifted durations lose the failure)
+    // one of the next few.
+    let mut current = None;
+    for k in 0..16u64 {
+        let mut c = frozen.clone();
+        c.seed = request.seed.wrapping_add(k);
+        if search.fails(&c).is_some() {
+            current = Some((c, k == 0));
+            break;
+        }
+    }
+    let (mut s, seed_kept) = current?;
+    loop {
+        let before = search.runs;
+        let mut changed = false;
+        // Fewer jobs: the smallest count that still fails, from a rising ladder.
+        let jobs = s.arrivals.jobs;
+        let ladder: Vec<u64> = [
+            1u64, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
+        ]
+        .into_iter()
+        .chain(std::iter::successors(Some(jobs / 2), |n| Some(n * 3 / 2)).take_while(|n| *n < jobs))
+        .filter(|n| *n < jobs)
+        .collect();
+        let mut ladder = ladder;
+        ladder.sort_unstable();
+        ladder.dedup();
+        let candidates = ladder.into_iter().map(|n| with_jobs(&s, n)).collect();
+        changed |= search.first(&mut s, candidates);
+        // Fewer workers.
+        let candidates = (1..s.workers.count)
+            .map(|w| {
+                let mut c = s.clone();
+                c.workers.count = w;
+                c
+            })
+            .collect();
+        changed |= search.first(&mut s, candidates);
+        // Fewer faults: halves, then quarters, ..., then one at a time (latest first).
+        let mut chunk = s.script.len().div_ceil(2);
+        while chunk >= 1 && !s.script.is_empty() {
+            let mut start = 0;
+            while start < s.script.len() {
+                let mut c = s.clone();
+                let end = (start + chunk).min(c.script.len());
+                c.script.drain(start..end);
+                if search.fails(&c).is_some() {
+                    s = c;
+                    changed = true;
+                } else {
+                    start += chunk;
+                }
+            }
+            if chunk == 1 {
+                break;
+            }
+            chunk = chunk.div_ceil(2);
+        }
+        // Fewer operator actions.
+        let mut i = 0;
+        while i < s.operator.len() {
+            let mut c = s.clone();
+            c.operator.remove(i);
+            if search.fails(&c).is_some() {
+                s = c;
+                changed = true;
+            } else {
+                i += 1;
+            }
+        }
+        // Earlier faults: a pinned attempt needs no time bound.
+        for i in 0..s.script.len() {
+            if s.script[i].attempt.is_some() && s.script[i].at_ms > 0 {
+                let mut c = s.clone();
+                c.script[i].at_ms = 0;
+                changed |= search.first(&mut s, vec![c]);
+            }
+        }
+        // Shorter stalls.
+        for i in 0..s.script.len() {
+            while let Some(ms) = s.script[i].stall_ms.filter(|ms| *ms > 1) {
+                let mut c = s.clone();
+                c.script[i].stall_ms = Some(ms / 2);
+                if !search.first(&mut s, vec![c]) {
+                    break;
+                }
+                changed = true;
+            }
+        }
+        // Simpler arrivals and constant stage durations.
+        let mut simpler = Vec::new();
+        if s.arrivals.tenants.len() > 1 {
+            let mut c = s.clone();
+            c.arrivals.tenants.truncate(1);
+            c.arrivals.document_collision = 0.0;
+            simpler.push(c);
+        }
+        if s.arrivals.document_collision > 0.0 {
+            let mut c = s.clone();
+            c.arrivals.document_collision = 0.0;
+            simpler.push(c);
+        }
+        if s.arrivals.resubmit > 0.0 {
+            let mut c = s.clone();
+            c.arrivals.resubmit = 0.0;
+            c.arrivals.resubmit_changed = 0.0;
+            simpler.push(c);
+        }
+        if s.arrivals.invalid_documents.is_some() {
+            let mut c = s.clone();
+            c.arrivals.invalid_documents = None;
+            simpler.push(c);
+        }
+        for which in 0..4 {
+            let mut c = s.clone();
+            let d = match which {
+                0 => &mut c.stages.inference_ms,
+                1 => &mut c.stages.validate_ms,
+                2 => &mut c.stages.review_ms,
+                _ => &mut c.arrivals.interarrival_ms,
+            };
+            if let Some(k) = constant_of(d) {
+                *d = k;
+                simpler.push(c);
+            }
+        }
+        for c in simpler {
+            changed |= search.first(&mut s, vec![c]);
+        }
+        if !changed || search.runs == before || search.runs >= BUDGET {
+            break;
+        }
+    }
+    // The final verdicts become the file's expectations.
+    let mut final_search = Search {
+        target,
+        runs: 0,
+        header,
+    };
+    let violated = final_search.fails(&s)?;
+    s.expect = Default::default();
+    s.expect.violations = Some(violated.iter().map(|i| i.name().to_string()).collect());
+    if target == Target::Nondeterminism {
+        s.expect.replay = Some(ReplayExpectation::Diverges);
+    }
+    let to = size(&s);
+    Some(Shrunk {
+        scenario: s,
+        from,
+        to,
+        runs: search.runs + 1,
+        seed_kept,
+        violated,
+    })
+}
