@@ -113,7 +113,7 @@ fn golden_trace_hashes() {
     let cases = [
         ("incident-crash-before-ack", None, 1, "4849104fa616725c"),
         ("chaos", None, 0, "96bce1e199b2a6a1"),
-        ("bench-pipeline", Some(5_000), 42, "d5291054dd094d07"),
+        ("bench-pipeline", Some(5_000), 42, "70c0d2f037dbbf50"),
     ];
     for (name, jobs, seed, golden) in cases {
         let s = load(name);

@@ -150,6 +150,8 @@ pub struct Sim<'s, O: Observer> {
     tenant_ids: Vec<TenantId>,
     pending_timed: u64,
     reviews_pending: u64,
+    /// Attempts in flight: a zombie mid-attempt can still write, so the run is not over.
+    attempts_in_flight: u64,
     bug_tenantless: bool,
     bug_naive: bool,
     bug_raw_reason: bool,
@@ -235,6 +237,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             tenant_ids,
             pending_timed: 0,
             reviews_pending: 0,
+            attempts_in_flight: 0,
             bug_tenantless: bugs.tenantless_keys,
             bug_naive: bugs.naive_dual_write,
             bug_raw_reason: bugs.raw_dlq_reason,
@@ -322,10 +325,11 @@ impl<'s, O: Observer> Sim<'s, O> {
     }
 
     /// Nothing left to happen: every job terminal, every event published and applied, every
-    /// review done, no arrival, enqueue or operator action still to come.
+    /// review done, no attempt in flight, no arrival, enqueue or operator action still to come.
     fn settled(&self) -> bool {
         self.arrivals.remaining() == 0
             && self.pending_timed == 0
+            && self.attempts_in_flight == 0
             && self.queue.all_terminal()
             && self.outbox.pending().is_empty()
             && self.reviews_pending == 0
@@ -564,6 +568,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             self.scenario.queue.heartbeat_ms,
             self.bug_naive,
         );
+        self.attempts_in_flight += 1;
         let slot = &mut self.workers[w.index()];
         slot.attempt = Some(attempt);
         slot.expiry_armed = false;
@@ -627,6 +632,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             match step {
                 Step::Crash(point) => {
                     self.arm_expiry(w, job, fence);
+                    self.attempts_in_flight -= 1;
                     let slot = &mut self.workers[w.index()];
                     slot.attempt = None;
                     slot.down = true;
@@ -704,6 +710,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                     Err(rejection) => self.rejected(w, job, fence, Op::Ack, rejection),
                 },
                 Step::Done => {
+                    self.attempts_in_flight -= 1;
                     self.workers[w.index()].attempt = None;
                     self.worker_free(w);
                     return;
