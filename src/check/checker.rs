@@ -754,3 +754,308 @@ impl CheckReport {
             .min_by_key(|v| (v.at, v.invariant))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The checker judges hand-written histories: it needs no model to run.
+    use super::*;
+    use crate::ids::{DocumentId, WorkerId};
+    use crate::model::key::IdempotencyKey;
+
+    const T: TenantId = TenantId(0);
+
+    fn key() -> IdempotencyKey {
+        IdempotencyKey::new(T, DocumentId(1), 1).unwrap()
+    }
+
+    fn judge(records: Vec<(SimTime, Event)>) -> CheckReport {
+        let mut c = Checker::new();
+        c.observe_record(&Record {
+            at: 0,
+            event: Event::RunStarted {
+                seed: 0,
+                attempts_max: 3,
+                lease_ms: 100,
+                deadline_ms: 1000,
+                workers: 2,
+            },
+        });
+        for (at, event) in records {
+            c.observe_record(&Record { at, event });
+        }
+        c.finish()
+    }
+
+    fn enqueued() -> Event {
+        Event::Enqueued {
+            job: JobId(0),
+            tenant: T,
+            key: key(),
+            payload: PayloadHash(7),
+            visible_at: 0,
+            deadline_at: 1000,
+            origin: Origin::Arrival,
+        }
+    }
+
+    fn leased(fence: u64, attempt: u32) -> Event {
+        Event::Leased {
+            job: JobId(0),
+            worker: WorkerId(0),
+            fence: Fence(fence),
+            attempt,
+            lease_until: 100,
+            visible_at: 0,
+        }
+    }
+
+    fn committed(output: u64, event: u64) -> Event {
+        Event::ResultCommitted {
+            job: JobId(0),
+            worker: WorkerId(0),
+            key: key(),
+            payload: PayloadHash(7),
+            output,
+            event: Some(EventId(event)),
+        }
+    }
+
+    fn delivered(event: u64, output: u64) -> Vec<Event> {
+        vec![
+            Event::Published {
+                event: EventId(event),
+                key: key(),
+                job: JobId(0),
+                output,
+                send: 1,
+                direct: false,
+            },
+            Event::EffectApplied {
+                event: EventId(event),
+                key: key(),
+                job: JobId(0),
+                output,
+            },
+            Event::ReviewDone {
+                event: EventId(event),
+                key: key(),
+                job: JobId(0),
+            },
+        ]
+    }
+
+    fn ended() -> Event {
+        Event::RunEnded { quiescent: true }
+    }
+
+    fn happy() -> Vec<(SimTime, Event)> {
+        let mut h = vec![(0, enqueued()), (0, leased(1, 1)), (10, committed(5, 1))];
+        h.extend(delivered(1, 5).into_iter().map(|e| (20, e)));
+        h.push((
+            30,
+            Event::Acked {
+                job: JobId(0),
+                worker: WorkerId(0),
+                fence: Fence(1),
+            },
+        ));
+        h.push((30, ended()));
+        h
+    }
+
+    #[test]
+    fn a_clean_history_holds() {
+        let r = judge(happy());
+        assert!(r.holds(), "{:?}", r.first_violation());
+    }
+
+    #[test]
+    fn a_stale_ack_accepted_breaks_fenced_writes() {
+        let mut h = happy();
+        h.insert(
+            3,
+            (
+                150,
+                Event::LeaseExpired {
+                    job: JobId(0),
+                    fence: Fence(1),
+                },
+            ),
+        );
+        h.insert(4, (150, leased(2, 2)));
+        let r = judge(h);
+        let v = r
+            .verdict(Invariant::FencedWrites)
+            .first
+            .as_ref()
+            .expect("caught");
+        assert!(
+            v.message.contains("fence-1") && v.message.contains("fence-2"),
+            "{}",
+            v.message
+        );
+        assert_eq!(v.evidence.len(), 1);
+    }
+
+    #[test]
+    fn two_effects_for_one_key_and_a_later_output_are_caught() {
+        let mut h = happy();
+        h.pop();
+        h.push((40, committed(6, 2)));
+        h.extend(delivered(2, 6).into_iter().map(|e| (50, e)));
+        h.push((60, ended()));
+        let r = judge(h);
+        assert_eq!(
+            r.violated(),
+            vec![
+                Invariant::SingleResultPerKey,
+                Invariant::NoDuplicateEffect,
+                Invariant::FirstResultWins
+            ]
+        );
+    }
+
+    #[test]
+    fn leasing_past_the_deadline_or_past_max_attempts_is_caught() {
+        let h = vec![
+            (0, enqueued()),
+            (1001, leased(1, 1)),
+            (1200, leased(2, 2)),
+            (1400, leased(3, 3)),
+            (1600, leased(4, 4)),
+        ];
+        let r = judge(h);
+        assert!(r.verdict(Invariant::DeadlineRespected).count >= 1);
+        assert_eq!(r.verdict(Invariant::AttemptsBounded).count, 1);
+        assert_eq!(
+            r.verdict(Invariant::NoSilentDrop).count,
+            1,
+            "never terminal"
+        );
+    }
+
+    #[test]
+    fn a_result_that_never_gets_an_event_breaks_event_per_result() {
+        let h = vec![
+            (0, enqueued()),
+            (0, leased(1, 1)),
+            (
+                10,
+                Event::ResultCommitted {
+                    job: JobId(0),
+                    worker: WorkerId(0),
+                    key: key(),
+                    payload: PayloadHash(7),
+                    output: 5,
+                    event: None,
+                },
+            ),
+            (
+                30,
+                Event::Acked {
+                    job: JobId(0),
+                    worker: WorkerId(0),
+                    fence: Fence(1),
+                },
+            ),
+            (30, ended()),
+        ];
+        let r = judge(h);
+        assert_eq!(
+            r.violated(),
+            vec![Invariant::EventPerResult, Invariant::EveryResultDelivered]
+        );
+    }
+
+    #[test]
+    fn raw_dlq_reasons_and_unaudited_reprocesses_are_caught() {
+        let h = vec![
+            (0, enqueued()),
+            (
+                5,
+                Event::DeadLettered {
+                    job: JobId(0),
+                    worker: None,
+                    fence: None,
+                    attempts: 1,
+                    reason: "parser: total 'ACME' invalid".into(),
+                },
+            ),
+            (
+                9,
+                Event::Enqueued {
+                    job: JobId(1),
+                    tenant: T,
+                    key: IdempotencyKey::new(T, DocumentId(1), 2).unwrap(),
+                    payload: PayloadHash(7),
+                    visible_at: 9,
+                    deadline_at: 1009,
+                    origin: Origin::Reprocess { from: JobId(0) },
+                },
+            ),
+            (
+                9,
+                Event::Cancelled {
+                    job: JobId(1),
+                    worker: None,
+                    fence: None,
+                    deadline_at: 1009,
+                },
+            ),
+            (10, ended()),
+        ];
+        let r = judge(h);
+        assert_eq!(
+            r.violated(),
+            vec![Invariant::RedactedDlq, Invariant::AuditedReprocess]
+        );
+    }
+
+    #[test]
+    fn a_request_resolved_to_another_tenants_job_breaks_isolation() {
+        let tenantless = IdempotencyKey::tenantless_for_bug_switch(DocumentId(1), 1);
+        let h = vec![
+            (
+                0,
+                Event::Enqueued {
+                    job: JobId(0),
+                    tenant: T,
+                    key: tenantless,
+                    payload: PayloadHash(7),
+                    visible_at: 0,
+                    deadline_at: 1000,
+                    origin: Origin::Arrival,
+                },
+            ),
+            (
+                1,
+                Event::EnqueueDeduped {
+                    tenant: TenantId(1),
+                    key: tenantless,
+                    payload: PayloadHash(7),
+                    existing: JobId(0),
+                },
+            ),
+        ];
+        let r = judge(h);
+        assert_eq!(r.verdict(Invariant::TenantIsolation).count, 2);
+    }
+
+    #[test]
+    fn a_second_terminal_record_breaks_terminal_once() {
+        let mut h = happy();
+        h.insert(
+            h.len() - 1,
+            (
+                40,
+                Event::Cancelled {
+                    job: JobId(0),
+                    worker: None,
+                    fence: None,
+                    deadline_at: 1000,
+                },
+            ),
+        );
+        assert_eq!(judge(h).violated(), vec![Invariant::TerminalOnce]);
+    }
+}
