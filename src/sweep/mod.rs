@@ -235,19 +235,27 @@ pub struct SeedRecord {
 /// A message with its numbers taken out: violations that differ only in ids, times and counts
 /// share a signature.
 pub fn signature(message: &str) -> String {
+    // Every run of letters and digits that holds a digit (ids, times, counts, payload hashes)
+    // becomes `#`.
     let mut out = String::with_capacity(message.len());
-    let mut in_number = false;
-    for c in message.chars() {
-        if c.is_ascii_digit() {
-            if !in_number {
-                out.push('#');
-            }
-            in_number = true;
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if word.chars().any(|c| c.is_ascii_digit()) {
+            out.push('#');
         } else {
-            in_number = false;
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in message.chars() {
+        if c.is_ascii_alphanumeric() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
             out.push(c);
         }
     }
+    flush(&mut word, &mut out);
     out
 }
 
@@ -285,7 +293,7 @@ pub fn seed_setup(plan: &Plan, seed: u64) -> (Scenario, RunRequest, Option<Swarm
 pub fn run_seed(plan: &Plan, seed: u64) -> SeedRecord {
     let index = seed - plan.seeds.0;
     let (scenario, request, draw) = seed_setup(plan, seed);
-    let replay = index % REPLAY_EVERY == 0;
+    let replay = index.is_multiple_of(REPLAY_EVERY);
     let mut record = SeedRecord {
         seed,
         events: 0,
@@ -490,16 +498,13 @@ pub struct SweepJson {
     pub throughput: Throughput,
 }
 
+/// Names with a flag (configured, or required).
+pub type Named = Vec<(String, bool)>;
+
 /// Which fault kinds and crash points are configured, and which `sometimes` are required.
 /// Required: every property the scenario's `expect.sometimes` names, and those its configured
 /// random faults imply (see docs/sweeps.md).
-pub fn configured(
-    plan: &Plan,
-) -> (
-    Vec<(String, bool)>,
-    Vec<(String, bool)>,
-    Vec<(String, bool)>,
-) {
+pub fn configured(plan: &Plan) -> (Named, Named, Named) {
     let s = &plan.scenario;
     let f = &s.faults;
     let sw = if plan.swarm {

@@ -168,7 +168,10 @@ pub fn shrink(
             1u64, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
         ]
         .into_iter()
-        .chain(std::iter::successors(Some(jobs / 2), |n| Some(n * 3 / 2)).take_while(|n| *n < jobs))
+        .chain(
+            std::iter::successors(Some(jobs / 2), |n| Some(n * 3 / 2 + 1))
+                .take_while(|n| *n < jobs),
+        )
         .filter(|n| *n < jobs)
         .collect();
         let mut ladder = ladder;

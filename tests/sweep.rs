@@ -1,0 +1,403 @@
+//! Sweeps: determinism across threads and shards, bug switches caught, shrinking that
+//! reproduces, panic isolation, the coverage gate, swarm mode and `run --freeze`.
+
+use durasim::check::Invariant;
+use durasim::run::{check_expectations, run_once, RunRequest};
+use durasim::scenario::Scenario;
+use durasim::sweep::{self, Plan, SweepJson, SweepOutput};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CHAOS: &str = "scenarios/chaos.toml";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn load(path: &str) -> Scenario {
+    let p = root().join(path);
+    Scenario::parse(path, &std::fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+fn plan(path: &str, seeds: (u64, u64), bug: Option<&str>) -> Plan {
+    let mut p = Plan::new(load(path), path, seeds);
+    if let Some(b) = bug {
+        assert!(durasim::bugs::enable(&mut p.bugs, b), "{b}");
+    }
+    p
+}
+
+/// sweep.json without its wall-clock figures.
+fn timeless(j: &SweepJson) -> serde_json::Value {
+    let mut v = serde_json::to_value(j).unwrap();
+    v.as_object_mut().unwrap().remove("throughput");
+    v
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("durasim-sweep-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn durasim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_durasim"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn same_output(a: &SweepOutput, b: &SweepOutput) {
+    assert_eq!(timeless(&a.json), timeless(&b.json));
+    assert_eq!(a.records, b.records);
+    assert_eq!(a.files, b.files);
+}
+
+#[test]
+fn the_result_does_not_depend_on_the_thread_count() {
+    let mut p = plan(CHAOS, (0, 48), Some("no_fencing"));
+    p.threads = 1;
+    let one = sweep::sweep(&p).unwrap();
+    p.threads = 2;
+    let two = sweep::sweep(&p).unwrap();
+    assert!(one.json.seeds_failed > 0);
+    assert!(!one.files.is_empty(), "a failure is shrunk");
+    same_output(&one, &two);
+    let mut clean = plan(CHAOS, (0, 64), None);
+    clean.threads = 1;
+    let a = sweep::sweep(&clean).unwrap();
+    clean.threads = 2;
+    let b = sweep::sweep(&clean).unwrap();
+    assert!(a.json.passed, "{:#?}", a.json.failures);
+    same_output(&a, &b);
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn sweep_json_without_timing(dir: &Path) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(&read(&dir.join("sweep.json"))).unwrap();
+    v.as_object_mut().unwrap().remove("throughput");
+    v
+}
+
+#[test]
+fn four_shards_merged_equal_the_unsharded_sweep() {
+    let whole = tmp("whole");
+    let o = durasim(&[
+        "sweep",
+        CHAOS,
+        "--seeds",
+        "0..40",
+        "--bug",
+        "no_fencing",
+        "--quiet",
+        "--out",
+        whole.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let mut dirs = Vec::new();
+    for i in 0..4 {
+        let d = tmp(&format!("shard{i}"));
+        let shard = format!("{i}/4");
+        let o = durasim(&[
+            "sweep",
+            CHAOS,
+            "--seeds",
+            "0..40",
+            "--bug",
+            "no_fencing",
+            "--shard",
+            &shard,
+            "--quiet",
+            "--out",
+            d.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        dirs.push(d);
+    }
+    let merged = tmp("merged");
+    let mut args = vec!["merge", "--quiet", "--out", merged.to_str().unwrap()];
+    // Out of order on purpose.
+    for d in dirs.iter().rev() {
+        args.push(d.to_str().unwrap());
+    }
+    let o = durasim(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        sweep_json_without_timing(&whole),
+        sweep_json_without_timing(&merged)
+    );
+    assert_eq!(
+        read(&whole.join("seeds.jsonl")),
+        read(&merged.join("seeds.jsonl"))
+    );
+    let shrunk = |d: &Path| {
+        let mut v: Vec<(String, String)> = std::fs::read_dir(d.join("shrunk"))
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    read(&e.path()),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert!(!shrunk(&whole).is_empty());
+    assert_eq!(shrunk(&whole), shrunk(&merged));
+    // A missing shard is bad input.
+    let o = durasim(&[
+        "merge",
+        "--quiet",
+        "--out",
+        merged.to_str().unwrap(),
+        dirs[0].to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn every_bug_switch_is_caught_by_a_short_sweep_of_chaos() {
+    for b in &durasim::bugs::ALL {
+        let mut p = plan(CHAOS, (0, 100), Some(b.name));
+        p.shrink = false;
+        let out = sweep::sweep(&p).unwrap();
+        assert!(!out.json.passed, "{} passed", b.name);
+        assert!(
+            out.json.failures.iter().any(|g| g.invariant == b.caught_by),
+            "{}: expected {}, got {:?}",
+            b.name,
+            b.caught_by,
+            out.json
+                .failures
+                .iter()
+                .map(|g| &g.invariant)
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn shrunk_scenarios_reproduce_their_failure() {
+    for bug in [
+        "no_fencing",
+        "naive_dual_write",
+        "unbounded_retries",
+        "nondeterministic_step",
+    ] {
+        let p = plan(CHAOS, (0, 16), Some(bug));
+        let out = sweep::sweep(&p).unwrap();
+        assert!(!out.files.is_empty(), "{bug}: nothing shrunk");
+        for g in &out.json.failures {
+            for s in &g.signatures {
+                let Some(info) = &s.shrunk else { continue };
+                let text = &out.files.iter().find(|(p, _)| *p == info.path).unwrap().1;
+                let scenario = Scenario::parse(&info.path, text).unwrap();
+                assert!(
+                    scenario.faults.crash == 0.0
+                        && scenario.faults.stall == 0.0
+                        && scenario.faults.transient_error == 0.0
+                );
+                assert!(
+                    scenario.faults.permanent_error == 0.0 && scenario.faults.relay_crash == 0.0
+                );
+                assert!(
+                    info.to.jobs <= info.from.jobs && info.to.faults <= info.from.faults,
+                    "{bug}: {info:?}"
+                );
+                let r = run_once(&scenario, &RunRequest::for_scenario(&scenario), None);
+                assert_eq!(
+                    check_expectations(&scenario, &r),
+                    vec![],
+                    "{bug}: {}",
+                    info.path
+                );
+                if let Some(i) = Invariant::parse(&g.invariant) {
+                    assert!(r.check.violated().contains(&i), "{bug}: {}", info.path);
+                } else {
+                    assert_eq!(g.invariant, "replay");
+                }
+            }
+        }
+    }
+    // And through the binary: `durasim run` on the written file exits 0 (its [expect] is met)
+    // and reports the violation.
+    let dir = tmp("shrunk-run");
+    let o = durasim(&[
+        "sweep",
+        CHAOS,
+        "--seeds",
+        "0..8",
+        "--bug",
+        "no_fencing",
+        "--quiet",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let file = dir.join("shrunk/fenced_writes.toml");
+    let o = durasim(&[
+        "run",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        dir.join("run").to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    let summary = read(&dir.join("run/summary.json"));
+    assert!(summary.contains("\"fenced_writes\""), "{summary}");
+}
+
+#[test]
+fn a_panicking_seed_is_reported_and_the_sweep_goes_on() {
+    let mut p = plan(CHAOS, (0, 12), None);
+    p.panic_on_seed = Some(5);
+    p.threads = 2;
+    let out = sweep::sweep(&p).unwrap();
+    assert_eq!(out.json.seeds_run, 12);
+    assert_eq!(out.json.seeds_failed, 1);
+    let g = &out.json.failures[0];
+    assert_eq!(
+        (
+            g.invariant.as_str(),
+            g.class.as_str(),
+            g.first_seeds.as_slice()
+        ),
+        ("panic", "crash", &[5u64][..])
+    );
+    assert!(g.signatures[0]
+        .first_message
+        .contains("injected test panic at seed 5"));
+    assert!(!out.json.passed);
+}
+
+#[test]
+fn a_configured_fault_that_never_fires_fails_the_coverage_gate() {
+    let p = plan("tests/data/sweep-dead-injector.toml", (0, 50), None);
+    let out = sweep::sweep(&p).unwrap();
+    assert_eq!(out.json.seeds_failed, 0);
+    assert!(!out.json.passed);
+    assert_eq!(out.json.coverage.gate, "failed");
+    assert!(
+        out.json
+            .coverage
+            .problems
+            .iter()
+            .any(|m| m.contains("fault `crash`")),
+        "{:?}",
+        out.json.coverage.problems
+    );
+    let o = durasim(&[
+        "sweep",
+        "tests/data/sweep-dead-injector.toml",
+        "--seeds",
+        "0..20",
+        "--quiet",
+        "--out",
+        tmp("dead").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("COVERAGE GATE FAILED"));
+    // The clean chaos sweep reaches everything its faults imply.
+    let out = sweep::sweep(&plan(CHAOS, (0, 200), None)).unwrap();
+    assert!(
+        out.json.passed,
+        "{:?} {:?}",
+        out.json.coverage.problems, out.json.failures
+    );
+    assert!(
+        out.json
+            .coverage
+            .sometimes
+            .iter()
+            .filter(|s| s.required)
+            .count()
+            >= 8
+    );
+}
+
+#[test]
+fn swarm_seeds_draw_their_own_settings_and_replay_alone() {
+    let mut s = load(CHAOS);
+    let text = "name = \"x\"\n[swarm]\ncrash = [0.0, 0.1]\nstall = [0.0, 0.08]\nrelay_crash = [0.0, 0.1]\nworkers = [1, 8]\nlease_ms = [300, 1200]\nheartbeat_ms = [50, 400]\ncrash_points = [\"after_lease\", \"after_extract\", \"after_commit_before_ack\"]\n";
+    s.swarm = Scenario::parse("swarm.toml", text).unwrap().swarm;
+    let mut p = Plan::new(s, CHAOS, (0, 24));
+    p.swarm = true;
+    p.threads = 2;
+    let out = sweep::sweep(&p).unwrap();
+    let draws: Vec<_> = out
+        .records
+        .iter()
+        .map(|r| r.swarm.clone().unwrap())
+        .collect();
+    assert!(draws.iter().any(|d| d.workers != draws[0].workers));
+    assert!(draws
+        .iter()
+        .all(|d| d.heartbeat_ms < d.lease_ms && (1..=8).contains(&d.workers)));
+    p.threads = 1;
+    same_output(&out, &sweep::sweep(&p).unwrap());
+    // One seed alone gives the same record as inside the range.
+    assert_eq!(sweep::run_seed(&p, 13), out.records[13]);
+}
+
+#[test]
+fn freeze_writes_an_explicit_scenario_that_replays() {
+    let dir = tmp("freeze");
+    std::fs::create_dir_all(&dir).unwrap();
+    let frozen = dir.join("frozen.toml");
+    // Constant durations: the frozen run has the same timing, verdicts and counts.
+    let o = durasim(&[
+        "run",
+        "scenarios/incident-crash-before-ack.toml",
+        "--quiet",
+        "--out",
+        dir.join("a").to_str().unwrap(),
+        "--freeze",
+        frozen.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("replay identical trace")
+            || stdout.contains("replay same verdicts and counts"),
+        "{stdout}"
+    );
+    let o = durasim(&[
+        "run",
+        frozen.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        dir.join("b").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let s = Scenario::parse("f", &read(&frozen)).unwrap();
+    assert_eq!(s.script.len(), 1);
+    assert_eq!(s.script[0].attempt, Some(1));
+}
