@@ -882,11 +882,13 @@ pub fn sweep(plan: &Plan) -> anyhow::Result<SweepOutput> {
             .par_iter()
             .map(|&seed| {
                 let r = run_seed(plan, seed);
-                if !r.failures.is_empty() {
-                    let n = failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    bar.set_message(format!("{n} failed"));
+                if plan.progress {
+                    if !r.failures.is_empty() {
+                        let n = failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        bar.set_message(format!("{n} failed"));
+                    }
+                    bar.inc(1);
                 }
-                bar.inc(1);
                 r
             })
             .collect()

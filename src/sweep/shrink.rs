@@ -106,6 +106,31 @@ fn with_jobs(s: &Scenario, jobs: u64) -> Scenario {
     c
 }
 
+/// The jobs named by script and operator entries mapped, in order, onto 0, 1, 2, ...; `None`
+/// when they already are.
+fn renumbered(s: &Scenario) -> Option<Scenario> {
+    let mut named: Vec<u32> = s
+        .script
+        .iter()
+        .filter_map(|e| e.job)
+        .chain(s.operator.iter().map(|o| o.job))
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    if named.iter().enumerate().all(|(i, j)| i as u32 == *j) {
+        return None;
+    }
+    let map = |j: u32| named.iter().position(|x| *x == j).expect("named") as u32;
+    let mut c = s.clone();
+    for e in &mut c.script {
+        e.job = e.job.map(map);
+    }
+    for o in &mut c.operator {
+        o.job = map(o.job);
+    }
+    Some(c)
+}
+
 fn constant_of(d: &Dist) -> Option<Dist> {
     match d {
         Dist::Constant { .. } => None,
@@ -162,6 +187,10 @@ pub fn shrink(
     loop {
         let before = search.runs;
         let mut changed = false;
+        // The faulted jobs renumbered to the first job ids, so that fewer jobs can keep them.
+        if let Some(c) = renumbered(&s) {
+            changed |= search.first(&mut s, vec![c]);
+        }
         // Fewer jobs: the smallest count that still fails, from a rising ladder.
         let jobs = s.arrivals.jobs;
         let ladder: Vec<u64> = [
