@@ -6,6 +6,7 @@
 //! Does not: simulate or judge anything.
 
 use crate::history::{to_json_line, TraceHash};
+use crate::observe::chrome_trace::TraceFormat;
 use crate::observe::summary::{
     summarize, write_trace, OutputDir, ReplayInfo, RunIdentity, Summary,
 };
@@ -55,6 +56,14 @@ pub struct RunArgs {
     /// random fault rates 0
     #[arg(long, value_name = "FILE")]
     pub freeze: Option<PathBuf>,
+    /// Also draw the charts (DIR/charts/*.png) and the HTML report (DIR/index.html); keeps
+    /// faults.csv and reviews.csv so `durasim chart DIR` works later without a trace
+    #[arg(long)]
+    pub chart: bool,
+    /// Trace format; implies --trace. jsonl: trace.jsonl; chrome: trace.json for
+    /// ui.perfetto.dev and chrome://tracing
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub trace_format: Option<crate::observe::chrome_trace::TraceFormat>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -77,6 +86,17 @@ pub enum Command {
     Sweep(crate::sweep::SweepArgs),
     /// Merge the outputs of sharded sweeps into what one unsharded sweep writes
     Merge(crate::sweep::MergeArgs),
+    /// Draw the charts and the HTML report of a run's (or a sweep's) output directory
+    Chart {
+        /// A run's output directory (with summary.json) or a sweep's (with sweep.json)
+        dir: PathBuf,
+        /// Where to write charts/ and index.html (default: DIR itself)
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Image format (the HTML report embeds the PNG when both are drawn)
+        #[arg(long, value_enum, default_value = "png")]
+        format: crate::observe::chart::Format,
+    },
 }
 
 /// How a command ended.
@@ -110,6 +130,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Check { scenarios } => cmd_check(&scenarios),
         Command::Sweep(args) => crate::sweep::cmd_sweep(&args),
         Command::Merge(args) => crate::sweep::cmd_merge(&args),
+        Command::Chart { dir, out, format } => cmd_chart(&dir, out.as_deref(), format),
         Command::Bugs => {
             println!("{:<22} {:<26} defect", "switch", "caught by");
             for b in &crate::bugs::ALL {
@@ -171,6 +192,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         request.jobs = Some(jobs);
     }
     request.keep_trace = args.trace || args.freeze.is_some();
+    request.keep_trace |= needs_history(args);
     let out_path = args
         .out
         .clone()
@@ -187,7 +209,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let mut report = run_once(&scenario, &request, attempt_rows);
     if let Some(path) = &args.freeze {
         crate::sweep::freeze_run(&scenario, &request, &report, path, &args.scenario)?;
-        if !args.trace {
+        if !args.trace && !needs_history(args) {
             report.trace = None;
         }
     }
@@ -208,16 +230,90 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         reproduce: reproduce.clone(),
     };
     let summary = summarize(&report, &unmet, identity);
+    // The history for charts and the Chrome trace; trace.jsonl only when asked for.
+    let wants_jsonl = args
+        .trace_format
+        .map_or(args.trace, |f| f == TraceFormat::Jsonl);
+    let history = if wants_jsonl {
+        None
+    } else {
+        report.trace.take()
+    };
     write_outputs(&out, &report, &summary, &text, args.no_rows)?;
+    write_extra_outputs(&out, &report, history.as_deref(), &summary, args)?;
     let written = out
         .commit()
         .with_context(|| format!("cannot move outputs into {}", out_path.display()))?;
     print_summary(&summary, &report, &written, args.quiet);
+    if args.chart && !args.quiet {
+        println!("  report     {}", written.join("index.html").display());
+    }
     let ok = unmet.is_empty();
     if !ok {
         println!("reproduce: {reproduce}");
     }
     Ok(if ok { Outcome::Ok } else { Outcome::Violated })
+}
+
+/// `--chart` and `--trace-format chrome` need the run's history in memory.
+fn needs_history(args: &RunArgs) -> bool {
+    args.chart || args.trace_format.is_some()
+}
+
+/// Writes what `--trace-format chrome` and `--chart` ask for into the run's directory.
+fn write_extra_outputs(
+    out: &OutputDir,
+    report: &RunReport,
+    history: Option<&[crate::history::Record]>,
+    summary: &Summary,
+    args: &RunArgs,
+) -> anyhow::Result<()> {
+    let history = history.or(report.trace.as_deref());
+    if args.trace_format == Some(TraceFormat::Chrome) {
+        let trace = history.context("no history was kept for the Chrome trace")?;
+        crate::observe::chrome_trace::write_chrome_trace(
+            &out.file("trace.json"),
+            trace,
+            &report.outcome.names,
+            &summary.scenario,
+            summary.seed,
+            &summary.trace_hash,
+        )
+        .context("cannot write trace.json")?;
+    }
+    if args.chart {
+        if let Some(trace) = history {
+            crate::observe::chart::data::write_extracts(out.path(), trace)?;
+        }
+        crate::observe::chart::chart_dir(
+            out.path(),
+            out.path(),
+            crate::observe::chart::Format::Png,
+            history,
+        )?;
+    }
+    Ok(())
+}
+
+/// `durasim chart DIR`: the charts and the report of a finished run or sweep.
+fn cmd_chart(
+    dir: &Path,
+    out: Option<&Path>,
+    format: crate::observe::chart::Format,
+) -> anyhow::Result<Outcome> {
+    if !dir.is_dir() {
+        return Err(bad(format!("{}: not a directory", dir.display())));
+    }
+    let out = out.unwrap_or(dir);
+    let report = crate::observe::chart::chart_dir(dir, out, format, None)
+        .map_err(|e| bad(format!("{e:#}")))?;
+    for c in &report.charts {
+        for f in &c.files {
+            println!("chart   {}", f.display());
+        }
+    }
+    println!("report  {}", report.html.display());
+    Ok(Outcome::Ok)
 }
 
 fn write_outputs(

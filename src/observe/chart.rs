@@ -1,0 +1,224 @@
+//! Charts of a run (or a sweep), drawn with plotters into PNG or SVG, and the HTML report.
+//!
+//! Owns: `durasim chart DIR` and `run --chart`: which charts exist, their file names, and the
+//! choice of backend. A run directory gets `charts/depth`, `charts/latency`, `charts/stages` and
+//! `charts/outcomes`; a sweep directory (one with `sweep.json`) gets `charts/sweep`. Both get an
+//! `index.html` (see `observe::html`).
+//! Does not: simulate; it reads a finished directory's files (see `chart::data`).
+
+pub mod data;
+mod run_charts;
+mod style;
+pub mod sweep_charts;
+
+use crate::history::Record;
+use anyhow::{anyhow, Context};
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Which image formats to draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Format {
+    #[default]
+    Png,
+    Svg,
+    /// Both PNG and SVG.
+    Both,
+}
+
+impl Format {
+    fn list(self) -> &'static [&'static str] {
+        match self {
+            Format::Png => &["png"],
+            Format::Svg => &["svg"],
+            Format::Both => &["png", "svg"],
+        }
+    }
+}
+
+/// One drawn chart.
+#[derive(Clone, Debug)]
+pub struct ChartFile {
+    /// File stem: `depth`, `latency`, ...
+    pub name: &'static str,
+    /// What it shows, for the report's caption.
+    pub caption: String,
+    /// Every file written for it (one per format).
+    pub files: Vec<PathBuf>,
+}
+
+/// What `chart` produced.
+#[derive(Clone, Debug)]
+pub struct ChartReport {
+    pub charts: Vec<ChartFile>,
+    pub html: PathBuf,
+}
+
+macro_rules! render {
+    ($ext:expr, $path:expr, $size:expr, $f:path, $($arg:expr),*) => {{
+        let path: &Path = $path;
+        let result: style::R = (|| {
+            if $ext == "svg" {
+                let root = SVGBackend::new(path, $size).into_drawing_area();
+                $f(&root, $($arg),*)?;
+                root.present()?;
+            } else {
+                let (w, h) = $size;
+                let mut buf = vec![0u8; w as usize * h as usize * 3];
+                {
+                    let root = BitMapBackend::with_buffer(&mut buf, $size).into_drawing_area();
+                    $f(&root, $($arg),*)?;
+                    root.present()?;
+                }
+                write_indexed_png(path, &buf, w, h)?;
+            }
+            Ok(())
+        })();
+        result.map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
+    }};
+}
+
+/// Writes an RGB buffer as an 8-bit indexed PNG at the best compression: a chart has few
+/// colours, so this is several times smaller than plotters' own RGB encoding. With more than 256
+/// colours (anti-aliased edges), the 256 most frequent are kept and every other colour maps to
+/// its nearest; solid colours are always among them. Deterministic for equal input.
+pub fn write_indexed_png(
+    path: &Path,
+    rgb: &[u8],
+    w: u32,
+    h: u32,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    use std::collections::HashMap;
+    let mut counts: HashMap<[u8; 3], u64> = HashMap::new();
+    for px in rgb.chunks_exact(3) {
+        *counts.entry([px[0], px[1], px[2]]).or_default() += 1;
+    }
+    let mut by_freq: Vec<([u8; 3], u64)> = counts.iter().map(|(c, n)| (*c, *n)).collect();
+    by_freq.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let palette: Vec<[u8; 3]> = by_freq.iter().take(256).map(|c| c.0).collect();
+    let index: HashMap<[u8; 3], u8> = counts
+        .keys()
+        .map(|c| {
+            let dist = |p: &[u8; 3]| {
+                (0..3)
+                    .map(|i| (c[i] as i32 - p[i] as i32).pow(2))
+                    .sum::<i32>()
+            };
+            let best = (0..palette.len())
+                .min_by_key(|&i| (dist(&palette[i]), i))
+                .unwrap_or(0);
+            (*c, best as u8)
+        })
+        .collect();
+    let pixels: Vec<u8> = rgb
+        .chunks_exact(3)
+        .map(|px| index[&[px[0], px[1], px[2]]])
+        .collect();
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut enc = png::Encoder::new(file, w, h);
+    enc.set_color(png::ColorType::Indexed);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_palette(palette.concat());
+    enc.set_compression(png::Compression::Best);
+    enc.set_filter(png::FilterType::NoFilter);
+    let mut writer = enc.write_header()?;
+    writer.write_image_data(&pixels)?;
+    writer.finish()?;
+    Ok(())
+}
+
+/// Draws the charts and the report of a run or sweep directory `dir` into `out` (usually the
+/// same directory): `out/charts/*.{png,svg}` and `out/index.html`. `history` is the in-memory
+/// trace when called from `run --chart`.
+pub fn chart_dir(
+    dir: &Path,
+    out: &Path,
+    format: Format,
+    history: Option<&[Record]>,
+) -> anyhow::Result<ChartReport> {
+    style::register_fonts();
+    let charts_dir = out.join("charts");
+    std::fs::create_dir_all(&charts_dir)
+        .with_context(|| format!("cannot create {}", charts_dir.display()))?;
+    if !dir.join("summary.json").exists() && dir.join("sweep.json").exists() {
+        let sweep = sweep_charts::load(dir)?;
+        let mut files = Vec::new();
+        for ext in format.list() {
+            let path = charts_dir.join(format!("sweep.{ext}"));
+            render!(*ext, &path, (1400, 1000), sweep_charts::draw, &sweep)?;
+            files.push(path);
+        }
+        let charts = vec![ChartFile {
+            name: "sweep",
+            caption: sweep_charts::caption(&sweep),
+            files,
+        }];
+        let html = crate::observe::html::write_sweep_report(out, &sweep, &charts)?;
+        return Ok(ChartReport { charts, html });
+    }
+    if !dir.join("summary.json").exists() {
+        return Err(anyhow!(
+            "{}: neither summary.json (a run) nor sweep.json (a sweep) is there",
+            dir.display()
+        ));
+    }
+    let d = data::load(dir, history)?;
+    let big = !d.has_rows() || d.jobs.len() > run_charts::MAX_BARS;
+    let specs: [(&'static str, (u32, u32), String); 4] = [
+        (
+            "depth",
+            (1400, 560),
+            "Queue depth over virtual time. Shaded bands: worker stalls (no heartbeat, the lease runs out); crosses: worker crashes; \
+             dots: relay crashes (published, not marked); triangles: operator actions."
+                .into(),
+        ),
+        (
+            "latency",
+            (1400, 1080),
+            "Distributions of queueWaitMs and inferenceMs (per attempt) and reviewWaitMs (per document): histogram left, cumulative \
+             distribution right; vertical lines at p50, p95 and p99 (the values in summary.json)."
+                .into(),
+        ),
+        (
+            "stages",
+            (1400, 600),
+            if big {
+                "Stage times by the document's arrival time: p50 (solid) and p95 (dashed) of queue wait, inference and review wait. \
+                 Three numbers per document, never one that hides them."
+                    .into()
+            } else {
+                "Per-document stage breakdown: queue wait, inference and review wait stacked, one bar per document. Three numbers per \
+                 document, never one that hides them."
+                    .into()
+            },
+        ),
+        (
+            "outcomes",
+            (1400, 560),
+            "Left: cumulative outcomes over virtual time (acked, retried, dead-lettered, cancelled jobs; crashed attempts). Right: \
+             attempts per job, stacked by the job's final state."
+                .into(),
+        ),
+    ];
+    let mut charts = Vec::new();
+    for (name, size, caption) in specs {
+        let mut files = Vec::new();
+        for ext in format.list() {
+            let path = charts_dir.join(format!("{name}.{ext}"));
+            match name {
+                "depth" => render!(*ext, &path, size, run_charts::depth, &d)?,
+                "latency" => render!(*ext, &path, size, run_charts::latency, &d)?,
+                "stages" => render!(*ext, &path, size, run_charts::stages, &d)?,
+                _ => render!(*ext, &path, size, run_charts::outcomes, &d)?,
+            }
+            files.push(path);
+        }
+        charts.push(ChartFile {
+            name,
+            caption,
+            files,
+        });
+    }
+    let html = crate::observe::html::write_run_report(out, &d, &charts)?;
+    Ok(ChartReport { charts, html })
+}

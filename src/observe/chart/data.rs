@@ -1,0 +1,533 @@
+//! What the charts draw, read back from a finished run's directory.
+//!
+//! Owns: loading `summary.json`, `depth.csv`, `jobs.csv`, `attempts.csv` and the fault markers
+//! and per-document review waits, from the best source present: the in-memory history (`run
+//! --chart`), `trace.jsonl`, the small `faults.csv` / `reviews.csv` that `run --chart` leaves
+//! behind, or, failing those, the crashed attempts of `attempts.csv` and the operator actions of
+//! `scenario.toml`.
+//! Does not: draw anything or re-run the simulation.
+
+use crate::history::{Event, Record};
+use anyhow::{anyhow, Context};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One attempt, as `attempts.csv` prints it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attempt {
+    pub job: u32,
+    pub attempt: u32,
+    pub worker: u32,
+    pub leased_at_ms: u64,
+    pub queue_wait_ms: u64,
+    pub inference_ms: Option<u64>,
+    pub ended_at_ms: u64,
+    pub outcome: String,
+}
+
+/// One job, as `jobs.csv` prints it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Job {
+    pub job: u32,
+    pub created_at_ms: u64,
+    pub state: String,
+    pub terminal_at_ms: Option<u64>,
+    pub attempts: u32,
+}
+
+/// A document's review: the consumer applied its effect, then the review finished.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Review {
+    pub job: u32,
+    pub applied_at_ms: u64,
+    pub review_done_at_ms: u64,
+    pub review_wait_ms: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// A worker process died mid-attempt.
+    Crash,
+    /// A worker paused without heartbeats (from `time_ms` to `until_ms`).
+    Stall,
+    /// The outbox relay died after publishing, before marking.
+    RelayCrash,
+    /// An operator reprocessed a dead-lettered job, or was refused.
+    Operator,
+}
+
+impl FaultKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            FaultKind::Crash => "worker crash",
+            FaultKind::Stall => "worker stall (no heartbeat)",
+            FaultKind::RelayCrash => "relay crash",
+            FaultKind::Operator => "operator action",
+        }
+    }
+}
+
+/// A fault or operator action to mark on the timeline.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Fault {
+    pub time_ms: u64,
+    pub kind: FaultKind,
+    pub worker: Option<u32>,
+    pub job: Option<u32>,
+    pub until_ms: Option<u64>,
+    pub detail: String,
+}
+
+/// Where the fault markers and review waits came from (shown on the charts and the report).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The run's history (in memory with `run --chart`, or `trace.jsonl`): complete.
+    History,
+    /// `faults.csv` and `reviews.csv`, written by `run --chart`: complete.
+    Extracts,
+    /// `attempts.csv` (crashes only) and `scenario.toml` (operator actions only): no stalls,
+    /// relay crashes or review waits.
+    Fallback,
+}
+
+impl Source {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Source::History => "the run's history",
+            Source::Extracts => "faults.csv and reviews.csv",
+            Source::Fallback => "attempts.csv and scenario.toml only (no trace: stalls, relay crashes and review waits unknown)",
+        }
+    }
+}
+
+/// Everything the single-run charts and the HTML report need.
+pub struct RunData {
+    pub summary: serde_json::Value,
+    pub scenario: String,
+    pub seed: u64,
+    pub bugs: Vec<String>,
+    pub end_ms: u64,
+    pub depth: Vec<(u64, u64)>,
+    /// Empty when the run used `--no-rows`.
+    pub attempts: Vec<Attempt>,
+    pub jobs: Vec<Job>,
+    /// `None` when no source knows them (see [`Source::Fallback`]).
+    pub reviews: Option<Vec<Review>>,
+    pub faults: Vec<Fault>,
+    pub source: Source,
+    pub scenario_text: Option<String>,
+}
+
+impl RunData {
+    /// The chart title prefix: scenario, seed, bug switches.
+    pub fn title(&self) -> String {
+        let mut t = format!("{} · seed {}", self.scenario, self.seed);
+        if !self.bugs.is_empty() {
+            t.push_str(&format!(" · bugs: {}", self.bugs.join(", ")));
+        }
+        t
+    }
+
+    pub fn has_rows(&self) -> bool {
+        !self.jobs.is_empty()
+    }
+
+    /// A latency field of `summary.json` (`queueWaitMs`, ...): its `(p50, p95, p99)`.
+    pub fn percentiles(&self, metric: &str) -> Option<(u64, u64, u64)> {
+        let m = self.summary.get("metrics")?.get(metric)?;
+        if m.get("count")?.as_u64()? == 0 {
+            return None;
+        }
+        Some((
+            m.get("p50")?.as_u64()?,
+            m.get("p95")?.as_u64()?,
+            m.get("p99")?.as_u64()?,
+        ))
+    }
+}
+
+fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<Vec<T>> {
+    let mut r =
+        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    r.deserialize()
+        .collect::<Result<Vec<T>, _>>()
+        .with_context(|| format!("{}: unexpected contents", path.display()))
+}
+
+/// Loads a run directory. `history`, when given (by `run --chart`), is the run's in-memory trace
+/// and wins over every file.
+pub fn load(dir: &Path, history: Option<&[Record]>) -> anyhow::Result<RunData> {
+    let summary_path = dir.join("summary.json");
+    let text = std::fs::read_to_string(&summary_path)
+        .with_context(|| format!("cannot read {}", summary_path.display()))?;
+    let summary: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a durasim summary", summary_path.display()))?;
+    let scenario = summary
+        .get("scenario")
+        .and_then(|s| s.as_str())
+        .ok_or_else(|| anyhow!("{}: no \"scenario\" field", summary_path.display()))?
+        .to_string();
+    let seed = summary.get("seed").and_then(|s| s.as_u64()).unwrap_or(0);
+    let bugs = summary
+        .get("bugs")
+        .and_then(|b| b.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let end_ms = summary
+        .get("virtualTimeMs")
+        .and_then(|s| s.as_u64())
+        .unwrap_or(0);
+
+    let depth_path = dir.join("depth.csv");
+    let depth: Vec<(u64, u64)> = if depth_path.exists() {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Row {
+            time_ms: u64,
+            depth: u64,
+        }
+        read_csv::<Row>(&depth_path)?
+            .into_iter()
+            .map(|r| (r.time_ms, r.depth))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let attempts_path = dir.join("attempts.csv");
+    let attempts = if attempts_path.exists() {
+        read_csv(&attempts_path)?
+    } else {
+        Vec::new()
+    };
+    let jobs_path = dir.join("jobs.csv");
+    let jobs = if jobs_path.exists() {
+        read_csv(&jobs_path)?
+    } else {
+        Vec::new()
+    };
+    let scenario_text = std::fs::read_to_string(dir.join("scenario.toml")).ok();
+
+    let trace_path = dir.join("trace.jsonl");
+    let faults_path = dir.join("faults.csv");
+    let reviews_path = dir.join("reviews.csv");
+    let (faults, reviews, source) = if let Some(records) = history {
+        let (f, r) = from_records(records);
+        (f, Some(r), Source::History)
+    } else if trace_path.exists() {
+        let (f, r) = from_trace_file(&trace_path)?;
+        (f, Some(r), Source::History)
+    } else if faults_path.exists() && reviews_path.exists() {
+        (
+            read_csv(&faults_path)?,
+            Some(read_csv(&reviews_path)?),
+            Source::Extracts,
+        )
+    } else {
+        (
+            fallback_faults(&attempts, scenario_text.as_deref()),
+            None,
+            Source::Fallback,
+        )
+    };
+    let end_ms = end_ms.max(depth.last().map_or(0, |d| d.0)).max(
+        faults
+            .iter()
+            .map(|f| f.until_ms.unwrap_or(f.time_ms))
+            .max()
+            .unwrap_or(0),
+    );
+    Ok(RunData {
+        summary,
+        scenario,
+        seed,
+        bugs,
+        end_ms,
+        depth,
+        attempts,
+        jobs,
+        reviews,
+        faults,
+        source,
+        scenario_text,
+    })
+}
+
+/// Fault markers and reviews from typed history records.
+pub fn from_records(records: &[Record]) -> (Vec<Fault>, Vec<Review>) {
+    let mut b = Builder::default();
+    for r in records {
+        let at = r.at;
+        match &r.event {
+            Event::WorkerCrashed {
+                worker, job, point, ..
+            } => b.fault(
+                at,
+                FaultKind::Crash,
+                Some(worker.0),
+                Some(job.0),
+                None,
+                point.to_string(),
+            ),
+            Event::StallBegan {
+                worker,
+                job,
+                stall_ms,
+                ..
+            } => b.fault(
+                at,
+                FaultKind::Stall,
+                Some(worker.0),
+                Some(job.0),
+                Some(at + stall_ms),
+                format!("{stall_ms} ms"),
+            ),
+            Event::RelayCrashed { unmarked } => b.fault(
+                at,
+                FaultKind::RelayCrash,
+                None,
+                None,
+                None,
+                format!("{unmarked} unmarked"),
+            ),
+            Event::Reprocessed {
+                old_job,
+                new_job,
+                operator,
+            } => b.fault(
+                at,
+                FaultKind::Operator,
+                None,
+                Some(old_job.0),
+                None,
+                format!(
+                    "{operator} reprocessed job-{} as job-{}",
+                    old_job.0, new_job.0
+                ),
+            ),
+            Event::ReprocessRefused {
+                job,
+                operator,
+                reason,
+            } => b.fault(
+                at,
+                FaultKind::Operator,
+                None,
+                Some(job.0),
+                None,
+                format!(
+                    "reprocess of job-{} by {} refused: {reason}",
+                    job.0,
+                    operator.as_deref().unwrap_or("(no operator)")
+                ),
+            ),
+            Event::EffectApplied { job, .. } => b.applied(at, job.0),
+            Event::ReviewDone { job, .. } => b.review_done(at, job.0),
+            _ => {}
+        }
+    }
+    b.finish()
+}
+
+/// Fault markers and reviews from `trace.jsonl`.
+pub fn from_trace_file(path: &Path) -> anyhow::Result<(Vec<Fault>, Vec<Review>)> {
+    use std::io::BufRead;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut b = Builder::default();
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .with_context(|| format!("{}:{}: not a JSON history record", path.display(), n + 1))?;
+        let u = |k: &str| v.get(k).and_then(|x| x.as_u64());
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+        let at = u("at").unwrap_or(0);
+        let job = u("job").map(|j| j as u32);
+        let worker = u("worker").map(|w| w as u32);
+        match v.get("type").and_then(|t| t.as_str()).unwrap_or("") {
+            "worker_crashed" => b.fault(at, FaultKind::Crash, worker, job, None, s("point")),
+            "stall_began" => {
+                let ms = u("stall_ms").unwrap_or(0);
+                b.fault(
+                    at,
+                    FaultKind::Stall,
+                    worker,
+                    job,
+                    Some(at + ms),
+                    format!("{ms} ms"),
+                )
+            }
+            "relay_crashed" => b.fault(
+                at,
+                FaultKind::RelayCrash,
+                None,
+                None,
+                None,
+                format!("{} unmarked", u("unmarked").unwrap_or(0)),
+            ),
+            "reprocessed" => {
+                let (old, new) = (u("old_job").unwrap_or(0), u("new_job").unwrap_or(0));
+                b.fault(
+                    at,
+                    FaultKind::Operator,
+                    None,
+                    Some(old as u32),
+                    None,
+                    format!("{} reprocessed job-{old} as job-{new}", s("operator")),
+                )
+            }
+            "reprocess_refused" => {
+                let op = v
+                    .get("operator")
+                    .and_then(|o| o.as_str())
+                    .unwrap_or("(no operator)");
+                b.fault(
+                    at,
+                    FaultKind::Operator,
+                    None,
+                    job,
+                    None,
+                    format!(
+                        "reprocess of job-{} by {op} refused: {}",
+                        job.unwrap_or(0),
+                        s("reason")
+                    ),
+                )
+            }
+            "effect_applied" => b.applied(at, job.unwrap_or(0)),
+            "review_done" => b.review_done(at, job.unwrap_or(0)),
+            _ => {}
+        }
+    }
+    Ok(b.finish())
+}
+
+/// Without a history: crashes from `attempts.csv`, operator actions from `scenario.toml`.
+fn fallback_faults(attempts: &[Attempt], scenario_text: Option<&str>) -> Vec<Fault> {
+    let mut faults: Vec<Fault> = attempts
+        .iter()
+        .filter(|a| a.outcome == "crashed")
+        .map(|a| Fault {
+            time_ms: a.ended_at_ms,
+            kind: FaultKind::Crash,
+            worker: Some(a.worker),
+            job: Some(a.job),
+            until_ms: None,
+            detail: String::new(),
+        })
+        .collect();
+    if let Some(ops) = scenario_text
+        .and_then(|t| toml::from_str::<toml::Value>(t).ok())
+        .and_then(|v| v.get("operator").and_then(|o| o.as_array()).cloned())
+    {
+        for op in ops {
+            let at = op
+                .get("at_ms")
+                .and_then(|x| x.as_integer())
+                .unwrap_or(0)
+                .max(0) as u64;
+            let job = op.get("job").and_then(|x| x.as_integer()).map(|j| j as u32);
+            let who = op
+                .get("operator")
+                .and_then(|x| x.as_str())
+                .unwrap_or("(no operator)");
+            let action = op
+                .get("action")
+                .and_then(|x| x.as_str())
+                .unwrap_or("action");
+            faults.push(Fault {
+                time_ms: at,
+                kind: FaultKind::Operator,
+                worker: None,
+                job,
+                until_ms: None,
+                detail: format!("{action} job-{} by {who} (scheduled)", job.unwrap_or(0)),
+            });
+        }
+    }
+    faults.sort_by_key(|f| f.time_ms);
+    faults
+}
+
+#[derive(Default)]
+struct Builder {
+    faults: Vec<Fault>,
+    applied: std::collections::HashMap<u32, u64>,
+    reviews: Vec<Review>,
+}
+
+impl Builder {
+    fn fault(
+        &mut self,
+        at: u64,
+        kind: FaultKind,
+        worker: Option<u32>,
+        job: Option<u32>,
+        until: Option<u64>,
+        detail: String,
+    ) {
+        self.faults.push(Fault {
+            time_ms: at,
+            kind,
+            worker,
+            job,
+            until_ms: until,
+            detail,
+        });
+    }
+
+    fn applied(&mut self, at: u64, job: u32) {
+        self.applied.insert(job, at);
+    }
+
+    fn review_done(&mut self, at: u64, job: u32) {
+        let applied = self.applied.get(&job).copied().unwrap_or(at);
+        self.reviews.push(Review {
+            job,
+            applied_at_ms: applied,
+            review_done_at_ms: at,
+            review_wait_ms: at - applied,
+        });
+    }
+
+    fn finish(mut self) -> (Vec<Fault>, Vec<Review>) {
+        self.reviews.sort_by_key(|r| r.job);
+        (self.faults, self.reviews)
+    }
+}
+
+/// Writes `faults.csv` and `reviews.csv`: what the charts need from the history, so a run
+/// directory stays chartable without its (large) `trace.jsonl`.
+pub fn write_extracts(dir: &Path, records: &[Record]) -> anyhow::Result<()> {
+    let (faults, reviews) = from_records(records);
+    let mut w =
+        csv::Writer::from_path(dir.join("faults.csv")).context("cannot create faults.csv")?;
+    if faults.is_empty() {
+        w.write_record(["timeMs", "kind", "worker", "job", "untilMs", "detail"])?;
+    }
+    for f in &faults {
+        w.serialize(f)?;
+    }
+    w.flush()?;
+    let mut w =
+        csv::Writer::from_path(dir.join("reviews.csv")).context("cannot create reviews.csv")?;
+    if reviews.is_empty() {
+        w.write_record(["job", "appliedAtMs", "reviewDoneAtMs", "reviewWaitMs"])?;
+    }
+    for r in &reviews {
+        w.serialize(r)?;
+    }
+    w.flush()?;
+    Ok(())
+}

@@ -1,0 +1,522 @@
+//! Sweep charts: distributions across seeds of p95 queueWaitMs, max queue depth and the DLQ
+//! fraction, and seeds-to-detect per bug switch.
+//!
+//! Per-seed metrics come from `seeds.jsonl` when its records carry them (`queueWaitP95Ms`,
+//! `depthMax`, `dlqFraction`); otherwise every seed is run again through the same
+//! `sweep::seed_setup` the sweep used, which gives the identical history (a seed determines its
+//! run). Seeds-to-detect reads `sweep.json` of this directory and of each subdirectory that holds
+//! one (e.g. one sweep per bug switch: `sweep chaos.toml --bug X --out DIR/X`).
+
+use super::style::*;
+use anyhow::Context;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use rayon::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// Seeds re-run for the metric distributions at most (the first ones of the range).
+pub const MAX_RERUN: usize = 20_000;
+
+#[derive(Clone, Debug)]
+pub struct SeedMetrics {
+    pub seed: u64,
+    pub queue_wait_p95: u64,
+    pub depth_max: u64,
+    pub dlq_fraction: f64,
+    pub failed: bool,
+}
+
+/// How quickly one sweep found a failure.
+#[derive(Clone, Debug)]
+pub struct Detection {
+    /// The sweep's bug switches, or "no bug switch".
+    pub label: String,
+    /// Seeds run up to and including the first failing one; none when no seed failed.
+    pub seeds_to_detect: Option<u64>,
+    pub seeds_run: u64,
+}
+
+pub struct SweepData {
+    pub json: Value,
+    pub metrics: Vec<SeedMetrics>,
+    /// Where the per-seed metrics came from, or why there are none.
+    pub metrics_note: String,
+    pub detections: Vec<Detection>,
+}
+
+fn detection(json: &Value) -> Detection {
+    let bugs: Vec<&str> = json
+        .get("bugs")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let start = json
+        .pointer("/seeds/start")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let stride = json
+        .pointer("/shard/count")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1);
+    let first = json
+        .get("failures")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|g| {
+            g.get("firstSeeds")
+                .and_then(Value::as_array)
+                .and_then(|s| s.first())
+                .and_then(Value::as_u64)
+        })
+        .min();
+    Detection {
+        label: if bugs.is_empty() {
+            "no bug switch".into()
+        } else {
+            bugs.join(" + ")
+        },
+        seeds_to_detect: first.map(|f| (f - start) / stride + 1),
+        seeds_run: json.get("seedsRun").and_then(Value::as_u64).unwrap_or(0),
+    }
+}
+
+/// Loads a sweep directory.
+pub fn load(dir: &Path) -> anyhow::Result<SweepData> {
+    let path = dir.join("sweep.json");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let json: Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a sweep.json", path.display()))?;
+    let mut detections = vec![detection(&json)];
+    let mut subdirs: Vec<_> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.join("sweep.json").is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    subdirs.sort();
+    for sub in subdirs {
+        if let Some(v) = std::fs::read_to_string(sub.join("sweep.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        {
+            detections.push(detection(&v));
+        }
+    }
+    let (metrics, metrics_note) = match from_seeds_file(dir) {
+        Some(m) => (m, "per-seed metrics from seeds.jsonl".to_string()),
+        None => match rerun(dir, &json) {
+            Ok((m, note)) => (m, note),
+            Err(e) => (Vec::new(), format!("no per-seed metrics: {e:#}")),
+        },
+    };
+    Ok(SweepData {
+        json,
+        metrics,
+        metrics_note,
+        detections,
+    })
+}
+
+/// Per-seed metrics written by the sweep itself, when its records have them.
+fn from_seeds_file(dir: &Path) -> Option<Vec<SeedMetrics>> {
+    let text = std::fs::read_to_string(dir.join("seeds.jsonl")).ok()?;
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).ok()?;
+        let m = v.get("metrics").unwrap_or(&v);
+        out.push(SeedMetrics {
+            seed: v.get("seed")?.as_u64()?,
+            queue_wait_p95: m.get("queueWaitP95Ms")?.as_u64()?,
+            depth_max: m.get("depthMax")?.as_u64()?,
+            dlq_fraction: m.get("dlqFraction")?.as_f64()?,
+            failed: v
+                .get("failures")
+                .and_then(Value::as_array)
+                .is_some_and(|f| !f.is_empty()),
+        });
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Runs the sweep's seeds again (deterministic: same scenario, seed, bug switches and swarm
+/// draw give the same history) and measures each.
+fn rerun(dir: &Path, json: &Value) -> anyhow::Result<(Vec<SeedMetrics>, String)> {
+    let file = json
+        .get("scenarioFile")
+        .and_then(Value::as_str)
+        .context("sweep.json has no scenarioFile")?;
+    let candidates = [
+        Path::new(file).to_path_buf(),
+        dir.join(file),
+        dir.join("scenario.toml"),
+    ];
+    let path = candidates.iter().find(|p| p.is_file()).with_context(|| {
+        format!("the scenario file {file} is not found (run chart from where the sweep ran)")
+    })?;
+    let (scenario, _) = crate::cli::load_scenario(path)?;
+    let start = json
+        .pointer("/seeds/start")
+        .and_then(Value::as_u64)
+        .context("sweep.json has no seeds.start")?;
+    let end = json
+        .pointer("/seeds/end")
+        .and_then(Value::as_u64)
+        .context("sweep.json has no seeds.end")?;
+    let mut plan = crate::sweep::Plan::new(scenario, file, (start, end));
+    plan.swarm = json.get("swarm").and_then(Value::as_bool).unwrap_or(false);
+    plan.jobs = json.get("jobsOverride").and_then(Value::as_u64);
+    let bugs: Vec<String> = json
+        .get("bugs")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|b| b.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    plan.bugs = Default::default();
+    crate::cli::apply_bug_flags(&mut plan.bugs, &bugs)?;
+    if let (Some(i), Some(n)) = (
+        json.pointer("/shard/index").and_then(Value::as_u64),
+        json.pointer("/shard/count").and_then(Value::as_u64),
+    ) {
+        plan.shard = Some(crate::sweep::Shard {
+            index: i as u32,
+            count: n as u32,
+        });
+    }
+    let failed: std::collections::HashSet<u64> = json
+        .get("failures")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|g| {
+            g.get("firstSeeds")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|s| s.as_u64())
+        .collect();
+    let seeds = plan.seed_list();
+    let total = seeds.len();
+    let seeds: Vec<u64> = seeds.into_iter().take(MAX_RERUN).collect();
+    let mut metrics: Vec<SeedMetrics> = seeds
+        .par_iter()
+        .map(|&seed| {
+            let (scenario, mut request, _) = crate::sweep::seed_setup(&plan, seed);
+            request.keep_trace = false;
+            let r = crate::run::run_once(&scenario, &request, None);
+            let m = &r.metrics;
+            SeedMetrics {
+                seed,
+                queue_wait_p95: m.queue_wait.stats().p95,
+                depth_max: m.depth_stats().max,
+                dlq_fraction: if m.jobs.enqueued == 0 {
+                    0.0
+                } else {
+                    m.jobs.dead_lettered as f64 / m.jobs.enqueued as f64
+                },
+                failed: failed.contains(&seed) || !r.check.violated().is_empty(),
+            }
+        })
+        .collect();
+    metrics.sort_by_key(|m| m.seed);
+    let note = if total > MAX_RERUN {
+        format!("per-seed metrics from re-running the first {MAX_RERUN} of {total} seeds")
+    } else {
+        format!("per-seed metrics from re-running the {total} seeds (a seed determines its run)")
+    };
+    Ok((metrics, note))
+}
+
+pub fn title(sw: &SweepData) -> String {
+    let j = &sw.json;
+    let bugs = sw
+        .detections
+        .first()
+        .map(|d| d.label.clone())
+        .unwrap_or_default();
+    format!(
+        "sweep of {} · seeds {}..{} · {}{}",
+        j.get("scenario").and_then(Value::as_str).unwrap_or("?"),
+        j.pointer("/seeds/start")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        j.pointer("/seeds/end").and_then(Value::as_u64).unwrap_or(0),
+        bugs,
+        if j.get("swarm").and_then(Value::as_bool) == Some(true) {
+            " · swarm"
+        } else {
+            ""
+        },
+    )
+}
+
+pub fn caption(sw: &SweepData) -> String {
+    format!(
+        "Distributions across seeds (each seed one sample; seeds that violated an invariant in red): p95 queueWaitMs, maximum queue \
+         depth, and the fraction of jobs dead-lettered; and, per sweep in this directory and its subdirectories, how many seeds ran \
+         until the first failure. {}.",
+        sw.metrics_note
+    )
+}
+
+/// Draws the 2×2 page.
+pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, sw: &SweepData) -> R
+where
+    DB::ErrorType: 'static,
+{
+    let body = titled(root, &format!("{} — across seeds", title(sw)))?;
+    let panels = body.split_evenly((2, 2));
+    let m = &sw.metrics;
+    let q: Vec<(f64, bool)> = m
+        .iter()
+        .map(|s| (s.queue_wait_p95 as f64, s.failed))
+        .collect();
+    let d: Vec<(f64, bool)> = m.iter().map(|s| (s.depth_max as f64, s.failed)).collect();
+    let f: Vec<(f64, bool)> = m
+        .iter()
+        .map(|s| (s.dlq_fraction * 100.0, s.failed))
+        .collect();
+    distribution(
+        &panels[0],
+        "p95 queueWaitMs per seed",
+        "p95 queueWaitMs of the seed (ms)",
+        &q,
+        &sw.metrics_note,
+        false,
+    )?;
+    distribution(
+        &panels[1],
+        "maximum queue depth per seed",
+        "max queue depth of the seed (jobs)",
+        &d,
+        &sw.metrics_note,
+        true,
+    )?;
+    distribution(
+        &panels[2],
+        "DLQ fraction per seed",
+        "jobs dead-lettered (% of enqueued)",
+        &f,
+        &sw.metrics_note,
+        false,
+    )?;
+    detections(&panels[3], &sw.detections)?;
+    Ok(())
+}
+
+fn distribution<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_desc: &str,
+    values: &[(f64, bool)],
+    note: &str,
+    integer: bool,
+) -> R
+where
+    DB::ErrorType: 'static,
+{
+    if values.is_empty() {
+        return empty_panel(area, title, note);
+    }
+    let mut sorted: Vec<f64> = values.iter().map(|v| v.0).collect();
+    sorted.sort_by(f64::total_cmp);
+    let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
+    let bins = 30usize;
+    let mut width = ((hi - lo) / bins as f64).max(if integer { 1.0 } else { 1e-9 });
+    if integer {
+        width = width.ceil();
+    }
+    if hi == lo {
+        width = if integer {
+            1.0
+        } else {
+            (hi.abs() * 0.05).max(0.5)
+        };
+    }
+    let start = if integer { lo.floor() } else { lo };
+    let mut counts = vec![[0u64; 2]; bins + 2];
+    for (v, failed) in values {
+        let b = (((v - start) / width).floor() as usize).min(bins + 1);
+        counts[b][*failed as usize] += 1;
+    }
+    let y_max = counts.iter().map(|c| c[0] + c[1]).max().unwrap_or(1).max(1) as f64 * 1.3;
+    let x_lo = start - width;
+    let x_hi =
+        start + width * (counts.iter().rposition(|c| c[0] + c[1] > 0).unwrap_or(0) as f64 + 2.0);
+    let mut chart = ChartBuilder::on(area)
+        .caption(format!("{title} (n = {} seeds)", values.len()), font(17))
+        .margin(10)
+        .margin_right(22)
+        .x_label_area_size(46)
+        .y_label_area_size(58)
+        .build_cartesian_2d(x_lo..x_hi, 0f64..y_max)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc("seeds")
+        .axis_desc_style(font(15))
+        .label_style(font(13))
+        .x_label_formatter(&|v| {
+            if integer {
+                ms_label(v)
+            } else if v.abs() >= 100.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.1}")
+            }
+        })
+        .y_label_formatter(&|v| {
+            if v.fract().abs() < 1e-9 {
+                format!("{v:.0}")
+            } else {
+                String::new()
+            }
+        })
+        .x_labels(8)
+        .light_line_style(C_GREY.mix(0.1))
+        .max_light_lines(2)
+        .draw()?;
+    for (b, c) in counts.iter().enumerate() {
+        let x0 = start + b as f64 * width;
+        let x1 = x0 + width * 0.92;
+        if c[0] > 0 {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x0, 0.0), (x1, c[0] as f64)],
+                C_BLUE.mix(0.85).filled(),
+            )))?;
+        }
+        if c[1] > 0 {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x0, c[0] as f64), (x1, (c[0] + c[1]) as f64)],
+                C_VERMILLION.mix(0.9).filled(),
+            )))?;
+        }
+    }
+    let pct =
+        |q: f64| sorted[(((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len())) - 1];
+    let fmt = |v: f64| {
+        if integer || v.abs() >= 100.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    let mut placed: Vec<f64> = Vec::new();
+    for (i, (name, v)) in [("p50", pct(0.5)), ("p95", pct(0.95)), ("max", hi)]
+        .into_iter()
+        .enumerate()
+    {
+        if placed.contains(&v) {
+            continue;
+        }
+        placed.push(v);
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(v, 0.0), (v, y_max * 0.88)],
+            C_DARK.mix(0.7).stroke_width(1),
+        )))?;
+        let right = (v - x_lo) / (x_hi - x_lo) < 0.6;
+        let pos = plotters::style::text_anchor::Pos::new(
+            if right {
+                plotters::style::text_anchor::HPos::Left
+            } else {
+                plotters::style::text_anchor::HPos::Right
+            },
+            plotters::style::text_anchor::VPos::Center,
+        );
+        let dx = (x_hi - x_lo) * 0.01 * if right { 1.0 } else { -1.0 };
+        chart.draw_series(std::iter::once(Text::new(
+            format!("{name} = {}", fmt(v)),
+            (v + dx, y_max * (0.95 - 0.07 * i as f64)),
+            font(13).pos(pos),
+        )))?;
+    }
+    Ok(())
+}
+
+fn detections<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, det: &[Detection]) -> R
+where
+    DB::ErrorType: 'static,
+{
+    let title = "seeds to detect: seeds run until the first failure";
+    if det.is_empty() {
+        return empty_panel(area, title, "no sweep.json");
+    }
+    // Scaled to the detections; a sweep that found nothing gets a full-width bar that says so.
+    let x_max = det
+        .iter()
+        .filter_map(|d| d.seeds_to_detect)
+        .max()
+        .unwrap_or(1)
+        .max(8) as f64
+        * 1.5;
+    let n = det.len() as f64;
+    let labels: Vec<String> = det.iter().map(|d| d.label.clone()).collect();
+    let label_w = (labels.iter().map(|l| l.chars().count()).max().unwrap_or(8) as u32 * 8 + 24)
+        .clamp(90, 260);
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, font(17))
+        .margin(10)
+        .margin_right(22)
+        .x_label_area_size(46)
+        .y_label_area_size(label_w)
+        .build_cartesian_2d(0f64..x_max, -0.6f64..(n - 0.4))?;
+    let fmt = |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 {
+            labels.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .x_desc("seeds (the failing seed counted)")
+        .axis_desc_style(font(15))
+        .label_style(font(13))
+        .y_labels(det.len() + 1)
+        .y_label_formatter(&fmt)
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .disable_y_mesh()
+        .light_line_style(C_GREY.mix(0.1))
+        .max_light_lines(2)
+        .draw()?;
+    for (i, d) in det.iter().enumerate() {
+        let y = i as f64;
+        let (len, color, text, at) = match d.seeds_to_detect {
+            Some(s) => (
+                s as f64,
+                C_VERMILLION.mix(0.85),
+                format!("{s} seed{}", if s == 1 { "" } else { "s" }),
+                s as f64 + x_max * 0.01,
+            ),
+            None => (
+                x_max,
+                C_GREY.mix(0.35),
+                format!("no failure in {} seeds", d.seeds_run),
+                x_max * 0.02,
+            ),
+        };
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(0.0, y - 0.32), (len.max(x_max * 0.004), y + 0.32)],
+            color.filled(),
+        )))?;
+        chart.draw_series(std::iter::once(Text::new(
+            text,
+            (at, y),
+            font(13).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Center,
+            )),
+        )))?;
+    }
+    Ok(())
+}
