@@ -56,8 +56,7 @@ where
                 String::new()
             }
         })
-        .light_line_style(C_GREY.mix(0.12))
-        .max_light_lines(2)
+        .max_light_lines(0)
         .bold_line_style(C_GREY.mix(0.3))
         .draw()?;
 
@@ -256,8 +255,10 @@ where
         for v in &sorted {
             *bins.entry((v - start) / width).or_default() += 1;
         }
-        let x_lo = start.saturating_sub(width) as f64;
-        let x_hi = (hi + 2 * width) as f64;
+        // A narrow range (a constant stage time) gets room on both sides.
+        let pad = if hi - lo < 10 { 5 } else { width };
+        let x_lo = start.saturating_sub(pad) as f64;
+        let x_hi = (hi + width + pad) as f64;
         let y_max = y_top(bins.values().copied().max().unwrap_or(1) as f64 * 1.25);
         let mut hist = ChartBuilder::on(hist_area)
             .caption(
@@ -284,7 +285,7 @@ where
             })
             .x_labels(8)
             .y_labels(6)
-            .light_line_style(C_GREY.mix(0.1))
+            .max_light_lines(0)
             .draw()?;
         hist.draw_series(bins.iter().map(|(b, n)| {
             let x0 = (start + b * width) as f64;
@@ -318,7 +319,7 @@ where
             })
             .x_labels(8)
             .y_labels(6)
-            .light_line_style(C_GREY.mix(0.1))
+            .max_light_lines(0)
             .draw()?;
         let n = sorted.len() as f64;
         let mut pts = vec![(x_lo, 0.0)];
@@ -491,8 +492,7 @@ where
             .x_label_formatter(&fmt)
             .y_label_formatter(&ms_label)
             .disable_x_mesh()
-            .light_line_style(C_GREY.mix(0.12))
-            .max_light_lines(2)
+            .max_light_lines(0)
             .draw()?;
         for (i, s) in docs.iter().enumerate() {
             let x = i as f64;
@@ -559,8 +559,7 @@ where
             .label_style(font(LABEL_PX))
             .x_label_formatter(&ms_label)
             .y_label_formatter(&ms_label)
-            .light_line_style(C_GREY.mix(0.12))
-            .max_light_lines(2)
+            .max_light_lines(0)
             .draw()?;
         for (k, s) in series.iter().enumerate() {
             let c = stage_names[k].1;
@@ -697,8 +696,7 @@ where
                 String::new()
             }
         })
-        .light_line_style(C_GREY.mix(0.12))
-        .max_light_lines(2)
+        .max_light_lines(0)
         .draw()?;
     let mut entries = Vec::new();
     for (name, c, times) in &kinds {
@@ -762,8 +760,7 @@ where
             }
         })
         .disable_x_mesh()
-        .light_line_style(C_GREY.mix(0.12))
-        .max_light_lines(2)
+        .max_light_lines(0)
         .draw()?;
     for a in 0..=max_attempts {
         let mut base = 0.0;

@@ -158,6 +158,9 @@ where
 
 /// Tick labels for milliseconds: plain integers, thousands separated by a thin space.
 pub fn ms_label(v: &f64) -> String {
+    if (v - v.round()).abs() > 1e-6 {
+        return String::new(); // fractional ticks of a narrow axis would repeat a rounded label
+    }
     let n = v.round() as i64;
     let s = n.abs().to_string();
     let mut out = String::new();

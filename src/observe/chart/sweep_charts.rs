@@ -382,8 +382,7 @@ where
             }
         })
         .x_labels(8)
-        .light_line_style(C_GREY.mix(0.1))
-        .max_light_lines(2)
+        .max_light_lines(0)
         .draw()?;
     for (b, c) in counts.iter().enumerate() {
         let x0 = start + b as f64 * width;
@@ -486,8 +485,7 @@ where
         .y_label_formatter(&fmt)
         .x_label_formatter(&|v| format!("{v:.0}"))
         .disable_y_mesh()
-        .light_line_style(C_GREY.mix(0.1))
-        .max_light_lines(2)
+        .max_light_lines(0)
         .draw()?;
     for (i, d) in det.iter().enumerate() {
         let y = i as f64;
