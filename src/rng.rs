@@ -46,7 +46,7 @@ impl Stream {
     /// Uniform in [0, 1) with 53 bits of precision.
     #[inline]
     pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        unit_of(self.next_u64())
     }
 
     /// True with probability `p`. A probability of 0 never draws, so a disabled fault does not
@@ -59,9 +59,7 @@ impl Stream {
     /// Uniform integer in the closed range [lo, hi] (multiply-shift, no modulo bias worth noting).
     #[inline]
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        debug_assert!(lo <= hi);
-        let span = (hi - lo) as u128 + 1;
-        lo + ((self.next_u64() as u128 * span) >> 64) as u64
+        range_of(self.next_u64(), lo, hi)
     }
 
     /// Exponential with the given mean.
@@ -70,12 +68,46 @@ impl Stream {
         -mean * (1.0 - self.unit()).ln()
     }
 
-    /// Standard normal (Box-Muller; one of the pair is discarded to keep draws per call fixed).
-    pub fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.unit();
-        let u2 = self.unit();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    /// `N` raw draws at once: a caller that always takes the same block consumes the stream the
+    /// same way whatever it then decides, so changing a probability moves no other draw.
+    #[inline]
+    pub fn block<const N: usize>(&mut self) -> [u64; N] {
+        std::array::from_fn(|_| self.next_u64())
     }
+
+    /// Standard normal from one draw (see [`normal_of`]).
+    pub fn normal(&mut self) -> f64 {
+        normal_of(self.next_u64())
+    }
+}
+
+/// A raw draw as a uniform in [0, 1) with 53 bits of precision.
+#[inline]
+pub fn unit_of(bits: u64) -> f64 {
+    (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// A raw draw as a uniform integer in the closed range [lo, hi] (multiply-shift).
+#[inline]
+pub fn range_of(bits: u64, lo: u64, hi: u64) -> u64 {
+    debug_assert!(lo <= hi);
+    let span = (hi - lo) as u128 + 1;
+    lo + ((bits as u128 * span) >> 64) as u64
+}
+
+/// A raw draw as a standard normal (Box-Muller; the second uniform comes from a SplitMix64
+/// finaliser of the same draw, so one draw makes one sample and callers can take fixed blocks).
+pub fn normal_of(bits: u64) -> f64 {
+    let u1 = 1.0 - unit_of(bits);
+    let u2 = unit_of(splitmix(bits));
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]

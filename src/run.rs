@@ -238,6 +238,16 @@ pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
             }
         }
     }
+    if let Some(want) = &e.trace_hash {
+        let actual = crate::history::TraceHash::hex(r.outcome.trace_hash);
+        if !want.eq_ignore_ascii_case(&actual) {
+            unmet.push(Unmet {
+                field: "trace_hash".into(),
+                expected: want.clone(),
+                actual,
+            });
+        }
+    }
     if let (Some(want), Some(again)) = (e.replay, r.replay_hash) {
         let same = again == r.outcome.trace_hash;
         let ok = match want {

@@ -60,13 +60,21 @@ impl Dist {
     pub const ALLOWED: &'static str = "{ dist = \"constant\", value }, { dist = \"uniform\", min, max }, { dist = \"exponential\", mean }, { dist = \"lognormal\", median, sigma }";
 
     /// Draws one value. A constant draws nothing, so it leaves the stream untouched.
+    /// One sample, taking exactly one draw from the stream (a constant too, so the position of
+    /// every later draw does not depend on the distribution's kind).
     pub fn sample(&self, s: &mut crate::rng::Stream) -> u64 {
+        self.sample_from(s.next_u64())
+    }
+
+    /// The sample a raw draw `bits` stands for.
+    pub fn sample_from(&self, bits: u64) -> u64 {
+        use crate::rng::{normal_of, range_of, unit_of};
         match *self {
             Dist::Constant { value } => value,
-            Dist::Uniform { min, max } => s.range(min, max),
-            Dist::Exponential { mean } => s.exponential(mean).round() as u64,
+            Dist::Uniform { min, max } => range_of(bits, min, max),
+            Dist::Exponential { mean } => (-mean * (1.0 - unit_of(bits)).ln()).round() as u64,
             Dist::Lognormal { median, sigma } => {
-                (median * (sigma * s.normal()).exp()).round() as u64
+                (median * (sigma * normal_of(bits)).exp()).round() as u64
             }
         }
     }
@@ -520,6 +528,8 @@ pub struct Expect {
     pub sometimes: Option<Vec<String>>,
     /// Re-running the same seed must give the same trace (`identical`) or not (`diverges`).
     pub replay: Option<ReplayExpectation>,
+    /// The run's trace hash (16 hex digits): pins the exact history, as a frozen scenario does.
+    pub trace_hash: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -927,6 +937,14 @@ impl Scenario {
                         format!("unknown property {n:?}; allowed: {}", allowed.join(", ")),
                     );
                 }
+            }
+        }
+        if let Some(h) = &self.expect.trace_hash {
+            if h.len() != 16 || !h.chars().all(|c| c.is_ascii_hexdigit()) {
+                return err(
+                    "expect.trace_hash",
+                    format!("{h:?} is not a trace hash; allowed: 16 hex digits, as summary.json's traceHash"),
+                );
             }
         }
         Ok(())

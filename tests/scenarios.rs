@@ -111,9 +111,9 @@ fn same_seed_gives_the_same_trace_hash() {
 #[test]
 fn golden_trace_hashes() {
     let cases = [
-        ("incident-crash-before-ack", None, 1, "4849104fa616725c"),
-        ("chaos", None, 0, "96bce1e199b2a6a1"),
-        ("bench-pipeline", Some(5_000), 42, "70c0d2f037dbbf50"),
+        ("incident-crash-before-ack", None, 1, "431f62a4b70ec2d9"),
+        ("chaos", None, 0, "fdc7bf8a34de9b6b"),
+        ("bench-pipeline", Some(5_000), 42, "86ad0a5e5e24118c"),
     ];
     for (name, jobs, seed, golden) in cases {
         let s = load(name);

@@ -8,7 +8,7 @@
 use crate::ids::{JobId, SimTime};
 use crate::model::retry::ErrorKind;
 use crate::model::worker::{AttemptPlan, CrashPoint};
-use crate::rng::Stream;
+use crate::rng::{range_of, unit_of, Stream};
 use crate::scenario::{FaultKind, Scenario};
 use std::collections::BTreeMap;
 
@@ -125,43 +125,35 @@ impl Script {
     }
 }
 
-/// Draws one attempt's plan from the worker's stream, in a fixed order: stall, duration, crash
-/// (and its point), transient error, permanent error, validation time, output. Zero
-/// probabilities draw nothing.
-#[allow(clippy::too_many_arguments)]
+/// Draws one attempt's plan from the worker's stream as one fixed block of nine draws: stall?,
+/// stall length, extraction length, crash?, crash point, transient?, permanent?, validation
+/// time, output. Every attempt takes the whole block whatever the rates are, so a frozen
+/// scenario (rates 0, the fired faults scripted) consumes the stream exactly as the seeded run
+/// did and replays with the same trace hash.
 pub fn draw_plan(
     s: &mut Stream,
     rates: &FaultRates,
     scenario: &Scenario,
     document_invalid: bool,
 ) -> AttemptPlan {
-    let stalled = s.chance(rates.stall);
-    let (extract_ms, stall_ms) = if stalled {
-        (0, Some(scenario.faults.stall_ms.sample(s)))
-    } else {
-        (scenario.stages.inference_ms.sample(s), None)
-    };
-    let crash = if s.chance(rates.crash) && !rates.crash_points.is_empty() {
-        let i = s.range(0, rates.crash_points.len() as u64 - 1) as usize;
-        Some(rates.crash_points[i])
-    } else {
-        None
-    };
-    let transient = s.chance(rates.transient_error);
-    let permanent = s.chance(rates.permanent_error) || document_invalid;
-    let error = if permanent {
+    let [stall, stall_len, extract_len, crash, point, transient, permanent, validate, output] =
+        s.block::<9>();
+    let hit = |bits: u64, p: f64| p > 0.0 && unit_of(bits) < p;
+    let stall_ms = hit(stall, rates.stall).then(|| scenario.faults.stall_ms.sample_from(stall_len));
+    let crash = (hit(crash, rates.crash) && !rates.crash_points.is_empty()).then(|| {
+        rates.crash_points[range_of(point, 0, rates.crash_points.len() as u64 - 1) as usize]
+    });
+    let error = if hit(permanent, rates.permanent_error) || document_invalid {
         Some(ErrorKind::SchemaInvalid)
-    } else if transient {
+    } else if hit(transient, rates.transient_error) {
         Some(ErrorKind::ProviderUnavailable)
     } else {
         None
     };
-    let validate_ms = scenario.stages.validate_ms.sample(s);
-    let output = s.next_u64();
     AttemptPlan {
-        extract_ms,
+        extract_ms: scenario.stages.inference_ms.sample_from(extract_len),
         stall_ms,
-        validate_ms,
+        validate_ms: scenario.stages.validate_ms.sample_from(validate),
         crash,
         error,
         output,

@@ -917,8 +917,10 @@ impl<'s, O: Observer> Sim<'s, O> {
                 self.deliver(e.id, e.key, e.job, e.output, e.sends + 1, false);
             }
             self.outbox.note_sent(count);
-            let crash = self.script.relay_crash_due(self.now)
-                || self.relay_stream.chance(self.rates.relay_crash);
+            // One draw per tick whatever the rate and the script say, so a frozen run (rate 0,
+            // the crash scripted) keeps the relay stream where the seeded run had it.
+            let drawn = self.relay_stream.unit() < self.rates.relay_crash;
+            let crash = self.script.relay_crash_due(self.now) | drawn;
             if crash {
                 self.record(Event::RelayCrashed {
                     unmarked: count as u32,

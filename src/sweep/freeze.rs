@@ -6,13 +6,10 @@
 //! and turning such a scenario into a TOML file that `durasim run` accepts.
 //! Does not: decide whether the frozen file still fails (see `shrink`).
 //!
-//! What replays: arrivals, jitter, review times and the relay draw from streams the fault rates
-//! do not touch, and a zero rate draws nothing. The worker streams do change: with the rates at
-//! 0 the per-attempt fault draws are gone, so each attempt's extraction length, validation time
-//! and model output come from different positions of the same seeded stream. With constant
-//! stage durations the frozen run therefore has the same timing, verdicts and counts as the
-//! original (only the model outputs, and so the trace hash, differ); with drawn durations the
-//! timing shifts and a frozen failure must be re-checked, which `shrink` does.
+//! What replays: everything, with the same trace hash. The fault injector takes a fixed block
+//! of draws per attempt and one draw per relay tick whatever the rates are (see
+//! `sim::faults::draw_plan`), so with the rates at 0 and the fired faults scripted every stream
+//! is consumed as in the seeded run. Only `nondeterministic_step` runs cannot be pinned.
 
 use crate::history::{Event, Record};
 use crate::ids::JobId;

@@ -1290,8 +1290,13 @@ pub fn freeze_run(
     e.results_committed = Some(m.effects.results_committed);
     e.worker_crashes = Some(m.crashes.worker);
     e.relay_crashes = Some(m.crashes.relay);
+    // A run with an unseeded step cannot be pinned: no two runs of it share a trace.
+    let unseeded = crate::bugs::enabled(&request.bugs).contains(&"nondeterministic_step");
+    if !unseeded {
+        e.trace_hash = Some(crate::history::TraceHash::hex(report.outcome.trace_hash));
+    }
     let header = format!(
-        "Frozen by `durasim run {scenario_file} --seed {} --freeze`: the faults that fired are explicit\n[[script]] entries and every random fault rate is 0. Durations still come from the seed.",
+        "Frozen by `durasim run {scenario_file} --seed {} --freeze`: the faults that fired are explicit\n[[script]] entries and every random fault rate is 0. Durations still come from the seed, and\nthe run replays with the same trace hash (pinned in [expect]).",
         request.seed
     );
     let text = freeze::to_toml(&frozen, &header).map_err(|e| anyhow!(e))?;
@@ -1299,10 +1304,11 @@ pub fn freeze_run(
     let check = Scenario::parse(&path.display().to_string(), &text).map_err(|e| anyhow!("{e}"))?;
     let again = run_once(&check, &RunRequest::for_scenario(&check), None);
     let unmet = crate::run::check_expectations(&check, &again);
-    let how = if again.outcome.trace_hash == report.outcome.trace_hash {
-        "identical trace".to_string()
+    let how = if unseeded && unmet.is_empty() {
+        "same verdicts and counts (nondeterministic_step is on: no two runs share a trace)"
+            .to_string()
     } else if unmet.is_empty() {
-        "same verdicts and counts; the trace differs (model outputs and any drawn durations move in the worker streams once the fault draws are gone)".to_string()
+        "identical trace".to_string()
     } else {
         format!(
             "DIFFERS: {}",
