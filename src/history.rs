@@ -168,6 +168,12 @@ pub enum Event {
         fence: Option<Fence>,
         deadline_at: SimTime,
     },
+    /// A full DLQ (`capacity` entries) dropped its oldest entry, `job`, to make room: the job's
+    /// terminal record is gone. Only with `[dlq] capacity`.
+    DlqEvicted {
+        job: JobId,
+        capacity: u32,
+    },
     WorkerCrashed {
         worker: WorkerId,
         job: JobId,
@@ -194,6 +200,11 @@ pub enum Event {
     },
     MarkedPublished {
         count: u32,
+    },
+    /// Published outbox rows older than the retention were deleted. Only with
+    /// `[outbox] retention_ms`.
+    OutboxPruned {
+        rows: u64,
     },
     RelayCrashed {
         unmarked: u32,

@@ -189,6 +189,13 @@ pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
         m.reprocess_refused,
     );
     num(
+        "reprocess_rate_limited",
+        e.reprocess_rate_limited,
+        m.reprocess_rate_limited,
+    );
+    num("dlq_evicted", e.dlq_evicted, m.dlq.evicted);
+    num("dlq_size_max", e.dlq_size_max, m.dlq.size_max);
+    num(
         "max_attempts_seen",
         e.max_attempts_seen,
         m.leases.max_attempts_seen,

@@ -370,6 +370,60 @@ pub struct Operator {
     #[serde(default)]
     pub operator: Option<String>,
     pub job: u32,
+    /// An automation: the action runs again `repeat` more times, every `every_ms`.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub repeat: u32,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub every_ms: u64,
+    /// Act on the newest job of `job`'s reprocess chain (the "same dead document"), not `job`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub follow: bool,
+}
+
+fn is_zero_u32(x: &u32) -> bool {
+    *x == 0
+}
+fn is_zero_u64(x: &u64) -> bool {
+    *x == 0
+}
+fn is_false(x: &bool) -> bool {
+    !*x
+}
+
+/// The DLQ's limits, beyond the chapter. Absent: unbounded, and no reprocess rate limit.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DlqSection {
+    /// Maximum entries; when full, the oldest entry is evicted (and lost).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<u32>,
+    /// Accepted reprocesses per tenant in any `reprocess_window_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reprocess_limit: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reprocess_window_ms: Option<u64>,
+}
+
+impl DlqSection {
+    pub const DEFAULT_REPROCESS_WINDOW_MS: u64 = 60_000;
+
+    pub fn is_default(&self) -> bool {
+        *self == DlqSection::default()
+    }
+
+    pub fn config(&self) -> crate::model::dead_letter::DlqConfig {
+        crate::model::dead_letter::DlqConfig {
+            capacity: self.capacity,
+            reprocess_limit: self.reprocess_limit.map(|max| {
+                crate::model::dead_letter::ReprocessLimit {
+                    max,
+                    window_ms: self
+                        .reprocess_window_ms
+                        .unwrap_or(DlqSection::DEFAULT_REPROCESS_WINDOW_MS),
+                }
+            }),
+        }
+    }
 }
 
 /// The deliberately broken variants. All off by default.
@@ -517,6 +571,9 @@ pub struct Expect {
     pub dlq_max_attempts_exceeded: Option<u64>,
     pub reprocessed: Option<u64>,
     pub reprocess_refused: Option<u64>,
+    pub reprocess_rate_limited: Option<u64>,
+    pub dlq_evicted: Option<u64>,
+    pub dlq_size_max: Option<u64>,
     pub max_attempts_seen: Option<u64>,
     pub depth_min: Option<u64>,
     pub depth_max: Option<u64>,
@@ -564,6 +621,8 @@ pub struct Scenario {
     pub script: Vec<Script>,
     #[serde(default)]
     pub operator: Vec<Operator>,
+    #[serde(default, skip_serializing_if = "DlqSection::is_default")]
+    pub dlq: DlqSection,
     #[serde(default)]
     pub bugs: Bugs,
     #[serde(default)]
@@ -902,7 +961,44 @@ impl Scenario {
                 return err(&field("attempt"), "attempt numbers start at 1".into());
             }
         }
+        if self.dlq.capacity == Some(0) {
+            return err(
+                "dlq.capacity",
+                "must be >= 1 (leave it out for an unbounded DLQ)".into(),
+            );
+        }
+        if self.dlq.reprocess_limit == Some(0) {
+            return err(
+                "dlq.reprocess_limit",
+                "must be >= 1 reprocess per window (leave it out for no limit)".into(),
+            );
+        }
+        match (self.dlq.reprocess_limit, self.dlq.reprocess_window_ms) {
+            (_, Some(0)) => return err("dlq.reprocess_window_ms", "must be > 0".into()),
+            (None, Some(_)) => {
+                return err(
+                    "dlq.reprocess_window_ms",
+                    "only applies with dlq.reprocess_limit".into(),
+                )
+            }
+            _ => {}
+        }
         for (i, o) in self.operator.iter().enumerate() {
+            if o.repeat > 0 && o.every_ms == 0 {
+                return err(
+                    &format!("operator.{i}.repeat"),
+                    format!(
+                        "a repeated action (repeat = {}) needs every_ms > 0, the gap between runs",
+                        o.repeat
+                    ),
+                );
+            }
+            if o.repeat > 1_000_000 {
+                return err(
+                    &format!("operator.{i}.repeat"),
+                    format!("at most 1000000 (got {})", o.repeat),
+                );
+            }
             if o.job as u64 >= planned {
                 return err(
                     &format!("operator.{i}.job"),

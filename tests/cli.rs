@@ -230,3 +230,46 @@ fn check_accepts_every_shipped_scenario_and_bugs_lists_ten_switches() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 11);
 }
+
+/// The keys of issue 6 (DLQ limits, dedupe window, relay restart, outbox retention, outage,
+/// bursts) go through the same validation: exit 2, the file, the line, the field, what is allowed.
+#[test]
+fn bad_beyond_the_chapter_keys_exit_two_with_the_field_and_what_is_allowed() {
+    let dir = temp("bad6");
+    let base = "name = \"bad\"\n[arrivals]\ntenants = [\"acme\"]\njobs = 2\n";
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        (
+            "dlq-typo.toml",
+            format!("{base}[dlq]\ncapacty = 10\n"),
+            vec![":6", "dlq.capacty", "capacity", "reprocess_limit"],
+        ),
+        (
+            "dlq-zero.toml",
+            format!("{base}[dlq]\ncapacity = 0\n"),
+            vec![":6", "dlq.capacity", ">= 1"],
+        ),
+        (
+            "dlq-window.toml",
+            format!("{base}[dlq]\nreprocess_window_ms = 100\n"),
+            vec![":6", "dlq.reprocess_window_ms", "reprocess_limit"],
+        ),
+        (
+            "operator-repeat.toml",
+            format!(
+                "{base}[[operator]]\nat_ms = 0\naction = \"reprocess_dlq\"\njob = 0\nrepeat = 3\n"
+            ),
+            vec![":9", "operator.0.repeat", "every_ms > 0"],
+        ),
+    ];
+    for (file, body, needles) in cases {
+        let path = write(&dir, file, &body);
+        let o = durasim(&["run", &path, "--out", dir.join("out").to_str().unwrap()]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{file}: {t}");
+        assert!(!t.contains("panicked"), "{file}: {t}");
+        for n in needles {
+            assert!(t.contains(n), "{file}: expected {n:?} in {t}");
+        }
+        assert!(!dir.join("out").exists(), "{file}: no output directory");
+    }
+}

@@ -286,3 +286,29 @@ fn synthetic_12_keeps_three_numbers_per_document_apart() {
         "peaks mid-batch"
     );
 }
+
+// ---- beyond the chapter (issue 6) -------------------------------------------------------------
+
+/// A full DLQ evicts its oldest entries; each eviction before a reprocess is a lost job, which
+/// the checker reports under no_silent_drop from the `dlq_evicted` records alone.
+#[test]
+fn dlq_eviction_is_a_silent_drop_and_a_sized_dlq_holds() {
+    let s = load("dlq-eviction");
+    let r = run(&s, &RunRequest::for_scenario(&s));
+    assert_eq!(r.check.violated(), vec![Invariant::NoSilentDrop]);
+    let v = r.check.verdict(Invariant::NoSilentDrop);
+    assert_eq!((v.count, r.metrics.dlq.evicted), (20, 20));
+    let first = v.first.as_ref().unwrap();
+    assert_eq!(
+        first.job.map(|j| j.0),
+        Some(0),
+        "the oldest entry goes first"
+    );
+    assert!(first.message.contains("evicted"), "{}", first.message);
+    assert_eq!(r.metrics.dlq.size_max, 10);
+
+    let safe = load("dlq-capacity-safe");
+    let r = run(&safe, &RunRequest::for_scenario(&safe));
+    assert!(r.check.holds(), "{:?}", r.check.first_violation());
+    assert_eq!((r.metrics.dlq.evicted, r.metrics.dlq.size_max), (0, 30));
+}

@@ -54,6 +54,8 @@ struct JobTrack {
     terminal: Option<(Terminal, SimTime)>,
     reprocessed_from: Option<JobId>,
     audited: bool,
+    /// An audited reprocess created a successor: the work goes on under another job.
+    reprocessed: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -242,6 +244,7 @@ impl Checker {
                         Origin::Arrival => None,
                     },
                     audited: false,
+                    reprocessed: false,
                 });
                 if key.tenant != Some(*tenant) {
                     self.violate(
@@ -477,6 +480,24 @@ impl Checker {
                 }
                 self.terminal(r, *job, Terminal::Cancelled);
             }
+            Event::DlqEvicted { job, capacity } => {
+                // The DLQ entry was the job's terminal record. Unless a reprocess already carried
+                // the work on, the job has now left the system with no record of how it ended.
+                let t = *self.job_mut(*job);
+                if !t.reprocessed {
+                    self.violate(
+                        Invariant::NoSilentDrop,
+                        at,
+                        Some(*job),
+                        Some(t.key),
+                        || match t.terminal {
+                            Some((Terminal::DeadLettered, when)) => format!("{job}, dead-lettered at {when} ms, was evicted from the full DLQ (capacity {capacity}) before any reprocess: it left the system with no terminal record"),
+                            other => format!("{job} was evicted from the DLQ (capacity {capacity}) while {:?}, never dead-lettered: it left the system with no terminal record", other.map(|t| t.0)),
+                        },
+                        || vec![r.clone()],
+                    );
+                }
+            }
             Event::WorkerCrashed { .. } => self.reached(Sometimes::WorkerCrashed),
             Event::WorkerRestarted { .. } => {}
             Event::Published {
@@ -497,7 +518,7 @@ impl Checker {
                     k.result_event.get_or_insert(*event);
                 }
             }
-            Event::MarkedPublished { .. } => {}
+            Event::MarkedPublished { .. } | Event::OutboxPruned { .. } => {}
             Event::RelayCrashed { .. } => self.reached(Sometimes::RelayCrashed),
             Event::EffectApplied {
                 event,
@@ -587,6 +608,9 @@ impl Checker {
                 };
                 if let Some(t) = self.jobs.get_mut(new_job.index()).and_then(|j| j.as_mut()) {
                     t.audited = true;
+                }
+                if let Some(t) = self.jobs.get_mut(old_job.index()).and_then(|j| j.as_mut()) {
+                    t.reprocessed = true;
                 }
                 if let Some(message) = problem {
                     let key = new.map(|n| n.key);
@@ -1039,6 +1063,84 @@ mod tests {
         ];
         let r = judge(h);
         assert_eq!(r.verdict(Invariant::TenantIsolation).count, 2);
+    }
+
+    fn dead_lettered(job: u32) -> Event {
+        Event::DeadLettered {
+            job: JobId(job),
+            worker: None,
+            fence: None,
+            attempts: 1,
+            reason: "permanent_error".into(),
+        }
+    }
+
+    fn enqueued_doc(job: u32, version: u32, from: Option<u32>) -> Event {
+        Event::Enqueued {
+            job: JobId(job),
+            tenant: T,
+            key: IdempotencyKey::new(T, DocumentId(job), version).unwrap(),
+            payload: PayloadHash(7),
+            visible_at: 0,
+            deadline_at: 1000,
+            origin: match from {
+                Some(f) => Origin::Reprocess { from: JobId(f) },
+                None => Origin::Arrival,
+            },
+        }
+    }
+
+    // A DLQ with a capacity: the entry evicted before any reprocess was the job's only terminal
+    // record, so the job is lost; an entry already reprocessed can go.
+    #[test]
+    fn a_dlq_eviction_before_reprocess_is_a_silent_drop() {
+        let mut successor = enqueued_doc(2, 1, Some(1));
+        if let Event::Enqueued { key, .. } = &mut successor {
+            *key = IdempotencyKey::new(T, DocumentId(1), 2).unwrap();
+        }
+        let h = vec![
+            (0, enqueued_doc(0, 1, None)),
+            (0, enqueued_doc(1, 1, None)),
+            (5, dead_lettered(0)),
+            (6, dead_lettered(1)),
+            (7, successor),
+            (
+                7,
+                Event::Reprocessed {
+                    old_job: JobId(1),
+                    new_job: JobId(2),
+                    operator: "ana".into(),
+                },
+            ),
+            (8, dead_lettered(2)),
+            (
+                8,
+                Event::DlqEvicted {
+                    job: JobId(0),
+                    capacity: 2,
+                },
+            ),
+            (
+                9,
+                Event::DlqEvicted {
+                    job: JobId(1),
+                    capacity: 2,
+                },
+            ),
+            (10, ended()),
+        ];
+        let r = judge(h);
+        assert_eq!(r.violated(), vec![Invariant::NoSilentDrop]);
+        let v = r.verdict(Invariant::NoSilentDrop);
+        assert_eq!(v.count, 1, "the reprocessed job-1 is not lost");
+        let first = v.first.as_ref().unwrap();
+        assert_eq!((first.at, first.job), (8, Some(JobId(0))));
+        assert!(
+            first.message.contains("evicted") && first.message.contains("capacity 2"),
+            "{}",
+            first.message
+        );
+        assert_eq!(first.evidence.len(), 1);
     }
 
     #[test]

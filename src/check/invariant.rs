@@ -103,7 +103,7 @@ impl Invariant {
             Invariant::AuditedReprocess => "every reprocessed job has an audit entry naming an operator, a dead-lettered predecessor and version + 1",
             Invariant::PayloadConflictRejected => "the same key with a different payload is rejected, at enqueue and at commit, never reused",
             Invariant::FirstResultWins => "the effect the consumer applies is the first committed result for its key",
-            Invariant::NoSilentDrop => "every enqueued job ends acked, dead-lettered or cancelled",
+            Invariant::NoSilentDrop => "every enqueued job ends acked, dead-lettered or cancelled, and keeps that record: a DLQ entry evicted before any reprocess is a lost job",
         }
     }
 }

@@ -4,9 +4,14 @@
 //! and the rule for bringing one back: an operator id is required, the old job is never revived,
 //! a new job with operationVersion + 1 is created by the caller, and an audit entry links old,
 //! new and operator. Cancelled jobs never enter the DLQ, so they can never be reprocessed.
+//! Beyond the chapter, both off by default: a capacity (when the DLQ is full, the oldest entry is
+//! evicted, as Sidekiq's dead set drops its oldest at 10,000: the evicted job leaves with no
+//! terminal record) and a per-tenant reprocess rate limit (a looping operator automation is
+//! refused past `max` reprocesses per tenant in any `window_ms`).
 //! Does not: create the new job (the queue does) or decide that a job is dead (the retry policy).
 
-use crate::ids::{JobId, SimTime};
+use crate::ids::{JobId, SimTime, TenantId};
+use std::collections::VecDeque;
 
 /// Why a job is dead: a closed code. The error's text may quote the document, so it never
 /// reaches a queue dashboard.
@@ -65,6 +70,10 @@ pub enum ReprocessRefusal {
     MissingOperator,
     NotDeadLettered,
     AlreadyReprocessed,
+    /// The entry was evicted from a full DLQ: there is nothing left to reprocess.
+    Evicted,
+    /// The tenant already had `max` reprocesses accepted in the last `window_ms`.
+    RateLimited,
 }
 
 impl ReprocessRefusal {
@@ -73,26 +82,72 @@ impl ReprocessRefusal {
             ReprocessRefusal::MissingOperator => "missing_operator",
             ReprocessRefusal::NotDeadLettered => "not_dead_lettered",
             ReprocessRefusal::AlreadyReprocessed => "already_reprocessed",
+            ReprocessRefusal::Evicted => "evicted",
+            ReprocessRefusal::RateLimited => "rate_limited",
         }
     }
 }
 
+/// At most `max` accepted reprocesses per tenant in any window of `window_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReprocessLimit {
+    pub max: u32,
+    pub window_ms: u64,
+}
+
+/// The DLQ's limits. The default (no capacity, no rate limit) is the chapter's DLQ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DlqConfig {
+    /// Maximum number of entries held; when full, a new entry evicts the oldest.
+    pub capacity: Option<u32>,
+    pub reprocess_limit: Option<ReprocessLimit>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct DeadLetterQueue {
+    config: DlqConfig,
+    /// Every entry ever pushed, oldest first; those before `head` were evicted.
     entries: Vec<DlqEntry>,
+    head: usize,
     /// Position in `entries` by job; jobs are dense, so a flat vector beats a map.
     index: Vec<u32>,
     audit: Vec<AuditEntry>,
+    /// Per tenant (a small vector indexed by tenant id): when its accepted reprocesses happened,
+    /// within the rate limit's window.
+    recent_reprocesses: Vec<VecDeque<SimTime>>,
 }
 
 const ABSENT: u32 = u32::MAX;
+const EVICTED: u32 = u32::MAX - 1;
 
 impl DeadLetterQueue {
-    pub fn push(&mut self, now: SimTime, job: JobId, reason: StoredReason) {
+    pub fn new(config: DlqConfig) -> DeadLetterQueue {
+        DeadLetterQueue {
+            config,
+            ..DeadLetterQueue::default()
+        }
+    }
+
+    pub fn config(&self) -> DlqConfig {
+        self.config
+    }
+
+    /// Files `job`. When the DLQ is at capacity, the oldest entry is evicted to make room and
+    /// returned: it is gone, reprocessed or not.
+    pub fn push(&mut self, now: SimTime, job: JobId, reason: StoredReason) -> Option<JobId> {
         if self.index.len() <= job.index() {
             self.index.resize(job.index() + 1, ABSENT);
         }
         assert_eq!(self.index[job.index()], ABSENT, "{job} dead-lettered twice");
+        let evicted = match self.config.capacity {
+            Some(cap) if self.len() >= cap as usize => {
+                let oldest = self.entries[self.head].job;
+                self.index[oldest.index()] = EVICTED;
+                self.head += 1;
+                Some(oldest)
+            }
+            _ => None,
+        };
         self.index[job.index()] = self.entries.len() as u32;
         self.entries.push(DlqEntry {
             job,
@@ -100,36 +155,56 @@ impl DeadLetterQueue {
             reason,
             reprocessed_as: None,
         });
+        evicted
     }
 
+    /// The live entry of `job` (none if it never entered the DLQ or was evicted).
     pub fn get(&self, job: JobId) -> Option<&DlqEntry> {
         match self.index.get(job.index()) {
-            Some(&i) if i != ABSENT => Some(&self.entries[i as usize]),
+            Some(&i) if i != ABSENT && i != EVICTED => Some(&self.entries[i as usize]),
             _ => None,
         }
     }
 
+    pub fn was_evicted(&self, job: JobId) -> bool {
+        self.index.get(job.index()) == Some(&EVICTED)
+    }
+
+    /// The newest job of `job`'s reprocess chain: follows each live entry's `reprocessed_as`.
+    /// An operator automation that "reprocesses the dead document" acts on this one.
+    pub fn latest_in_chain(&self, job: JobId) -> JobId {
+        let mut at = job;
+        while let Some(next) = self.get(at).and_then(|e| e.reprocessed_as) {
+            at = next;
+        }
+        at
+    }
+
+    /// Entries held now.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.len() - self.head
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
+    /// The live entries, oldest first.
     pub fn entries(&self) -> &[DlqEntry] {
-        &self.entries
+        &self.entries[self.head..]
     }
 
     pub fn audit_log(&self) -> &[AuditEntry] {
         &self.audit
     }
 
-    /// Checks whether `job` may be reprocessed by `operator`. On success the caller creates the
-    /// new job and then calls [`DeadLetterQueue::record_reprocess`].
+    /// Checks whether `job` (of `tenant`) may be reprocessed by `operator` at `now`. On success
+    /// the caller creates the new job and then calls [`DeadLetterQueue::record_reprocess`].
     pub fn authorize_reprocess(
-        &self,
+        &mut self,
+        now: SimTime,
         job: JobId,
+        tenant: TenantId,
         operator: Option<&str>,
     ) -> Result<(), ReprocessRefusal> {
         let operator = operator.map(str::trim).unwrap_or("");
@@ -137,10 +212,31 @@ impl DeadLetterQueue {
             return Err(ReprocessRefusal::MissingOperator);
         }
         match self.get(job) {
-            None => Err(ReprocessRefusal::NotDeadLettered),
-            Some(e) if e.reprocessed_as.is_some() => Err(ReprocessRefusal::AlreadyReprocessed),
-            Some(_) => Ok(()),
+            None if self.was_evicted(job) => return Err(ReprocessRefusal::Evicted),
+            None => return Err(ReprocessRefusal::NotDeadLettered),
+            Some(e) if e.reprocessed_as.is_some() => {
+                return Err(ReprocessRefusal::AlreadyReprocessed)
+            }
+            Some(_) => {}
         }
+        if let Some(limit) = self.config.reprocess_limit {
+            let recent = self.recent(tenant);
+            while recent.front().is_some_and(|&t| t + limit.window_ms <= now) {
+                recent.pop_front();
+            }
+            if recent.len() >= limit.max as usize {
+                return Err(ReprocessRefusal::RateLimited);
+            }
+        }
+        Ok(())
+    }
+
+    fn recent(&mut self, tenant: TenantId) -> &mut VecDeque<SimTime> {
+        if self.recent_reprocesses.len() <= tenant.index() {
+            self.recent_reprocesses
+                .resize(tenant.index() + 1, VecDeque::new());
+        }
+        &mut self.recent_reprocesses[tenant.index()]
     }
 
     /// Links old and new job and writes the audit entry. The old entry stays in place: the dead
@@ -149,12 +245,16 @@ impl DeadLetterQueue {
         &mut self,
         now: SimTime,
         old_job: JobId,
+        tenant: TenantId,
         new_job: JobId,
         operator: &str,
     ) -> &AuditEntry {
         let i = self.index[old_job.index()] as usize;
         assert!(self.entries[i].reprocessed_as.is_none());
         self.entries[i].reprocessed_as = Some(new_job);
+        if self.config.reprocess_limit.is_some() {
+            self.recent(tenant).push_back(now);
+        }
         self.audit.push(AuditEntry {
             at: now,
             old_job,
@@ -186,19 +286,24 @@ mod tests {
         let mut dlq = DeadLetterQueue::default();
         dlq.push(10, JobId(3), StoredReason::Code(DlqReason::PermanentError));
         assert_eq!(
-            dlq.authorize_reprocess(JobId(3), None),
+            dlq.authorize_reprocess(20, JobId(3), T, None),
             Err(ReprocessRefusal::MissingOperator)
         );
         assert_eq!(
-            dlq.authorize_reprocess(JobId(3), Some("  ")),
+            dlq.authorize_reprocess(20, JobId(3), T, Some("  ")),
             Err(ReprocessRefusal::MissingOperator)
         );
         assert_eq!(
-            dlq.authorize_reprocess(JobId(2), Some("ana")),
+            dlq.authorize_reprocess(20, JobId(2), T, Some("ana")),
             Err(ReprocessRefusal::NotDeadLettered)
         );
-        assert_eq!(dlq.authorize_reprocess(JobId(3), Some("ana")), Ok(()));
-        let audit = dlq.record_reprocess(20, JobId(3), JobId(9), "ana").clone();
+        assert_eq!(
+            dlq.authorize_reprocess(20, JobId(3), T, Some("ana")),
+            Ok(())
+        );
+        let audit = dlq
+            .record_reprocess(20, JobId(3), T, JobId(9), "ana")
+            .clone();
         assert_eq!(
             audit,
             AuditEntry {
@@ -214,17 +319,87 @@ mod tests {
             "old entry kept"
         );
         assert_eq!(
-            dlq.authorize_reprocess(JobId(3), Some("bob")),
+            dlq.authorize_reprocess(30, JobId(3), T, Some("bob")),
             Err(ReprocessRefusal::AlreadyReprocessed)
         );
+    }
+
+    const T: TenantId = TenantId(0);
+
+    fn permanent() -> StoredReason {
+        StoredReason::Code(DlqReason::PermanentError)
+    }
+
+    // Sidekiq's dead set: when full, the oldest entry goes, and it is gone for good.
+    #[test]
+    fn a_full_dlq_evicts_its_oldest_entry() {
+        let mut dlq = DeadLetterQueue::new(DlqConfig {
+            capacity: Some(2),
+            ..DlqConfig::default()
+        });
+        assert_eq!(dlq.push(1, JobId(0), permanent()), None);
+        assert_eq!(dlq.push(2, JobId(1), permanent()), None);
+        assert_eq!(dlq.push(3, JobId(2), permanent()), Some(JobId(0)));
+        assert_eq!(dlq.len(), 2);
+        assert!(dlq.get(JobId(0)).is_none() && dlq.was_evicted(JobId(0)));
+        assert_eq!(
+            dlq.entries().iter().map(|e| e.job).collect::<Vec<_>>(),
+            [JobId(1), JobId(2)]
+        );
+        assert_eq!(
+            dlq.authorize_reprocess(4, JobId(0), T, Some("ana")),
+            Err(ReprocessRefusal::Evicted)
+        );
+        let unbounded = &mut DeadLetterQueue::default();
+        for j in 0..100 {
+            assert_eq!(unbounded.push(j, JobId(j as u32), permanent()), None);
+        }
+    }
+
+    // The chapter's open gap: an automation that reprocesses the same dead document forever.
+    #[test]
+    fn reprocesses_are_limited_per_tenant_in_a_sliding_window() {
+        let mut dlq = DeadLetterQueue::new(DlqConfig {
+            reprocess_limit: Some(ReprocessLimit {
+                max: 2,
+                window_ms: 1000,
+            }),
+            ..DlqConfig::default()
+        });
+        let other = TenantId(1);
+        for j in 0..5 {
+            dlq.push(0, JobId(j), permanent());
+        }
+        let mut next = 10;
+        let mut try_at = |dlq: &mut DeadLetterQueue, now, job, tenant| {
+            let r = dlq.authorize_reprocess(now, JobId(job), tenant, Some("bot"));
+            if r.is_ok() {
+                dlq.record_reprocess(now, JobId(job), tenant, JobId(next), "bot");
+                next += 1;
+            }
+            r
+        };
+        assert_eq!(try_at(&mut dlq, 100, 0, T), Ok(()));
+        assert_eq!(try_at(&mut dlq, 200, 1, T), Ok(()));
+        assert_eq!(
+            try_at(&mut dlq, 300, 2, T),
+            Err(ReprocessRefusal::RateLimited)
+        );
+        assert_eq!(try_at(&mut dlq, 300, 3, other), Ok(()), "per tenant");
+        assert_eq!(
+            try_at(&mut dlq, 1099, 2, T),
+            Err(ReprocessRefusal::RateLimited)
+        );
+        assert_eq!(try_at(&mut dlq, 1100, 2, T), Ok(()), "the window slid");
+        assert_eq!(dlq.latest_in_chain(JobId(0)), JobId(10));
     }
 
     // Checklist: "cancellation is terminal and distinct from the DLQ".
     #[test]
     fn a_job_that_never_entered_the_dlq_cannot_be_reprocessed() {
-        let dlq = DeadLetterQueue::default();
+        let mut dlq = DeadLetterQueue::default();
         assert_eq!(
-            dlq.authorize_reprocess(JobId(0), Some("ana")),
+            dlq.authorize_reprocess(0, JobId(0), T, Some("ana")),
             Err(ReprocessRefusal::NotDeadLettered)
         );
     }

@@ -295,6 +295,12 @@ impl Builder {
             Event::MarkedPublished { count } => {
                 self.instant(PIPELINE, RELAY, "mark published", "relay", at, json!({"count": count}))
             }
+            Event::OutboxPruned { rows } => {
+                self.instant(PIPELINE, RELAY, "outbox pruned", "relay", at, json!({"rows": rows}))
+            }
+            Event::DlqEvicted { job, capacity } => {
+                self.instant(PIPELINE, QUEUE, "DLQ EVICTED", "dlq", at, json!({"job": job.0, "capacity": capacity}))
+            }
             Event::RelayCrashed { unmarked } => {
                 self.instant(PIPELINE, RELAY, "RELAY CRASH", "fault", at, json!({"unmarked": unmarked}))
             }

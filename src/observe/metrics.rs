@@ -113,6 +113,10 @@ pub struct DlqCounts {
     pub max_attempts_exceeded: u64,
     /// Entries whose reason is not a code (only with `raw_dlq_reason`).
     pub other: u64,
+    /// Entries dropped by a full DLQ (`[dlq] capacity`).
+    pub evicted: u64,
+    /// The most entries the DLQ held at once (dead-lettered minus evicted).
+    pub size_max: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -158,6 +162,8 @@ pub struct Metrics {
     pub dlq: DlqCounts,
     pub reprocessed: u64,
     pub reprocess_refused: u64,
+    /// Refusals by the per-tenant rate limit (`[dlq] reprocess_limit`).
+    pub reprocess_rate_limited: u64,
     pub queue_wait: Latency,
     pub inference: Latency,
     pub review_wait: Latency,
@@ -182,6 +188,7 @@ impl Metrics {
             dlq: DlqCounts::default(),
             reprocessed: 0,
             reprocess_refused: 0,
+            reprocess_rate_limited: 0,
             queue_wait: Latency::default(),
             inference: Latency::default(),
             review_wait: Latency::default(),
@@ -438,7 +445,10 @@ impl Observer for Metrics {
                 if let Some(w) = worker {
                     self.close_attempt(at, *w, *job, "dead_lettered");
                 }
+                let held = self.jobs.dead_lettered - self.dlq.evicted;
+                self.dlq.size_max = self.dlq.size_max.max(held);
             }
+            Event::DlqEvicted { .. } => self.dlq.evicted += 1,
             Event::Cancelled { job, worker, .. } => {
                 self.jobs.cancelled += 1;
                 self.terminal(at, *job, "cancelled");
@@ -460,6 +470,7 @@ impl Observer for Metrics {
                 }
             }
             Event::MarkedPublished { count } => self.effects.published += *count as u64,
+            Event::OutboxPruned { .. } => {}
             Event::RelayCrashed { .. } => self.crashes.relay += 1,
             Event::EffectApplied { event, .. } => {
                 self.effects.consumer_applied += 1;
@@ -476,7 +487,12 @@ impl Observer for Metrics {
                 self.review_wait.record(at - applied);
             }
             Event::Reprocessed { .. } => self.reprocessed += 1,
-            Event::ReprocessRefused { .. } => self.reprocess_refused += 1,
+            Event::ReprocessRefused { reason, .. } => {
+                self.reprocess_refused += 1;
+                if *reason == "rate_limited" {
+                    self.reprocess_rate_limited += 1;
+                }
+            }
             Event::DepthSampled { depth } => self.depth.push((at, *depth)),
             Event::RunEnded { .. } => {
                 self.end_ms = at;

@@ -77,6 +77,7 @@ pub struct Summary {
     pub dlq: DlqCounts,
     pub reprocessed: u64,
     pub reprocess_refused: u64,
+    pub reprocess_rate_limited: u64,
     pub attempts: u64,
     pub metrics: LatencySummary,
     pub invariants: Vec<InvariantSummary>,
@@ -154,6 +155,7 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
         dlq: m.dlq.clone(),
         reprocessed: m.reprocessed,
         reprocess_refused: m.reprocess_refused,
+        reprocess_rate_limited: m.reprocess_rate_limited,
         attempts: m.attempts(),
         metrics: LatencySummary {
             queue_wait_ms: m.queue_wait.stats(),

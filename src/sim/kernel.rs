@@ -206,7 +206,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 capacity,
             ),
             consumer: Consumer::new(bugs.no_consumer_dedupe),
-            dlq: DeadLetterQueue::default(),
+            dlq: DeadLetterQueue::new(scenario.dlq.config()),
             policy: RetryPolicy {
                 attempts_max: q.max_attempts,
                 backoff_base_ms: scenario.retry.backoff_base_ms,
@@ -287,8 +287,13 @@ impl<'s, O: Observer> Sim<'s, O> {
             self.schedule(e.at_ms, Ev::ExplicitEnqueue { index: i as u32 });
         }
         for (i, o) in s.operator.iter().enumerate() {
-            self.pending_timed += 1;
-            self.schedule(o.at_ms, Ev::OperatorAction { index: i as u32 });
+            for k in 0..=o.repeat as u64 {
+                self.pending_timed += 1;
+                self.schedule(
+                    o.at_ms + k * o.every_ms,
+                    Ev::OperatorAction { index: i as u32 },
+                );
+            }
         }
         for (i, e) in s.script.iter().enumerate() {
             if e.fault == FaultKind::MutatePayload {
@@ -885,7 +890,17 @@ impl<'s, O: Observer> Sim<'s, O> {
             StoredReason::Code(reason)
         };
         let text: Box<str> = stored.text().into();
-        self.dlq.push(self.now, job, stored);
+        // A full DLQ makes room first: the eviction is recorded before the new entry.
+        if let Some(evicted) = self.dlq.push(self.now, job, stored) {
+            self.record(Event::DlqEvicted {
+                job: evicted,
+                capacity: self
+                    .dlq
+                    .config()
+                    .capacity
+                    .expect("only a bounded DLQ evicts"),
+            });
+        }
         self.record(Event::DeadLettered {
             job,
             worker: w,
@@ -983,7 +998,11 @@ impl<'s, O: Observer> Sim<'s, O> {
 
     fn on_operator(&mut self, index: usize) {
         let action = &self.scenario.operator[index];
-        let old = JobId(action.job);
+        let old = if action.follow {
+            self.dlq.latest_in_chain(JobId(action.job))
+        } else {
+            JobId(action.job)
+        };
         let operator = action.operator.clone();
         if old.index() >= self.queue.len() {
             self.record(Event::ReprocessRefused {
@@ -993,7 +1012,11 @@ impl<'s, O: Observer> Sim<'s, O> {
             });
             return;
         }
-        if let Err(refusal) = self.dlq.authorize_reprocess(old, operator.as_deref()) {
+        let tenant = self.queue.job(old).tenant;
+        if let Err(refusal) =
+            self.dlq
+                .authorize_reprocess(self.now, old, tenant, operator.as_deref())
+        {
             let reason = if self.queue.job(old).state == JobState::Cancelled
                 && refusal != crate::model::dead_letter::ReprocessRefusal::MissingOperator
             {
@@ -1026,7 +1049,8 @@ impl<'s, O: Observer> Sim<'s, O> {
         );
         match new {
             Some(new) => {
-                self.dlq.record_reprocess(self.now, old, new, &operator);
+                self.dlq
+                    .record_reprocess(self.now, old, tenant, new, &operator);
                 self.record(Event::Reprocessed {
                     old_job: old,
                     new_job: new,
