@@ -273,10 +273,32 @@ impl Default for Faults {
 #[serde(deny_unknown_fields, default)]
 pub struct Relay {
     pub interval_ms: u64,
+    /// A crashed relay's next tick comes this long after the crash (its recovery delay); absent:
+    /// the next regular tick, `interval_ms` later.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_ms: Option<u64>,
 }
 impl Default for Relay {
     fn default() -> Self {
-        Relay { interval_ms: 50 }
+        Relay {
+            interval_ms: 50,
+            restart_ms: None,
+        }
+    }
+}
+
+/// The consumer, beyond the chapter. Absent: it remembers every event id forever.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsumerSection {
+    /// How long an event id is remembered after its first sighting (SQS FIFO: five minutes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_window_ms: Option<u64>,
+}
+
+impl ConsumerSection {
+    pub fn is_default(&self) -> bool {
+        *self == ConsumerSection::default()
     }
 }
 
@@ -468,6 +490,12 @@ pub struct Swarm {
     /// Each seed keeps a random non-empty subset of these crash points.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crash_points: Option<Vec<String>>,
+    /// The consumer's dedupe window (`[consumer] dedupe_window_ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_window_ms: Option<[u64; 2]>,
+    /// The relay's recovery delay after a crash (`[relay] restart_ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay_restart_ms: Option<[u64; 2]>,
 }
 
 impl Swarm {
@@ -497,6 +525,8 @@ impl Swarm {
         for (field, r) in [
             ("lease_ms", self.lease_ms),
             ("heartbeat_ms", self.heartbeat_ms),
+            ("dedupe_window_ms", self.dedupe_window_ms),
+            ("relay_restart_ms", self.relay_restart_ms),
         ] {
             if let Some([lo, hi]) = r {
                 if lo == 0 || lo > hi {
@@ -613,6 +643,8 @@ pub struct Scenario {
     pub faults: Faults,
     #[serde(default)]
     pub relay: Relay,
+    #[serde(default, skip_serializing_if = "ConsumerSection::is_default")]
+    pub consumer: ConsumerSection,
     #[serde(default)]
     pub metrics: Metrics,
     #[serde(default)]
@@ -891,6 +923,18 @@ impl Scenario {
         }
         if self.relay.interval_ms == 0 {
             return err("relay.interval_ms", "must be > 0".into());
+        }
+        if self.relay.restart_ms == Some(0) {
+            return err(
+                "relay.restart_ms",
+                "must be > 0 (leave it out to restart at the next tick)".into(),
+            );
+        }
+        if self.consumer.dedupe_window_ms == Some(0) {
+            return err(
+                "consumer.dedupe_window_ms",
+                "must be > 0 (leave it out to remember every event id forever)".into(),
+            );
         }
         if self.metrics.depth_sample_ms == 0 {
             return err("metrics.depth_sample_ms", "must be > 0".into());

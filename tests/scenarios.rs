@@ -312,3 +312,72 @@ fn dlq_eviction_is_a_silent_drop_and_a_sized_dlq_holds() {
     assert!(r.check.holds(), "{:?}", r.check.first_violation());
     assert_eq!((r.metrics.dlq.evicted, r.metrics.dlq.size_max), (0, 30));
 }
+
+/// A consumer with a bounded dedupe window: a republish inside it is absorbed, one past its end
+/// is applied again and no_duplicate_effect catches it; a window longer than the relay's worst
+/// recovery holds.
+#[test]
+fn a_republish_after_the_dedupe_window_slips_through_and_is_caught() {
+    let s = load("dedupe-window-slip");
+    let r = run(&s, &RunRequest::for_scenario(&s));
+    assert_eq!(r.check.violated(), vec![Invariant::NoDuplicateEffect]);
+    let first = r
+        .check
+        .verdict(Invariant::NoDuplicateEffect)
+        .first
+        .clone()
+        .unwrap();
+    assert_eq!(
+        first.at, 1250,
+        "the second republish, 1200 ms after the first sighting"
+    );
+    assert_eq!(
+        (
+            r.metrics.effects.consumer_applied,
+            r.metrics.effects.consumer_duplicates
+        ),
+        (2, 1)
+    );
+    let safe = load("dedupe-window-safe");
+    let r = run(&safe, &RunRequest::for_scenario(&safe));
+    assert!(r.check.holds(), "{:?}", r.check.first_violation());
+    assert_eq!(r.metrics.effects.consumer_duplicates, 2);
+}
+
+/// The swarm sweep of dedupe-window-sweep.toml: each seed records the window and recovery delay
+/// it drew, windows shorter than one recovery fail, and windows of three recoveries or more hold.
+#[test]
+fn the_dedupe_window_sweep_separates_safe_and_unsafe_settings() {
+    use durasim::sweep::{run_seed, Plan};
+    let s = load("dedupe-window-sweep");
+    let mut plan = Plan::new(s, "scenarios/dedupe-window-sweep.toml", (0, 120));
+    plan.swarm = true;
+    let (mut short_failed, mut short, mut long_failed) = (0, 0, 0);
+    for seed in 0..120 {
+        let r = run_seed(&plan, seed);
+        let d = r.swarm.expect("a swarm seed records its draw");
+        let ratio = d.dedupe_window_ms.unwrap() as f64 / d.relay_restart_ms.unwrap() as f64;
+        let failed = r
+            .failures
+            .iter()
+            .any(|f| f.invariant == "no_duplicate_effect");
+        assert!(
+            r.failures
+                .iter()
+                .all(|f| f.invariant == "no_duplicate_effect"),
+            "seed {seed}: {:?}",
+            r.failures
+        );
+        if ratio < 1.0 {
+            short += 1;
+            short_failed += failed as u32;
+        } else if ratio >= 3.0 {
+            long_failed += failed as u32;
+        }
+    }
+    assert!(
+        short > 10 && short_failed * 10 >= short * 8,
+        "{short_failed} of {short}"
+    );
+    assert_eq!(long_failed, 0);
+}

@@ -205,7 +205,10 @@ impl<'s, O: Observer> Sim<'s, O> {
                 },
                 capacity,
             ),
-            consumer: Consumer::new(bugs.no_consumer_dedupe),
+            consumer: Consumer::with_window(
+                bugs.no_consumer_dedupe,
+                scenario.consumer.dedupe_window_ms,
+            ),
             dlq: DeadLetterQueue::new(scenario.dlq.config()),
             policy: RetryPolicy {
                 attempts_max: q.max_attempts,
@@ -940,6 +943,11 @@ impl<'s, O: Observer> Sim<'s, O> {
                 self.record(Event::RelayCrashed {
                     unmarked: count as u32,
                 });
+                // A crashed relay comes back after its restart delay (default: the next tick).
+                if let Some(restart_ms) = self.scenario.relay.restart_ms {
+                    self.schedule(self.now + restart_ms, Ev::RelayTick);
+                    return;
+                }
             } else {
                 self.outbox.mark_published(count);
                 self.record(Event::MarkedPublished {
@@ -968,7 +976,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             send,
             direct,
         });
-        match self.consumer.handle(event) {
+        match self.consumer.handle(self.now, event) {
             HandleOutcome::Applied => {
                 self.record(Event::EffectApplied {
                     event,

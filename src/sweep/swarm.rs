@@ -25,6 +25,12 @@ pub struct SwarmDraw {
     pub lease_ms: u64,
     pub heartbeat_ms: u64,
     pub crash_points: Vec<String>,
+    /// Drawn only when the scenario's `[swarm]` gives the range (so other sweeps keep their
+    /// draws and their `seeds.jsonl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_window_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relay_restart_ms: Option<u64>,
 }
 
 /// Six decimal places: the JSON shows exactly the rate that ran.
@@ -44,7 +50,8 @@ fn int(s: &mut Stream, range: Option<[u64; 2]>, fixed: u64) -> u64 {
 
 /// The seed's settings, and the scenario with them applied (faults, workers, lease, heartbeat).
 /// Draw order is fixed: crash, stall, transient_error, permanent_error, relay_crash, workers,
-/// lease_ms, heartbeat_ms, then one keep-or-drop draw per crash point.
+/// lease_ms, heartbeat_ms, then one keep-or-drop draw per crash point, then (only when their
+/// ranges are given) dedupe_window_ms and relay_restart_ms.
 pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
     let r = base.swarm.clone().unwrap_or_default();
     let f = &base.faults;
@@ -85,6 +92,8 @@ pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
         crash_points = pool;
     }
     crash_points.sort_by_key(|p| CrashPoint::parse(p));
+    let dedupe_window_ms = r.dedupe_window_ms.map(|[lo, hi]| s.range(lo, hi));
+    let relay_restart_ms = r.relay_restart_ms.map(|[lo, hi]| s.range(lo, hi));
     let d = SwarmDraw {
         crash,
         stall,
@@ -95,6 +104,8 @@ pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
         lease_ms,
         heartbeat_ms,
         crash_points,
+        dedupe_window_ms,
+        relay_restart_ms,
     };
     let scenario = apply(base, &d);
     let rates = FaultRates::from_scenario(&scenario);
@@ -113,5 +124,11 @@ pub fn apply(base: &Scenario, d: &SwarmDraw) -> Scenario {
     s.workers.count = d.workers;
     s.queue.lease_ms = d.lease_ms;
     s.queue.heartbeat_ms = d.heartbeat_ms;
+    if d.dedupe_window_ms.is_some() {
+        s.consumer.dedupe_window_ms = d.dedupe_window_ms;
+    }
+    if d.relay_restart_ms.is_some() {
+        s.relay.restart_ms = d.relay_restart_ms;
+    }
     s
 }
