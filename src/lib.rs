@@ -11,6 +11,7 @@ pub mod cli;
 pub mod fastmap;
 pub mod history;
 pub mod ids;
+pub mod key_index;
 pub mod model;
 pub mod observe;
 pub mod rng;

@@ -6,9 +6,9 @@
 //! Does not: keep the history (a violation keeps the few records that prove it).
 
 use super::invariant::{Invariant, Sometimes};
-use crate::fastmap::FastMap;
 use crate::history::{Event, Observer, Origin, Record};
 use crate::ids::{EventId, Fence, JobId, SimTime, TenantId};
+use crate::key_index::KeyIndex;
 use crate::model::key::IdempotencyKey;
 use crate::model::payload::PayloadHash;
 
@@ -58,17 +58,55 @@ struct JobTrack {
     reprocessed: bool,
 }
 
+/// What the history said about one key. 64 bytes: a million keys are tracked, so optional
+/// fields are kept as values plus flags (`first_*` is meaningful once `results > 0`).
 #[derive(Clone, Copy, Debug, Default)]
 struct KeyTrack {
-    tenant: Option<TenantId>,
-    payload: Option<PayloadHash>,
-    first_job: Option<JobId>,
+    payload: PayloadHash,
+    first_at: SimTime,
+    first_output: u64,
+    result_event: EventId,
+    applied_at: SimTime,
+    applied_event: EventId,
+    first_job: JobId,
     results: u32,
-    first_commit: Option<(SimTime, JobId, u64)>,
-    result_event: Option<EventId>,
     events: u32,
-    applied: Option<(SimTime, EventId)>,
+    has_payload: bool,
+    enqueued: bool,
+    has_result_event: bool,
+    applied: bool,
     reviewed: bool,
+}
+
+impl KeyTrack {
+    fn payload(&self) -> Option<PayloadHash> {
+        self.has_payload.then_some(self.payload)
+    }
+
+    fn set_payload(&mut self, payload: PayloadHash) {
+        self.payload = payload;
+        self.has_payload = true;
+    }
+
+    /// The first result committed for the key: when, by which job, with which output.
+    fn first_commit(&self) -> Option<(SimTime, JobId, u64)> {
+        (self.results > 0).then_some((self.first_at, self.first_job, self.first_output))
+    }
+
+    fn result_event(&self) -> Option<EventId> {
+        self.has_result_event.then_some(self.result_event)
+    }
+
+    fn set_result_event(&mut self, event: EventId) {
+        self.result_event = event;
+        self.has_result_event = true;
+    }
+
+    /// When the key's effect was first applied, and from which event.
+    fn applied(&self) -> Option<(SimTime, EventId)> {
+        self.applied
+            .then_some((self.applied_at, self.applied_event))
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -82,7 +120,10 @@ struct EventTrack {
 pub struct Checker {
     attempts_max: u32,
     jobs: Vec<Option<JobTrack>>,
-    keys: FastMap<u64, KeyTrack>,
+    /// Per-key state, `keys[slot]` for the key in `slot` of `key_index` (slots in the order the
+    /// history first names each key).
+    key_index: KeyIndex,
+    keys: Vec<KeyTrack>,
     events: Vec<EventTrack>,
     verdicts: Vec<Verdict>,
     sometimes: Vec<u64>,
@@ -100,7 +141,8 @@ impl Checker {
         Checker {
             attempts_max: u32::MAX,
             jobs: Vec::new(),
-            keys: FastMap::default(),
+            key_index: KeyIndex::default(),
+            keys: Vec::new(),
             events: Vec::new(),
             verdicts: vec![Verdict::default(); Invariant::ALL.len()],
             sometimes: vec![0; Sometimes::ALL.len()],
@@ -111,6 +153,7 @@ impl Checker {
     pub fn with_capacity(jobs: usize) -> Checker {
         let mut c = Checker::new();
         c.jobs.reserve(jobs);
+        c.key_index = KeyIndex::with_capacity(jobs);
         c.keys.reserve(jobs);
         c.events.reserve(jobs + 1);
         c
@@ -152,6 +195,22 @@ impl Checker {
             .get_mut(job.index())
             .and_then(|j| j.as_mut())
             .unwrap_or_else(|| panic!("history names {job} before it was enqueued"))
+    }
+
+    /// The key's track, created (empty) the first time the history names the key.
+    fn key_mut(&mut self, key: &IdempotencyKey) -> &mut KeyTrack {
+        let (slot, new) = self.key_index.insert(*key);
+        if new {
+            self.keys.push(KeyTrack::default());
+        }
+        &mut self.keys[slot as usize]
+    }
+
+    /// The key's track so far (empty if the history never named it).
+    fn key_track(&self, key: &IdempotencyKey) -> KeyTrack {
+        self.key_index
+            .get(key)
+            .map_or_else(KeyTrack::default, |slot| self.keys[slot as usize])
     }
 
     fn event_mut(&mut self, event: EventId) -> &mut EventTrack {
@@ -256,11 +315,10 @@ impl Checker {
                         || vec![r.clone()],
                     );
                 }
-                let k = self.keys.entry(key.packed()).or_default();
-                if k.first_job.is_none() {
-                    k.first_job = Some(*job);
-                    k.tenant = Some(*tenant);
-                    k.payload = Some(*payload);
+                let k = self.key_mut(key);
+                if !k.enqueued {
+                    k.enqueued = true;
+                    k.set_payload(*payload);
                 }
             }
             Event::EnqueueDeduped {
@@ -271,7 +329,7 @@ impl Checker {
             } => {
                 self.reached(Sometimes::EnqueueDeduped);
                 let existing_tenant = self.job(*existing).map(|j| j.tenant);
-                let k = self.keys.get(&key.packed()).copied().unwrap_or_default();
+                let k = self.key_track(key);
                 if existing_tenant != Some(*tenant) {
                     self.violate(
                         Invariant::TenantIsolation,
@@ -282,13 +340,13 @@ impl Checker {
                         || vec![r.clone()],
                     );
                 }
-                if k.payload != Some(*payload) {
+                if k.payload() != Some(*payload) {
                     self.violate(
                         Invariant::PayloadConflictRejected,
                         at,
                         Some(*existing),
                         Some(*key),
-                        || format!("an enqueue with payload {payload} was deduplicated onto {existing}, enqueued with payload {:?}", k.payload.map(|p| p.to_string())),
+                        || format!("an enqueue with payload {payload} was deduplicated onto {existing}, enqueued with payload {:?}", k.payload().map(|p| p.to_string())),
                         || vec![r.clone()],
                     );
                 }
@@ -398,16 +456,16 @@ impl Checker {
                 event,
                 ..
             } => {
-                let k = self.keys.entry(key.packed()).or_default();
+                let k = self.key_mut(key);
+                let first = k.first_commit();
+                if first.is_none() {
+                    (k.first_at, k.first_job, k.first_output) = (at, *job, *output);
+                    k.set_payload(*payload);
+                }
                 k.results += 1;
                 let results = k.results;
-                let first = k.first_commit;
-                if first.is_none() {
-                    k.first_commit = Some((at, *job, *output));
-                    k.payload = Some(*payload);
-                }
                 if let Some(e) = event {
-                    k.result_event = Some(*e);
+                    k.set_result_event(*e);
                     k.events += 1;
                 }
                 if let Some(e) = event {
@@ -431,14 +489,14 @@ impl Checker {
                 job, key, payload, ..
             } => {
                 self.reached(Sometimes::CommitDeduped);
-                let k = self.keys.get(&key.packed()).copied().unwrap_or_default();
-                if k.payload != Some(*payload) {
+                let k = self.key_track(key);
+                if k.payload() != Some(*payload) {
                     self.violate(
                         Invariant::PayloadConflictRejected,
                         at,
                         Some(*job),
                         Some(*key),
-                        || format!("a commit by {job} with payload {payload} was deduplicated onto a result committed with payload {:?}", k.payload.map(|p| p.to_string())),
+                        || format!("a commit by {job} with payload {payload} was deduplicated onto a result committed with payload {:?}", k.payload().map(|p| p.to_string())),
                         || vec![r.clone()],
                     );
                 }
@@ -513,9 +571,11 @@ impl Checker {
                 t.key = key.packed();
                 t.job = job.0;
                 if *direct && first_publish {
-                    let k = self.keys.entry(key.packed()).or_default();
+                    let k = self.key_mut(key);
                     k.events += 1;
-                    k.result_event.get_or_insert(*event);
+                    if !k.has_result_event {
+                        k.set_result_event(*event);
+                    }
                 }
             }
             Event::MarkedPublished { .. } | Event::OutboxPruned { .. } => {}
@@ -529,12 +589,12 @@ impl Checker {
                 let t = self.event_mut(*event);
                 let twice = t.applied;
                 t.applied = true;
-                let k = self.keys.entry(key.packed()).or_default();
-                let earlier = k.applied;
+                let k = self.key_mut(key);
+                let earlier = k.applied();
                 if earlier.is_none() {
-                    k.applied = Some((at, *event));
+                    (k.applied, k.applied_at, k.applied_event) = (true, at, *event);
                 }
-                let first = k.first_commit;
+                let first = k.first_commit();
                 if twice || earlier.is_some() {
                     self.violate(
                         Invariant::NoDuplicateEffect,
@@ -562,7 +622,7 @@ impl Checker {
             }
             Event::DuplicateEvent { .. } => self.reached(Sometimes::RepublishAbsorbed),
             Event::ReviewDone { key, .. } => {
-                self.keys.entry(key.packed()).or_default().reviewed = true;
+                self.key_mut(key).reviewed = true;
             }
             Event::PayloadMutated { .. } => {}
             Event::ReprocessRefused { .. } => {}
@@ -638,13 +698,12 @@ impl Checker {
         } else {
             " (the run hit its time limit before it settled)"
         };
-        // Keys in a stable order so the first violation reported does not depend on hashing.
-        let mut keys: Vec<(u64, KeyTrack)> = self.keys.iter().map(|(k, v)| (*k, *v)).collect();
-        keys.sort_unstable_by_key(|(k, v)| (v.first_commit.map(|c| c.0), *k));
-        for (packed, k) in keys {
-            let key = crate::history::unpack_key(packed);
+        // Keys in the order the history first named them: stable, and no sort.
+        let keys = std::mem::take(&mut self.keys);
+        for (slot, k) in keys.into_iter().enumerate() {
+            let key = self.key_index.key(slot as u32);
             if k.results > 0 && k.events == 0 {
-                let (when, job, _) = k.first_commit.unwrap_or_default();
+                let (when, job, _) = k.first_commit().unwrap_or_default();
                 self.violate(
                     Invariant::EventPerResult,
                     end,
@@ -653,10 +712,10 @@ impl Checker {
                     || format!("the result committed by {job} at {when} ms has no event: nothing will ever announce it{unsettled}"),
                     Vec::new,
                 );
-            } else if let Some(e) = k.result_event {
+            } else if let Some(e) = k.result_event() {
                 let published = self.events.get(e.0 as usize).is_some_and(|t| t.published);
                 if !published {
-                    let (_, job, _) = k.first_commit.unwrap_or_default();
+                    let (_, job, _) = k.first_commit().unwrap_or_default();
                     self.violate(
                         Invariant::EventPerResult,
                         end,
@@ -671,9 +730,9 @@ impl Checker {
                     );
                 }
             }
-            if k.results > 0 && (k.applied.is_none() || !k.reviewed) {
-                let (when, job, _) = k.first_commit.unwrap_or_default();
-                let what = if k.applied.is_none() {
+            if k.results > 0 && (!k.applied || !k.reviewed) {
+                let (when, job, _) = k.first_commit().unwrap_or_default();
+                let what = if !k.applied {
                     "never applied by the consumer"
                 } else {
                     "applied but its review never finished"

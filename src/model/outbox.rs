@@ -7,8 +7,8 @@
 //! Does not: deliver anything (the kernel hands published events to the consumer) or fence
 //! commits (the fence guards queue transitions; idempotency guards the result).
 
-use crate::fastmap::FastMap;
 use crate::ids::{EventId, JobId};
+use crate::key_index::KeyIndex;
 use crate::model::key::IdempotencyKey;
 use crate::model::payload::PayloadHash;
 
@@ -52,7 +52,9 @@ pub enum CommitOutcome {
 #[derive(Clone, Debug, Default)]
 pub struct Outbox {
     config: OutboxConfig,
-    results: FastMap<u64, ResultRow>,
+    /// The results table: `rows[slot]` is the row of the key in `slot` of the unique index.
+    index: KeyIndex,
+    rows: Vec<ResultRow>,
     pending: Vec<OutboxEvent>,
     last_event: u64,
     results_count: u64,
@@ -68,12 +70,13 @@ impl Outbox {
 
     pub fn with_capacity(config: OutboxConfig, keys: usize) -> Outbox {
         let mut o = Outbox::new(config);
-        o.results.reserve(keys);
+        o.index = KeyIndex::with_capacity(keys);
+        o.rows.reserve(keys);
         o
     }
 
     pub fn result(&self, key: &IdempotencyKey) -> Option<&ResultRow> {
-        self.results.get(&key.packed())
+        self.index.get(key).map(|slot| &self.rows[slot as usize])
     }
 
     pub fn results_count(&self) -> u64 {
@@ -84,7 +87,7 @@ impl Outbox {
         if self.config.bug_no_idempotency {
             return None;
         }
-        let existing = *self.results.get(&key.packed())?;
+        let existing = *self.result(key)?;
         Some(
             if existing.payload == payload || self.config.bug_reuse_on_conflict {
                 CommitOutcome::Deduped { existing }
@@ -92,6 +95,14 @@ impl Outbox {
                 CommitOutcome::Conflict { existing }
             },
         )
+    }
+
+    /// Writes the key's row (over an earlier one only on the `no_idempotency` path).
+    fn write_row(&mut self, key: IdempotencyKey, row: ResultRow) {
+        match self.index.insert(key) {
+            (_, true) => self.rows.push(row),
+            (slot, false) => self.rows[slot as usize] = row,
+        }
     }
 
     fn new_event_id(&mut self) -> EventId {
@@ -112,8 +123,8 @@ impl Outbox {
             return outcome;
         }
         let id = self.new_event_id();
-        self.results.insert(
-            key.packed(),
+        self.write_row(
+            key,
             ResultRow {
                 job,
                 payload,
@@ -144,8 +155,8 @@ impl Outbox {
         if let Some(outcome) = self.lookup(&key, payload) {
             return outcome;
         }
-        self.results.insert(
-            key.packed(),
+        self.write_row(
+            key,
             ResultRow {
                 job,
                 payload,

@@ -14,7 +14,7 @@ pub const OPERATION: &str = "extract";
 
 /// A 64-bit payload fingerprint (a fingerprint, not a signature: collisions are not a threat
 /// model here, only accidental equality matters).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct PayloadHash(pub u64);
 
 impl fmt::Display for PayloadHash {

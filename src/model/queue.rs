@@ -6,8 +6,8 @@
 //! Does not: decide retries (see `retry`), store results or publish events (see `outbox`), or
 //! keep dead jobs (see `dead_letter`). It reads no clock: `now` is an argument everywhere.
 
-use crate::fastmap::FastMap;
 use crate::ids::{Fence, JobId, SimTime, TenantId};
+use crate::key_index::KeyIndex;
 use crate::model::key::IdempotencyKey;
 use crate::model::payload::PayloadHash;
 use std::cmp::Reverse;
@@ -155,7 +155,9 @@ pub struct Queue {
     ready: BinaryHeap<Reverse<(SimTime, u32)>>,
     ready_count: usize,
     fence_counter: u64,
-    by_key: FastMap<u64, JobId>,
+    /// The unique index on keys. Every new key creates exactly one job, so a key's slot is its
+    /// job's id.
+    by_key: KeyIndex,
     terminal_count: usize,
 }
 
@@ -167,7 +169,7 @@ impl Queue {
             ready: BinaryHeap::new(),
             ready_count: 0,
             fence_counter: 0,
-            by_key: FastMap::default(),
+            by_key: KeyIndex::default(),
             terminal_count: 0,
         }
     }
@@ -175,7 +177,7 @@ impl Queue {
     pub fn with_capacity(config: QueueConfig, jobs: usize) -> Queue {
         let mut q = Queue::new(config);
         q.jobs.reserve(jobs);
-        q.by_key.reserve(jobs);
+        q.by_key = KeyIndex::with_capacity(jobs);
         q
     }
 
@@ -209,22 +211,19 @@ impl Queue {
     /// when to call [`Queue::make_visible`].
     pub fn enqueue(&mut self, now: SimTime, request: EnqueueRequest) -> EnqueueOutcome {
         let id = JobId(self.jobs.len() as u32);
-        match self.by_key.entry(request.key.packed()) {
-            std::collections::hash_map::Entry::Occupied(e) => {
-                let existing = *e.get();
-                let existing_payload = self.jobs[existing.index()].payload;
-                if existing_payload == request.payload || self.config.bug_reuse_on_conflict {
-                    return EnqueueOutcome::Deduplicated { existing };
-                }
-                return EnqueueOutcome::Conflict {
-                    existing,
-                    existing_payload,
-                };
+        let (slot, new) = self.by_key.insert(request.key);
+        if !new {
+            let existing = JobId(slot);
+            let existing_payload = self.jobs[existing.index()].payload;
+            if existing_payload == request.payload || self.config.bug_reuse_on_conflict {
+                return EnqueueOutcome::Deduplicated { existing };
             }
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(id);
-            }
+            return EnqueueOutcome::Conflict {
+                existing,
+                existing_payload,
+            };
         }
+        debug_assert_eq!(slot, id.0, "one job per key");
         self.jobs.push(Job {
             key: request.key,
             tenant: request.tenant,

@@ -154,6 +154,9 @@ pub struct AttemptRow {
     pub outcome: &'static str,
 }
 
+/// `created_at` of a job that has ended (or was never enqueued).
+const DONE: SimTime = SimTime::MAX;
+
 pub struct Metrics {
     pub jobs: JobCounts,
     pub effects: EffectCounts,
@@ -169,7 +172,12 @@ pub struct Metrics {
     pub review_wait: Latency,
     pub job_age: Latency,
     pub depth: Vec<(SimTime, u64)>,
+    /// `jobs.csv` rows, kept only when rows are written (`--no-rows` keeps none).
     job_rows: Vec<Option<JobRow>>,
+    keep_job_rows: bool,
+    /// Each job's createdAt until it ends (then [`DONE`]): jobAgeMs and the unfinished count,
+    /// 8 bytes a job.
+    created_at: Vec<SimTime>,
     applied_at: Vec<SimTime>,
     open_attempts: Vec<Option<AttemptRow>>,
     attempt_sink: Option<csv::Writer<Box<dyn Write>>>,
@@ -194,7 +202,9 @@ impl Metrics {
             review_wait: Latency::default(),
             job_age: Latency::default(),
             depth: Vec::new(),
-            job_rows: Vec::with_capacity(jobs),
+            job_rows: Vec::with_capacity(if attempt_sink.is_some() { jobs } else { 0 }),
+            keep_job_rows: attempt_sink.is_some(),
+            created_at: Vec::with_capacity(jobs),
             applied_at: Vec::with_capacity(jobs + 1),
             open_attempts: vec![None; workers as usize],
             attempt_sink: attempt_sink.map(csv::Writer::from_writer),
@@ -203,18 +213,20 @@ impl Metrics {
         }
     }
 
-    fn job(&mut self, job: JobId) -> &mut JobRow {
-        self.job_rows[job.index()]
-            .as_mut()
-            .expect("a job is enqueued before anything happens to it")
+    fn job(&mut self, job: JobId) -> Option<&mut JobRow> {
+        self.job_rows.get_mut(job.index()).and_then(|r| r.as_mut())
     }
 
     fn terminal(&mut self, at: SimTime, job: JobId, state: &'static str) {
-        let row = self.job(job);
-        if row.terminal.is_none() {
-            row.terminal = Some((state, at));
-            let age = at - row.created_at;
-            self.job_age.record(age);
+        let Some(created) = self.created_at.get_mut(job.index()) else {
+            return;
+        };
+        if *created != DONE {
+            self.job_age.record(at - *created);
+            *created = DONE;
+            if let Some(row) = self.job(job) {
+                row.terminal = Some((state, at));
+            }
         }
     }
 
@@ -327,6 +339,13 @@ impl Observer for Metrics {
                 ..
             } => {
                 self.jobs.enqueued += 1;
+                if self.created_at.len() <= job.index() {
+                    self.created_at.resize(job.index() + 1, DONE);
+                }
+                self.created_at[job.index()] = at;
+                if !self.keep_job_rows {
+                    return;
+                }
                 if self.job_rows.len() <= job.index() {
                     self.job_rows.resize(job.index() + 1, None);
                 }
@@ -359,7 +378,9 @@ impl Observer for Metrics {
                 self.leases.max_attempts_seen = self.leases.max_attempts_seen.max(*attempt as u64);
                 let wait = at - visible_at;
                 self.queue_wait.record(wait);
-                self.job(*job).attempts += 1;
+                if let Some(row) = self.job(*job) {
+                    row.attempts += 1;
+                }
                 if let Some(slot) = self.open_attempts.get_mut(worker.index()) {
                     *slot = Some(AttemptRow {
                         job: job.0,
@@ -496,12 +517,8 @@ impl Observer for Metrics {
             Event::DepthSampled { depth } => self.depth.push((at, *depth)),
             Event::RunEnded { .. } => {
                 self.end_ms = at;
-                self.jobs.unfinished = self
-                    .job_rows
-                    .iter()
-                    .flatten()
-                    .filter(|j| j.terminal.is_none())
-                    .count() as u64;
+                self.jobs.unfinished =
+                    self.created_at.iter().filter(|c| **c != DONE).count() as u64;
             }
             Event::RunStarted { .. }
             | Event::Visible { .. }

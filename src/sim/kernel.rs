@@ -67,16 +67,30 @@ pub enum Ev {
     },
 }
 
+/// A scheduled event. `order` is `!(at << 64 | seq)`: one integer compare orders the max-heap
+/// by earliest time, then first-in first-out among ties.
 #[derive(Clone, Copy, Debug)]
 struct Scheduled {
-    at: SimTime,
-    seq: u64,
+    order: u128,
     ev: Ev,
+}
+
+impl Scheduled {
+    fn new(at: SimTime, seq: u64, ev: Ev) -> Scheduled {
+        Scheduled {
+            order: !(((at as u128) << 64) | seq as u128),
+            ev,
+        }
+    }
+
+    fn at(&self) -> SimTime {
+        ((!self.order) >> 64) as SimTime
+    }
 }
 
 impl PartialEq for Scheduled {
     fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
+        self.order == o.order
     }
 }
 impl Eq for Scheduled {}
@@ -87,8 +101,9 @@ impl PartialOrd for Scheduled {
 }
 impl Ord for Scheduled {
     /// Reversed, so the max-heap pops the earliest (time, seq): ties go first-in, first-out.
+    #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
+        self.order.cmp(&o.order)
     }
 }
 
@@ -254,11 +269,7 @@ impl<'s, O: Observer> Sim<'s, O> {
     #[inline]
     fn schedule(&mut self, at: SimTime, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Scheduled {
-            at,
-            seq: self.seq,
-            ev,
-        });
+        self.heap.push(Scheduled::new(at, self.seq, ev));
     }
 
     #[inline]
@@ -311,11 +322,11 @@ impl<'s, O: Observer> Sim<'s, O> {
         let mut quiescent = self.settled();
         while !quiescent {
             let Some(next) = self.heap.pop() else { break };
-            if next.at > self.time_limit_ms {
+            if next.at() > self.time_limit_ms {
                 self.now = self.time_limit_ms;
                 break;
             }
-            self.now = next.at;
+            self.now = next.at();
             self.heap_events += 1;
             self.dispatch_event(next.ev);
             quiescent = self.settled();
