@@ -381,3 +381,46 @@ fn the_dedupe_window_sweep_separates_safe_and_unsafe_settings() {
     );
     assert_eq!(long_failed, 0);
 }
+
+/// An operator automation reprocessing the same dead document in a loop: the per-tenant limit
+/// refuses it past 3 per 5 s (every refusal recorded with its operator and reason), leaves the
+/// other tenant alone, and loses nothing. Without the limit the loop runs every time.
+#[test]
+fn a_reprocess_loop_is_rate_limited_per_tenant_and_nothing_is_lost() {
+    use durasim::history::Event;
+    let s = load("reprocess-rate-limit");
+    let mut request = RunRequest::for_scenario(&s);
+    request.keep_trace = true;
+    let r = run(&s, &request);
+    assert!(r.check.holds(), "{:?}", r.check.first_violation());
+    assert_eq!(
+        (r.metrics.reprocessed, r.metrics.reprocess_rate_limited),
+        (7, 14)
+    );
+    let refusals: Vec<_> = r
+        .trace
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter_map(|rec| match &rec.event {
+            Event::ReprocessRefused {
+                operator, reason, ..
+            } => Some((operator.as_deref().unwrap_or(""), *reason)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refusals.len(), 14);
+    assert!(refusals
+        .iter()
+        .all(|&(o, reason)| o == "dlq-bot" && reason == "rate_limited"));
+    assert_eq!(r.metrics.jobs.unfinished, 0);
+
+    let mut unlimited = s.clone();
+    unlimited.dlq = Default::default();
+    let r = run(&unlimited, &RunRequest::for_scenario(&unlimited));
+    assert!(r.check.holds());
+    assert_eq!(
+        (r.metrics.reprocessed, r.metrics.reprocess_refused),
+        (21, 0)
+    );
+}
