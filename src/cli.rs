@@ -335,6 +335,12 @@ fn write_outputs(
         .metrics
         .write_depth_csv(std::io::BufWriter::new(depth))
         .context("cannot write depth.csv")?;
+    let outbox =
+        std::fs::File::create(out.file("outbox.csv")).context("cannot create outbox.csv")?;
+    report
+        .metrics
+        .write_outbox_csv(std::io::BufWriter::new(outbox))
+        .context("cannot write outbox.csv")?;
     if !no_rows {
         let jobs = std::fs::File::create(out.file("jobs.csv")).context("cannot create jobs.csv")?;
         report

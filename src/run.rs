@@ -195,6 +195,13 @@ pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
     );
     num("dlq_evicted", e.dlq_evicted, m.dlq.evicted);
     num("dlq_size_max", e.dlq_size_max, m.dlq.size_max);
+    num("outbox_pruned", e.outbox_pruned, m.outbox.pruned);
+    num("outbox_rows_max", e.outbox_rows_max, m.outbox.rows_max);
+    num(
+        "outbox_rows_final",
+        e.outbox_rows_final,
+        m.outbox.rows_final,
+    );
     num(
         "max_attempts_seen",
         e.max_attempts_seen,

@@ -287,6 +287,21 @@ impl Default for Relay {
     }
 }
 
+/// The outbox, beyond the chapter. Absent: published rows are kept for ever.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutboxSection {
+    /// Published rows are deleted this long after the relay marked them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retention_ms: Option<u64>,
+}
+
+impl OutboxSection {
+    pub fn is_default(&self) -> bool {
+        *self == OutboxSection::default()
+    }
+}
+
 /// The consumer, beyond the chapter. Absent: it remembers every event id forever.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
@@ -604,6 +619,9 @@ pub struct Expect {
     pub reprocess_rate_limited: Option<u64>,
     pub dlq_evicted: Option<u64>,
     pub dlq_size_max: Option<u64>,
+    pub outbox_pruned: Option<u64>,
+    pub outbox_rows_max: Option<u64>,
+    pub outbox_rows_final: Option<u64>,
     pub max_attempts_seen: Option<u64>,
     pub depth_min: Option<u64>,
     pub depth_max: Option<u64>,
@@ -643,6 +661,8 @@ pub struct Scenario {
     pub faults: Faults,
     #[serde(default)]
     pub relay: Relay,
+    #[serde(default, skip_serializing_if = "OutboxSection::is_default")]
+    pub outbox: OutboxSection,
     #[serde(default, skip_serializing_if = "ConsumerSection::is_default")]
     pub consumer: ConsumerSection,
     #[serde(default)]
@@ -928,6 +948,12 @@ impl Scenario {
             return err(
                 "relay.restart_ms",
                 "must be > 0 (leave it out to restart at the next tick)".into(),
+            );
+        }
+        if self.outbox.retention_ms == Some(0) {
+            return err(
+                "outbox.retention_ms",
+                "must be > 0 (leave it out to keep published rows for ever)".into(),
             );
         }
         if self.consumer.dedupe_window_ms == Some(0) {

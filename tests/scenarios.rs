@@ -424,3 +424,33 @@ fn a_reprocess_loop_is_rate_limited_per_tenant_and_nothing_is_lost() {
         (21, 0)
     );
 }
+
+/// Outbox retention: the table levels off at arrival rate x retention instead of growing with
+/// every event ever published, and pruning published rows breaks no invariant.
+#[test]
+fn outbox_retention_bounds_the_rows_and_without_it_they_grow() {
+    let s = load("outbox-retention");
+    let r = run(&s, &RunRequest::for_scenario(&s));
+    assert!(r.check.holds(), "{:?}", r.check.first_violation());
+    let o = &r.metrics.outbox;
+    assert_eq!((o.rows_max, o.pruned, o.rows_final), (505, 2505, 495));
+    let last_half: Vec<u64> = r.metrics.outbox_rows[10..]
+        .iter()
+        .map(|(_, n)| *n)
+        .collect();
+    assert!(
+        last_half.iter().all(|&n| (400..=520).contains(&n)),
+        "{last_half:?}"
+    );
+
+    let mut forever = s.clone();
+    forever.outbox = Default::default();
+    let r = run(&forever, &RunRequest::for_scenario(&forever));
+    assert!(r.check.holds());
+    assert_eq!(
+        (r.metrics.outbox.rows_max, r.metrics.outbox.pruned),
+        (3000, 0)
+    );
+    let rows: Vec<u64> = r.metrics.outbox_rows.iter().map(|(_, n)| *n).collect();
+    assert!(rows.windows(2).all(|w| w[0] <= w[1]), "never shrinks");
+}

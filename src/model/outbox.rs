@@ -4,13 +4,16 @@
 //! outbox events, committed together in one atomic step; the commit-time idempotency check
 //! (same payload: dedupe, returning the existing result and event id; different payload: an
 //! explicit conflict); the relay's view (pending rows, publish, then mark published).
+//! Beyond the chapter (whose outbox never deletes anything): with a retention, published rows
+//! are kept `retention_ms` after they were marked, then pruned; unpublished rows never are.
 //! Does not: deliver anything (the kernel hands published events to the consumer) or fence
 //! commits (the fence guards queue transitions; idempotency guards the result).
 
-use crate::ids::{EventId, JobId};
+use crate::ids::{EventId, JobId, SimTime};
 use crate::key_index::KeyIndex;
 use crate::model::key::IdempotencyKey;
 use crate::model::payload::PayloadHash;
+use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OutboxConfig {
@@ -18,6 +21,8 @@ pub struct OutboxConfig {
     pub bug_no_idempotency: bool,
     /// Bug switch `reuse_on_conflict`: a different payload silently reuses the existing result.
     pub bug_reuse_on_conflict: bool,
+    /// Published rows are pruned this long after they were marked; none: kept for ever.
+    pub retention_ms: Option<u64>,
 }
 
 /// One committed result. `event` is `None` only for rows written by the naive dual write.
@@ -58,6 +63,10 @@ pub struct Outbox {
     pending: Vec<OutboxEvent>,
     last_event: u64,
     results_count: u64,
+    /// With a retention: the published rows still held, as (marked at, rows) batches, oldest
+    /// first.
+    published: VecDeque<(SimTime, u64)>,
+    published_rows: u64,
 }
 
 impl Outbox {
@@ -186,9 +195,36 @@ impl Outbox {
         }
     }
 
-    /// The relay marks the first `count` pending events published.
-    pub fn mark_published(&mut self, count: usize) {
+    /// The relay marks the first `count` pending events published at `now`.
+    pub fn mark_published(&mut self, now: SimTime, count: usize) {
         self.pending.drain(..count);
+        if self.config.retention_ms.is_some() {
+            self.published.push_back((now, count as u64));
+            self.published_rows += count as u64;
+        }
+    }
+
+    /// Deletes the published rows marked at least `retention_ms` before `now`; returns how many.
+    /// Without a retention nothing is ever deleted.
+    pub fn prune(&mut self, now: SimTime) -> u64 {
+        let Some(retention) = self.config.retention_ms else {
+            return 0;
+        };
+        let mut pruned = 0;
+        while let Some(&(at, rows)) = self.published.front() {
+            if at + retention > now {
+                break;
+            }
+            self.published.pop_front();
+            pruned += rows;
+        }
+        self.published_rows -= pruned;
+        pruned
+    }
+
+    /// Outbox rows held: pending ones plus, with a retention, published ones not yet pruned.
+    pub fn rows_held(&self) -> u64 {
+        self.pending.len() as u64 + self.published_rows
     }
 }
 
@@ -271,8 +307,33 @@ mod tests {
             vec![1, 1]
         );
         o.note_sent(2);
-        o.mark_published(2);
+        o.mark_published(10, 2);
         assert!(o.pending().is_empty());
+    }
+
+    // Beyond the chapter: published rows go after the retention; pending rows never do.
+    #[test]
+    fn published_rows_are_pruned_after_the_retention_and_pending_ones_never() {
+        let mut o = Outbox::new(OutboxConfig {
+            retention_ms: Some(100),
+            ..Default::default()
+        });
+        o.commit(key(1), JobId(0), PayloadHash(5), 1);
+        o.commit(key(2), JobId(1), PayloadHash(6), 1);
+        o.mark_published(10, 1);
+        o.commit(key(3), JobId(2), PayloadHash(7), 1);
+        o.mark_published(50, 1);
+        assert_eq!(o.rows_held(), 3);
+        assert_eq!(o.prune(109), 0);
+        assert_eq!(o.prune(110), 1);
+        assert_eq!(o.prune(500), 1);
+        assert_eq!(o.rows_held(), 1, "the unpublished row stays");
+        assert_eq!(o.pending().len(), 1);
+        assert!(o.result(&key(1)).is_some(), "results are not outbox rows");
+        let mut forever = Outbox::default();
+        forever.commit(key(1), JobId(0), PayloadHash(5), 1);
+        forever.mark_published(0, 1);
+        assert_eq!(forever.prune(u64::MAX / 2), 0);
     }
 
     // Failure 3: the naive dual write leaves a result with no durable trace of its event.

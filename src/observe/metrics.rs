@@ -119,6 +119,23 @@ pub struct DlqCounts {
     pub size_max: u64,
 }
 
+/// Outbox rows over time: every committed event is a row until it is pruned (never, without a
+/// retention: the chapter's outbox). Bytes are rows x an assumed row size.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboxRows {
+    pub pruned: u64,
+    pub rows_max: u64,
+    pub rows_final: u64,
+    pub bytes_per_row: u64,
+    pub bytes_max: u64,
+}
+
+/// An outbox row as a database holds it: event id, key, job, output, payload hash, created and
+/// published timestamps, status, plus the row header and its index entries. An assumption for
+/// the memory column, not a measurement.
+pub const OUTBOX_ROW_BYTES: u64 = 256;
+
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct DepthStats {
     pub min: u64,
@@ -183,6 +200,9 @@ pub struct Metrics {
     attempt_sink: Option<csv::Writer<Box<dyn Write>>>,
     sink_error: Option<String>,
     pub end_ms: SimTime,
+    pub outbox: OutboxRows,
+    /// Outbox rows held at each depth sample.
+    pub outbox_rows: Vec<(SimTime, u64)>,
 }
 
 impl Metrics {
@@ -210,6 +230,11 @@ impl Metrics {
             attempt_sink: attempt_sink.map(csv::Writer::from_writer),
             sink_error: None,
             end_ms: 0,
+            outbox: OutboxRows {
+                bytes_per_row: OUTBOX_ROW_BYTES,
+                ..OutboxRows::default()
+            },
+            outbox_rows: Vec::new(),
         }
     }
 
@@ -310,6 +335,22 @@ impl Metrics {
                 job_age_ms: r.terminal.map(|t| t.1 - r.created_at),
                 reprocessed_from: r.reprocessed_from.map(|j| j.0),
             })?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+
+    fn outbox_rows_now(&self) -> u64 {
+        self.effects.outbox_events - self.outbox.pruned
+    }
+
+    /// Writes `outbox.csv`: `timeMs,rows,bytes` at each depth sample.
+    pub fn write_outbox_csv(&self, out: impl Write) -> Result<(), csv::Error> {
+        let mut w = csv::Writer::from_writer(out);
+        w.write_record(["timeMs", "rows", "bytes"])?;
+        for (t, rows) in &self.outbox_rows {
+            let bytes = rows * self.outbox.bytes_per_row;
+            w.write_record([t.to_string(), rows.to_string(), bytes.to_string()])?;
         }
         w.flush()?;
         Ok(())
@@ -438,6 +479,8 @@ impl Observer for Metrics {
                 self.effects.results_committed += 1;
                 if event.is_some() {
                     self.effects.outbox_events += 1;
+                    let rows = self.outbox_rows_now();
+                    self.outbox.rows_max = self.outbox.rows_max.max(rows);
                 }
             }
             Event::CommitDeduped { .. } => self.effects.deduped_commits += 1,
@@ -491,7 +534,7 @@ impl Observer for Metrics {
                 }
             }
             Event::MarkedPublished { count } => self.effects.published += *count as u64,
-            Event::OutboxPruned { .. } => {}
+            Event::OutboxPruned { rows } => self.outbox.pruned += rows,
             Event::RelayCrashed { .. } => self.crashes.relay += 1,
             Event::EffectApplied { event, .. } => {
                 self.effects.consumer_applied += 1;
@@ -514,9 +557,15 @@ impl Observer for Metrics {
                     self.reprocess_rate_limited += 1;
                 }
             }
-            Event::DepthSampled { depth } => self.depth.push((at, *depth)),
+            Event::DepthSampled { depth } => {
+                self.depth.push((at, *depth));
+                let rows = self.outbox_rows_now();
+                self.outbox_rows.push((at, rows));
+            }
             Event::RunEnded { .. } => {
                 self.end_ms = at;
+                self.outbox.rows_final = self.outbox_rows_now();
+                self.outbox.bytes_max = self.outbox.rows_max * self.outbox.bytes_per_row;
                 self.jobs.unfinished =
                     self.created_at.iter().filter(|c| **c != DONE).count() as u64;
             }

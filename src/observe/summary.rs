@@ -10,7 +10,7 @@ use crate::check::{Invariant, Kind, Violation};
 use crate::history::{to_json_line, Record};
 use crate::model::key::KeyNames;
 use crate::observe::metrics::{
-    CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, Stats,
+    CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, OutboxRows, Stats,
 };
 use crate::run::{RunReport, Unmet};
 use serde::{Deserialize, Serialize};
@@ -78,6 +78,7 @@ pub struct Summary {
     pub reprocessed: u64,
     pub reprocess_refused: u64,
     pub reprocess_rate_limited: u64,
+    pub outbox: OutboxRows,
     pub attempts: u64,
     pub metrics: LatencySummary,
     pub invariants: Vec<InvariantSummary>,
@@ -156,6 +157,7 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
         reprocessed: m.reprocessed,
         reprocess_refused: m.reprocess_refused,
         reprocess_rate_limited: m.reprocess_rate_limited,
+        outbox: m.outbox.clone(),
         attempts: m.attempts(),
         metrics: LatencySummary {
             queue_wait_ms: m.queue_wait.stats(),

@@ -217,6 +217,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 OutboxConfig {
                     bug_no_idempotency: bugs.no_idempotency,
                     bug_reuse_on_conflict: bugs.reuse_on_conflict,
+                    retention_ms: scenario.outbox.retention_ms,
                 },
                 capacity,
             ),
@@ -939,6 +940,12 @@ impl<'s, O: Observer> Sim<'s, O> {
     // ---- relay, consumer, review --------------------------------------------------------------
 
     fn on_relay_tick(&mut self) {
+        if self.scenario.outbox.retention_ms.is_some() {
+            let rows = self.outbox.prune(self.now);
+            if rows > 0 {
+                self.record(Event::OutboxPruned { rows });
+            }
+        }
         let count = self.outbox.pending().len();
         if count > 0 {
             for i in 0..count {
@@ -960,7 +967,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                     return;
                 }
             } else {
-                self.outbox.mark_published(count);
+                self.outbox.mark_published(self.now, count);
                 self.record(Event::MarkedPublished {
                     count: count as u32,
                 });
