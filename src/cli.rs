@@ -341,6 +341,12 @@ fn write_outputs(
         .metrics
         .write_outbox_csv(std::io::BufWriter::new(outbox))
         .context("cannot write outbox.csv")?;
+    let retries =
+        std::fs::File::create(out.file("retries.csv")).context("cannot create retries.csv")?;
+    report
+        .metrics
+        .write_retries_csv(std::io::BufWriter::new(retries))
+        .context("cannot write retries.csv")?;
     if !no_rows {
         let jobs = std::fs::File::create(out.file("jobs.csv")).context("cannot create jobs.csv")?;
         report

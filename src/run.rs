@@ -79,9 +79,13 @@ pub fn run_once(
 ) -> RunReport {
     let started = std::time::Instant::now();
     let jobs = request.jobs.unwrap_or(scenario.arrivals.jobs) as usize + scenario.enqueue.len();
+    let mut metrics = Metrics::new(scenario.workers.count, jobs.min(1 << 24), attempt_rows);
+    if let Some(outage) = scenario.faults.outage {
+        metrics.watch_outage(outage.from_ms, outage.to_ms);
+    }
     let observers = Observers {
         checker: Checker::with_capacity(jobs.min(1 << 24)),
-        metrics: Metrics::new(scenario.workers.count, jobs.min(1 << 24), attempt_rows),
+        metrics,
         trace: request.keep_trace.then(Vec::new),
     };
     let options = RunOptions {
@@ -196,6 +200,18 @@ pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
     num("dlq_evicted", e.dlq_evicted, m.dlq.evicted);
     num("dlq_size_max", e.dlq_size_max, m.dlq.size_max);
     num("outbox_pruned", e.outbox_pruned, m.outbox.pruned);
+    num(
+        "retries_peak_per_s",
+        e.retries_peak_per_s,
+        m.retries.peak_per_s,
+    );
+    if let Some(x) = e.depth_max_after_recovery {
+        num(
+            "depth_max_after_recovery",
+            Some(x),
+            m.retries.depth_max_after_recovery.unwrap_or(u64::MAX),
+        );
+    }
     num("outbox_rows_max", e.outbox_rows_max, m.outbox.rows_max);
     num(
         "outbox_rows_final",

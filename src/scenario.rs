@@ -248,6 +248,23 @@ pub struct Faults {
     pub transient_error: f64,
     pub permanent_error: f64,
     pub relay_crash: f64,
+    /// A transient outage of the model provider: every extraction started in [from_ms, to_ms)
+    /// fails with provider_unavailable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outage: Option<Outage>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Outage {
+    pub from_ms: u64,
+    pub to_ms: u64,
+}
+
+impl Outage {
+    pub fn covers(&self, now: u64) -> bool {
+        (self.from_ms..self.to_ms).contains(&now)
+    }
 }
 impl Default for Faults {
     fn default() -> Self {
@@ -265,6 +282,7 @@ impl Default for Faults {
             transient_error: 0.0,
             permanent_error: 0.0,
             relay_crash: 0.0,
+            outage: None,
         }
     }
 }
@@ -622,6 +640,8 @@ pub struct Expect {
     pub outbox_pruned: Option<u64>,
     pub outbox_rows_max: Option<u64>,
     pub outbox_rows_final: Option<u64>,
+    pub retries_peak_per_s: Option<u64>,
+    pub depth_max_after_recovery: Option<u64>,
     pub max_attempts_seen: Option<u64>,
     pub depth_min: Option<u64>,
     pub depth_max: Option<u64>,
@@ -937,6 +957,17 @@ impl Scenario {
                     format!(
                         "unknown crash point {p:?}; allowed: {}",
                         crash_points_allowed()
+                    ),
+                );
+            }
+        }
+        if let Some(o) = self.faults.outage {
+            if o.from_ms >= o.to_ms {
+                return err(
+                    "faults.outage",
+                    format!(
+                        "needs from_ms < to_ms (got from_ms = {}, to_ms = {}): {{ from_ms, to_ms }}",
+                        o.from_ms, o.to_ms
                     ),
                 );
             }

@@ -454,3 +454,29 @@ fn outbox_retention_bounds_the_rows_and_without_it_they_grow() {
     let rows: Vec<u64> = r.metrics.outbox_rows.iter().map(|(_, n)| *n).collect();
     assert!(rows.windows(2).all(|w| w[0] <= w[1]), "never shrinks");
 }
+
+/// A provider outage with and without jitter: without it the retries come in synchronised
+/// waves (most 100 ms windows of the outage are silent) and the herd returns at once when the
+/// provider recovers; with full jitter they are spread out and the queue stays empty after.
+#[test]
+fn retry_storms_are_synchronised_without_jitter_and_spread_with_it() {
+    let none = load("retry-storm-no-jitter");
+    let full = load("retry-storm-full-jitter");
+    let a = run(&none, &RunRequest::for_scenario(&none));
+    let b = run(&full, &RunRequest::for_scenario(&full));
+    for r in [&a, &b] {
+        assert!(r.check.holds(), "{:?}", r.check.first_violation());
+        assert_eq!(r.metrics.jobs.acked, 1000);
+    }
+    let (wa, wb) = (&a.metrics.retries, &b.metrics.retries);
+    assert!(wa.quiet_windows_in_outage.unwrap() > 50, "{wa:?}");
+    assert_eq!(wb.quiet_windows_in_outage, Some(0), "{wb:?}");
+    assert!(wa.depth_max_after_recovery.unwrap() > 100);
+    assert_eq!(wb.depth_max_after_recovery, Some(0));
+    assert!(wa.drained_at_ms > wb.drained_at_ms);
+    // Measured, not the folklore: the worker pool caps the rate, and full jitter retries sooner.
+    assert!(wb.total > wa.total && wb.peak_per_s >= wa.peak_per_s);
+    // The waves: every retry-carrying window of the capped phase is followed by silence.
+    let per_s = a.metrics.retries_per_s();
+    assert_eq!(per_s.iter().sum::<u64>(), wa.total);
+}

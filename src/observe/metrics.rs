@@ -131,6 +131,30 @@ pub struct OutboxRows {
     pub bytes_max: u64,
 }
 
+/// Retries over time, and how the queue recovers from a provider outage.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryWaves {
+    pub total: u64,
+    /// The most retries scheduled in one second of virtual time ([k s, k+1 s)).
+    pub peak_per_s: u64,
+    /// The second (from the start) in which that peak fell.
+    pub peak_second: u64,
+    /// The most retries in one 100 ms window, times 10: the rate a provider sees inside a wave.
+    pub peak_rate_per_s_100ms: u64,
+    /// With `[faults] outage`: when it ended, the depth at the first sample at or after it, the
+    /// largest depth after it, and the first sample after the last busy one (depth > 0) after it:
+    /// when the herd of returning retries was worked off.
+    pub outage_from_ms: Option<SimTime>,
+    pub recovery_at_ms: Option<SimTime>,
+    /// The 100 ms windows of the outage in which no retry was scheduled: the silence between
+    /// synchronised waves (near zero when retries are spread out).
+    pub quiet_windows_in_outage: Option<u64>,
+    pub depth_at_recovery: Option<u64>,
+    pub depth_max_after_recovery: Option<u64>,
+    pub drained_at_ms: Option<SimTime>,
+}
+
 /// An outbox row as a database holds it: event id, key, job, output, payload hash, created and
 /// published timestamps, status, plus the row header and its index entries. An assumption for
 /// the memory column, not a measurement.
@@ -201,6 +225,9 @@ pub struct Metrics {
     sink_error: Option<String>,
     pub end_ms: SimTime,
     pub outbox: OutboxRows,
+    pub retries: RetryWaves,
+    /// Retries scheduled in each 100 ms of virtual time.
+    pub retries_per_100ms: Vec<u64>,
     /// Outbox rows held at each depth sample.
     pub outbox_rows: Vec<(SimTime, u64)>,
 }
@@ -235,6 +262,8 @@ impl Metrics {
                 ..OutboxRows::default()
             },
             outbox_rows: Vec::new(),
+            retries: RetryWaves::default(),
+            retries_per_100ms: Vec::new(),
         }
     }
 
@@ -342,6 +371,34 @@ impl Metrics {
 
     fn outbox_rows_now(&self) -> u64 {
         self.effects.outbox_events - self.outbox.pruned
+    }
+
+    /// Sets a provider outage, so the wave and recovery figures are measured against it.
+    pub fn watch_outage(&mut self, from: SimTime, to: SimTime) {
+        self.retries.outage_from_ms = Some(from);
+        self.retries.recovery_at_ms = Some(to);
+    }
+
+    /// Retries scheduled in each second of virtual time.
+    pub fn retries_per_s(&self) -> Vec<u64> {
+        self.retries_per_100ms
+            .chunks(10)
+            .map(|c| c.iter().sum())
+            .collect()
+    }
+
+    /// Writes `retries.csv`: `timeMs,retries` for every 100 ms of the run (the retries scheduled
+    /// in [timeMs, timeMs + 100)).
+    pub fn write_retries_csv(&self, out: impl Write) -> Result<(), csv::Error> {
+        let mut w = csv::Writer::from_writer(out);
+        w.write_record(["timeMs", "retries"])?;
+        let windows = (self.end_ms / 100 + 1).max(self.retries_per_100ms.len() as u64);
+        for i in 0..windows {
+            let n = self.retries_per_100ms.get(i as usize).copied().unwrap_or(0);
+            w.write_record([(i * 100).to_string(), n.to_string()])?;
+        }
+        w.flush()?;
+        Ok(())
     }
 
     /// Writes `outbox.csv`: `timeMs,rows,bytes` at each depth sample.
@@ -491,7 +548,13 @@ impl Observer for Metrics {
                 self.close_attempt(at, *worker, *job, "acked");
             }
             Event::RetryScheduled { job, worker, .. } => {
-                self.close_attempt(at, *worker, *job, "retry")
+                self.close_attempt(at, *worker, *job, "retry");
+                let window = (at / 100) as usize;
+                if self.retries_per_100ms.len() <= window {
+                    self.retries_per_100ms.resize(window + 1, 0);
+                }
+                self.retries_per_100ms[window] += 1;
+                self.retries.total += 1;
             }
             Event::DeadLettered {
                 job,
@@ -559,11 +622,42 @@ impl Observer for Metrics {
             }
             Event::DepthSampled { depth } => {
                 self.depth.push((at, *depth));
+                if self.retries.recovery_at_ms.is_some_and(|r| at >= r) {
+                    let w = &mut self.retries;
+                    w.depth_at_recovery.get_or_insert(*depth);
+                    let max = w.depth_max_after_recovery.get_or_insert(0);
+                    *max = (*max).max(*depth);
+                    if *depth > 0 {
+                        w.drained_at_ms = None;
+                    } else if w.drained_at_ms.is_none() {
+                        w.drained_at_ms = Some(at);
+                    }
+                }
                 let rows = self.outbox_rows_now();
                 self.outbox_rows.push((at, rows));
             }
             Event::RunEnded { .. } => {
                 self.end_ms = at;
+                let per_s = self.retries_per_s();
+                if let Some((second, &peak)) =
+                    per_s.iter().enumerate().rev().max_by_key(|(_, n)| **n)
+                {
+                    self.retries.peak_per_s = peak;
+                    self.retries.peak_second = second as u64;
+                }
+                let peak_100 = self.retries_per_100ms.iter().max().copied().unwrap_or(0);
+                self.retries.peak_rate_per_s_100ms = peak_100 * 10;
+                if let (Some(from), Some(to)) =
+                    (self.retries.outage_from_ms, self.retries.recovery_at_ms)
+                {
+                    // From the first full window after the first retry can happen.
+                    let first = from.div_ceil(100) as usize + 1;
+                    let last = (to / 100) as usize;
+                    let quiet = (first..last)
+                        .filter(|&i| self.retries_per_100ms.get(i).copied().unwrap_or(0) == 0)
+                        .count();
+                    self.retries.quiet_windows_in_outage = Some(quiet as u64);
+                }
                 self.outbox.rows_final = self.outbox_rows_now();
                 self.outbox.bytes_max = self.outbox.rows_max * self.outbox.bytes_per_row;
                 self.jobs.unfinished =

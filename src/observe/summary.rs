@@ -10,7 +10,8 @@ use crate::check::{Invariant, Kind, Violation};
 use crate::history::{to_json_line, Record};
 use crate::model::key::KeyNames;
 use crate::observe::metrics::{
-    CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, OutboxRows, Stats,
+    CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, OutboxRows,
+    RetryWaves, Stats,
 };
 use crate::run::{RunReport, Unmet};
 use serde::{Deserialize, Serialize};
@@ -79,6 +80,7 @@ pub struct Summary {
     pub reprocess_refused: u64,
     pub reprocess_rate_limited: u64,
     pub outbox: OutboxRows,
+    pub retries: RetryWaves,
     pub attempts: u64,
     pub metrics: LatencySummary,
     pub invariants: Vec<InvariantSummary>,
@@ -158,6 +160,7 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
         reprocess_refused: m.reprocess_refused,
         reprocess_rate_limited: m.reprocess_rate_limited,
         outbox: m.outbox.clone(),
+        retries: m.retries.clone(),
         attempts: m.attempts(),
         metrics: LatencySummary {
             queue_wait_ms: m.queue_wait.stats(),

@@ -125,6 +125,16 @@ impl Script {
     }
 }
 
+/// A provider outage: an extraction started inside it fails at once (the provider answers 503
+/// without doing any work) with a provider error, a transient one, whatever was drawn. Applied
+/// after the draws, so the streams stay where they were.
+pub fn apply_outage(outage: &crate::scenario::Outage, now: SimTime, plan: &mut AttemptPlan) {
+    if outage.covers(now) {
+        plan.extract_ms = 0;
+        plan.error = Some(ErrorKind::ProviderUnavailable);
+    }
+}
+
 /// Draws one attempt's plan from the worker's stream as one fixed block of nine draws: stall?,
 /// stall length, extraction length, crash?, crash point, transient?, permanent?, validation
 /// time, output. Every attempt takes the whole block whatever the rates are, so a frozen

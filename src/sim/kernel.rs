@@ -580,6 +580,9 @@ impl<'s, O: Observer> Sim<'s, O> {
             plan.output = unrecorded_model_output(job);
         }
         self.script.apply(self.now, job, number, &mut plan);
+        if let Some(outage) = self.scenario.faults.outage {
+            super::faults::apply_outage(&outage, self.now, &mut plan);
+        }
         let attempt = Attempt::new(
             job,
             fence,
