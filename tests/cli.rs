@@ -260,6 +260,41 @@ fn bad_beyond_the_chapter_keys_exit_two_with_the_field_and_what_is_allowed() {
             ),
             vec![":9", "operator.0.repeat", "every_ms > 0"],
         ),
+        (
+            "consumer-zero.toml",
+            format!("{base}[consumer]\ndedupe_window_ms = 0\n"),
+            vec![":6", "consumer.dedupe_window_ms", "> 0"],
+        ),
+        (
+            "consumer-typo.toml",
+            format!("{base}[consumer]\ndedupe_window = 10\n"),
+            vec![":6", "consumer.dedupe_window", "dedupe_window_ms"],
+        ),
+        (
+            "relay-restart.toml",
+            format!("{base}[relay]\nrestart_ms = 0\n"),
+            vec![":6", "relay.restart_ms", "> 0"],
+        ),
+        (
+            "swarm-window.toml",
+            format!("{base}[swarm]\ndedupe_window_ms = [900, 100]\n"),
+            vec![":6", "swarm.dedupe_window_ms", "min <= max"],
+        ),
+        (
+            "outbox-zero.toml",
+            format!("{base}[outbox]\nretention_ms = 0\n"),
+            vec![":6", "outbox.retention_ms", "> 0"],
+        ),
+        (
+            "outage-order.toml",
+            format!("{base}[faults]\noutage = {{ from_ms = 9, to_ms = 3 }}\n"),
+            vec![":6", "faults.outage", "from_ms < to_ms"],
+        ),
+        (
+            "outage-typo.toml",
+            format!("{base}[faults]\noutage = {{ from = 1, to_ms = 3 }}\n"),
+            vec![":6", "from_ms"],
+        ),
     ];
     for (file, body, needles) in cases {
         let path = write(&dir, file, &body);
