@@ -347,6 +347,12 @@ fn write_outputs(
         .metrics
         .write_retries_csv(std::io::BufWriter::new(retries))
         .context("cannot write retries.csv")?;
+    let tenants =
+        std::fs::File::create(out.file("tenants.csv")).context("cannot create tenants.csv")?;
+    report
+        .metrics
+        .write_tenants_csv(std::io::BufWriter::new(tenants), names)
+        .context("cannot write tenants.csv")?;
     if !no_rows {
         let jobs = std::fs::File::create(out.file("jobs.csv")).context("cannot create jobs.csv")?;
         report

@@ -78,7 +78,9 @@ pub fn run_once(
     attempt_rows: Option<Box<dyn Write>>,
 ) -> RunReport {
     let started = std::time::Instant::now();
-    let jobs = request.jobs.unwrap_or(scenario.arrivals.jobs) as usize + scenario.enqueue.len();
+    let jobs = request.jobs.unwrap_or(scenario.arrivals.jobs) as usize
+        + scenario.enqueue.len()
+        + scenario.burst_jobs() as usize;
     let mut metrics = Metrics::new(scenario.workers.count, jobs.min(1 << 24), attempt_rows);
     if let Some(outage) = scenario.faults.outage {
         metrics.watch_outage(outage.from_ms, outage.to_ms);

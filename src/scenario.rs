@@ -238,6 +238,16 @@ fn one() -> u32 {
     1
 }
 
+/// A burst: one tenant submits `jobs` new documents at once (a noisy tenant's bulk import).
+/// Their documents are numbered after the generated arrivals' (`doc-N`), version 1.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Burst {
+    pub at_ms: u64,
+    pub tenant: String,
+    pub jobs: u64,
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Faults {
@@ -677,6 +687,8 @@ pub struct Scenario {
     pub arrivals: Arrivals,
     #[serde(default)]
     pub enqueue: Vec<Enqueue>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub burst: Vec<Burst>,
     #[serde(default)]
     pub faults: Faults,
     #[serde(default)]
@@ -822,7 +834,12 @@ impl Scenario {
 
     /// The number of jobs that can exist before any reprocess: generated plus explicit.
     pub fn jobs_planned(&self) -> u64 {
-        self.arrivals.jobs + self.enqueue.len() as u64
+        self.arrivals.jobs + self.enqueue.len() as u64 + self.burst_jobs()
+    }
+
+    /// The jobs all `[[burst]]` entries submit together.
+    pub fn burst_jobs(&self) -> u64 {
+        self.burst.iter().map(|b| b.jobs).sum()
     }
 
     fn validate(&self) -> Result<(), (String, String)> {
@@ -943,6 +960,22 @@ impl Scenario {
                     ),
                 );
             }
+        }
+        for (i, b) in self.burst.iter().enumerate() {
+            validate_tenant(&b.tenant)
+                .or_else(|m| err(&format!("burst.{i}.tenant"), m.to_string()))?;
+            if b.jobs == 0 || b.jobs > 10_000_000 {
+                return err(
+                    &format!("burst.{i}.jobs"),
+                    format!("must be between 1 and 10000000 (got {})", b.jobs),
+                );
+            }
+        }
+        if a.jobs + self.burst_jobs() >= (1 << 31) {
+            return err(
+                "burst",
+                "arrivals.jobs plus the bursts' jobs must stay below 2^31 documents".into(),
+            );
         }
         if self.faults.crash > 0.0 && self.faults.crash_points.is_empty() {
             return err(

@@ -291,6 +291,16 @@ fn bad_beyond_the_chapter_keys_exit_two_with_the_field_and_what_is_allowed() {
             vec![":6", "faults.outage", "from_ms < to_ms"],
         ),
         (
+            "burst-zero.toml",
+            format!("{base}[[burst]]\nat_ms = 0\ntenant = \"acme\"\njobs = 0\n"),
+            vec![":8", "burst.0.jobs", "between 1 and"],
+        ),
+        (
+            "burst-tenant.toml",
+            format!("{base}[[burst]]\nat_ms = 0\ntenant = \"Acme\"\njobs = 5\n"),
+            vec![":7", "burst.0.tenant", "^[a-z][a-z0-9-]{1,32}$"],
+        ),
+        (
             "outage-typo.toml",
             format!("{base}[faults]\noutage = {{ from = 1, to_ms = 3 }}\n"),
             vec![":6", "from_ms"],

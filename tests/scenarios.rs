@@ -480,3 +480,31 @@ fn retry_storms_are_synchronised_without_jitter_and_spread_with_it() {
     let per_s = a.metrics.retries_per_s();
     assert_eq!(per_s.iter().sum::<u64>(), wa.total);
 }
+
+/// A noisy tenant's burst starves the others in a first-come-first-served queue: the per-tenant
+/// queueWaitMs shows it (and without the burst they wait nothing).
+#[test]
+fn a_noisy_tenants_burst_shows_in_the_other_tenants_queue_wait() {
+    let s = load("noisy-tenant");
+    let r = run(&s, &RunRequest::for_scenario(&s));
+    assert!(r.check.holds(), "{:?}", r.check.first_violation());
+    let t = &r.metrics.tenants;
+    assert_eq!(
+        t.iter().map(|t| t.enqueued).collect::<Vec<_>>(),
+        [3500, 500, 500]
+    );
+    for quiet in &t[1..] {
+        assert_eq!(quiet.acked, 500);
+        assert!(
+            quiet.queue_wait.stats().p95 > 15_000,
+            "{:?}",
+            quiet.queue_wait.stats()
+        );
+    }
+    let mut calm = s.clone();
+    calm.burst.clear();
+    let r = run(&calm, &RunRequest::for_scenario(&calm));
+    for quiet in &r.metrics.tenants[1..] {
+        assert_eq!(quiet.queue_wait.stats().p95, 0);
+    }
+}

@@ -48,6 +48,19 @@ pub struct InvariantSummary {
     pub first_violation: Option<ViolationSummary>,
 }
 
+/// One tenant's figures: where a noisy tenant's burst shows as the others' waiting.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TenantSummary {
+    pub tenant: String,
+    pub enqueued: u64,
+    pub acked: u64,
+    pub dead_lettered: u64,
+    pub cancelled: u64,
+    pub queue_wait_ms: Stats,
+    pub job_age_ms: Stats,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct UnmetSummary {
     pub field: String,
@@ -83,6 +96,7 @@ pub struct Summary {
     pub retries: RetryWaves,
     pub attempts: u64,
     pub metrics: LatencySummary,
+    pub tenants: Vec<TenantSummary>,
     pub invariants: Vec<InvariantSummary>,
     pub sometimes: BTreeMap<&'static str, u64>,
     pub expectations_met: bool,
@@ -169,6 +183,24 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
             job_age_ms: m.job_age.stats(),
             queue_depth: m.depth_stats(),
         },
+        tenants: m
+            .tenants
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.enqueued > 0)
+            .map(|(i, t)| TenantSummary {
+                tenant: names
+                    .tenants
+                    .name(crate::ids::TenantId(i as u16))
+                    .to_string(),
+                enqueued: t.enqueued,
+                acked: t.acked,
+                dead_lettered: t.dead_lettered,
+                cancelled: t.cancelled,
+                queue_wait_ms: t.queue_wait.stats(),
+                job_age_ms: t.job_age.stats(),
+            })
+            .collect(),
         invariants: Invariant::ALL
             .iter()
             .map(|i| {

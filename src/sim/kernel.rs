@@ -65,6 +65,10 @@ pub enum Ev {
     MutatePayload {
         index: u32,
     },
+    /// A `[[burst]]` entry: one tenant submits many documents at once.
+    Burst {
+        index: u32,
+    },
 }
 
 /// A scheduled event. `order` is `!(at << 64 | seq)`: one integer compare orders the max-heap
@@ -167,6 +171,8 @@ pub struct Sim<'s, O: Observer> {
     reviews_pending: u64,
     /// Attempts in flight: a zombie mid-attempt can still write, so the run is not over.
     attempts_in_flight: u64,
+    /// Generated arrivals in this run (bursts number their documents after them).
+    arrivals_total: u64,
     bug_tenantless: bool,
     bug_naive: bool,
     bug_raw_reason: bool,
@@ -191,7 +197,8 @@ impl<'s, O: Observer> Sim<'s, O> {
             bug_unbounded_retries: bugs.unbounded_retries,
             bug_reuse_on_conflict: bugs.reuse_on_conflict,
         };
-        let capacity = (jobs as usize + scenario.enqueue.len()).min(1 << 24);
+        let capacity =
+            (jobs as usize + scenario.enqueue.len() + scenario.burst_jobs() as usize).min(1 << 24);
         let mut names = KeyNames::default();
         let tenant_ids = scenario
             .arrivals
@@ -257,6 +264,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             pending_timed: 0,
             reviews_pending: 0,
             attempts_in_flight: 0,
+            arrivals_total: jobs,
             bug_tenantless: bugs.tenantless_keys,
             bug_naive: bugs.naive_dual_write,
             bug_raw_reason: bugs.raw_dlq_reason,
@@ -300,6 +308,10 @@ impl<'s, O: Observer> Sim<'s, O> {
         for (i, e) in s.enqueue.iter().enumerate() {
             self.pending_timed += 1;
             self.schedule(e.at_ms, Ev::ExplicitEnqueue { index: i as u32 });
+        }
+        for (i, b) in s.burst.iter().enumerate() {
+            self.pending_timed += 1;
+            self.schedule(b.at_ms, Ev::Burst { index: i as u32 });
         }
         for (i, o) in s.operator.iter().enumerate() {
             for k in 0..=o.repeat as u64 {
@@ -401,6 +413,10 @@ impl<'s, O: Observer> Sim<'s, O> {
                 self.pending_timed -= 1;
                 self.on_mutate(index as usize);
             }
+            Ev::Burst { index } => {
+                self.pending_timed -= 1;
+                self.on_burst(index as usize);
+            }
         }
     }
 
@@ -495,6 +511,21 @@ impl<'s, O: Observer> Sim<'s, O> {
         };
         let (version, invalid) = (e.version, e.invalid);
         self.enqueue(tenant, payload, version, invalid, Origin::Arrival);
+    }
+
+    /// A burst's documents are numbered after the generated arrivals' and the earlier bursts'.
+    fn on_burst(&mut self, index: usize) {
+        let s = self.scenario;
+        let b = &s.burst[index];
+        let tenant = self.names.tenants.register(&b.tenant).expect("validated");
+        let first = self.arrivals_total + s.burst[..index].iter().map(|b| b.jobs).sum::<u64>();
+        for k in 0..b.jobs {
+            let payload = Payload {
+                document: crate::model::key::Documents::generated((first + k) as u32),
+                content: 0,
+            };
+            self.enqueue(tenant, payload, 1, false, Origin::Arrival);
+        }
     }
 
     // ---- leasing ----------------------------------------------------------------------------
