@@ -44,6 +44,12 @@ fn run_writes_every_output_and_exits_zero() {
         "--trace",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // stderr is a pipe here, not a terminal: no progress bar.
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("jobs settled"),
+        "{}",
+        text(&o)
+    );
     for f in [
         "summary.json",
         "jobs.csv",
