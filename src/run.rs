@@ -62,7 +62,7 @@ impl Progress {
             Event::Acked { .. } | Event::DeadLettered { .. } | Event::Cancelled { .. }
         ) {
             self.done += 1;
-            if self.done % 4096 == 0 {
+            if self.done.is_multiple_of(4096) {
                 self.bar.set_position(self.done);
             }
         }
