@@ -6,7 +6,8 @@
 //! Does not: know what an event means.
 //!
 //! How: a calendar ("timing wheel") of one-millisecond buckets covering the next `WHEEL_MS` of
-//! virtual time, each bucket a FIFO, plus a binary heap for the few events further ahead. Almost
+//! virtual time, each bucket a FIFO linked through one node pool, with a bitmap of occupied
+//! buckets to skip empty stretches, plus a binary heap for the few events further ahead. Almost
 //! every event of a run is due within a few seconds (extraction slices, heartbeats, reviews,
 //! relay ticks), so push and pop are O(1) instead of O(log n) with its cache misses; the
 //! profile of bench-pipeline had `BinaryHeap::pop` at 17% of all instructions.
@@ -19,7 +20,7 @@
 
 use crate::ids::SimTime;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 const WHEEL_MS: u64 = 4096;
 const MASK: u64 = WHEEL_MS - 1;
@@ -48,10 +49,26 @@ impl<T> Ord for Far<T> {
     }
 }
 
+const NIL: u32 = u32::MAX;
+
+/// A scheduled event in a bucket's singly linked FIFO (nodes live in one pool, so a run does no
+/// allocation per bucket).
+#[derive(Clone, Copy, Debug)]
+struct Node<T> {
+    seq: u64,
+    item: T,
+    next: u32,
+}
+
 #[derive(Clone, Debug)]
 pub struct EventQueue<T> {
-    /// `wheel[t & MASK]` holds the events due at `t`, for `cursor <= t < cursor + WHEEL_MS`.
-    wheel: Vec<VecDeque<(u64, T)>>,
+    /// `(head, tail)` of the FIFO of events due at `t`, in bucket `t & MASK`, for
+    /// `cursor <= t < cursor + WHEEL_MS`.
+    buckets: Vec<(u32, u32)>,
+    /// Which buckets are non-empty, one bit each: the next due bucket is a few word scans away.
+    occupied: [u64; (WHEEL_MS / 64) as usize],
+    nodes: Vec<Node<T>>,
+    free: u32,
     in_wheel: usize,
     far: BinaryHeap<Reverse<Far<T>>>,
     /// No event in the wheel is due before this time.
@@ -68,7 +85,10 @@ impl<T: Copy> Default for EventQueue<T> {
 impl<T: Copy> EventQueue<T> {
     pub fn new() -> EventQueue<T> {
         EventQueue {
-            wheel: (0..WHEEL_MS).map(|_| VecDeque::new()).collect(),
+            buckets: vec![(NIL, NIL); WHEEL_MS as usize],
+            occupied: [0; (WHEEL_MS / 64) as usize],
+            nodes: Vec::new(),
+            free: NIL,
             in_wheel: 0,
             far: BinaryHeap::new(),
             cursor: 0,
@@ -89,8 +109,7 @@ impl<T: Copy> EventQueue<T> {
     pub fn push(&mut self, at: SimTime, item: T) {
         self.seq += 1;
         if at >= self.cursor && at - self.cursor < WHEEL_MS {
-            self.wheel[(at & MASK) as usize].push_back((self.seq, item));
-            self.in_wheel += 1;
+            self.link_back(at, self.seq, item);
         } else {
             self.far.push(Reverse(Far {
                 at,
@@ -100,18 +119,93 @@ impl<T: Copy> EventQueue<T> {
         }
     }
 
+    #[inline]
+    fn new_node(&mut self, seq: u64, item: T, next: u32) -> u32 {
+        let node = Node { seq, item, next };
+        if self.free != NIL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        }
+    }
+
+    #[inline]
+    fn link_back(&mut self, at: SimTime, seq: u64, item: T) {
+        let b = (at & MASK) as usize;
+        let n = self.new_node(seq, item, NIL);
+        let (head, tail) = self.buckets[b];
+        if head == NIL {
+            self.buckets[b] = (n, n);
+            self.occupied[b / 64] |= 1 << (b % 64);
+        } else {
+            self.nodes[tail as usize].next = n;
+            self.buckets[b].1 = n;
+        }
+        self.in_wheel += 1;
+    }
+
+    /// Inserts in sequence order (a far event moved in after later pushes for its time).
+    fn link_sorted(&mut self, at: SimTime, seq: u64, item: T) {
+        let b = (at & MASK) as usize;
+        let (head, tail) = self.buckets[b];
+        if head == NIL || self.nodes[tail as usize].seq < seq {
+            return self.link_back(at, seq, item);
+        }
+        if self.nodes[head as usize].seq > seq {
+            let n = self.new_node(seq, item, head);
+            self.buckets[b].0 = n;
+        } else {
+            let mut prev = head;
+            while self.nodes[self.nodes[prev as usize].next as usize].seq < seq {
+                prev = self.nodes[prev as usize].next;
+            }
+            let n = self.new_node(seq, item, self.nodes[prev as usize].next);
+            self.nodes[prev as usize].next = n;
+        }
+        self.in_wheel += 1;
+    }
+
+    /// The sequence number at the front of the cursor's bucket, if any.
+    #[inline]
+    fn front_seq(&self) -> Option<u64> {
+        let head = self.buckets[(self.cursor & MASK) as usize].0;
+        (head != NIL).then(|| self.nodes[head as usize].seq)
+    }
+
+    /// Distance from the cursor to the next occupied bucket (the wheel is not empty).
+    #[inline]
+    fn next_occupied(&self) -> u64 {
+        let start = self.cursor & MASK;
+        let words = self.occupied.len() as u64;
+        let (w0, bit0) = (start / 64, start % 64);
+        let first = self.occupied[w0 as usize] >> bit0;
+        if first != 0 {
+            return first.trailing_zeros() as u64;
+        }
+        for k in 1..=words {
+            let w = (w0 + k) % words;
+            let word = self.occupied[w as usize];
+            if word != 0 {
+                let at = w * 64 + word.trailing_zeros() as u64;
+                return (at + WHEEL_MS - start) & MASK;
+            }
+        }
+        unreachable!("next_occupied on an empty wheel")
+    }
+
     /// The earliest event (ties: the first pushed) and its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, T)> {
         loop {
-            // A far event due no later than the cursor (scheduled in the past, or moved
-            // here by a jump) goes before the cursor's bucket if it is earlier.
+            // A far event due no later than the cursor (scheduled in the past, or not yet moved
+            // in) goes before the cursor's bucket if it is earlier.
             if let Some(Reverse(f)) = self.far.peek() {
                 if f.at < self.cursor
-                    || (f.at == self.cursor
-                        && self.wheel[(self.cursor & MASK) as usize]
-                            .front()
-                            .is_none_or(|(seq, _)| f.seq < *seq))
+                    || (f.at == self.cursor && self.front_seq().is_none_or(|seq| f.seq < seq))
                 {
                     let Reverse(f) = self.far.pop().expect("peeked");
                     return Some((f.at, f.item));
@@ -124,12 +218,21 @@ impl<T: Copy> EventQueue<T> {
                 self.pull_far();
                 continue;
             }
-            let bucket = &mut self.wheel[(self.cursor & MASK) as usize];
-            if let Some((_, item)) = bucket.pop_front() {
+            let b = (self.cursor & MASK) as usize;
+            let head = self.buckets[b].0;
+            if head != NIL {
+                let node = self.nodes[head as usize];
+                self.buckets[b].0 = node.next;
+                if node.next == NIL {
+                    self.buckets[b].1 = NIL;
+                    self.occupied[b / 64] &= !(1 << (b % 64));
+                }
+                self.nodes[head as usize].next = self.free;
+                self.free = head;
                 self.in_wheel -= 1;
-                return Some((self.cursor, item));
+                return Some((self.cursor, node.item));
             }
-            self.cursor += 1;
+            self.cursor += self.next_occupied();
             self.pull_far();
         }
     }
@@ -139,23 +242,12 @@ impl<T: Copy> EventQueue<T> {
     fn pull_far(&mut self) {
         while let Some(Reverse(f)) = self.far.peek() {
             if f.at < self.cursor || f.at - self.cursor >= WHEEL_MS {
-                // Past events stay in the heap (popped first); beyond reach stays too. The
-                // heap is ordered, so nothing behind the top is within reach either, unless
-                // the top is a past event: then stop as well (pop handles it first).
+                // Past events stay in the heap (`pop` takes them first); so does everything
+                // beyond reach (the heap is ordered: nothing behind the top is nearer).
                 return;
             }
             let Reverse(f) = self.far.pop().expect("peeked");
-            let bucket = &mut self.wheel[(f.at & MASK) as usize];
-            // Usually the bucket is empty or holds only later pushes; keep it in seq order
-            // whatever happened before.
-            match bucket.back() {
-                Some((last, _)) if *last > f.seq => {
-                    let i = bucket.partition_point(|(seq, _)| *seq < f.seq);
-                    bucket.insert(i, (f.seq, f.item));
-                }
-                _ => bucket.push_back((f.seq, f.item)),
-            }
-            self.in_wheel += 1;
+            self.link_sorted(f.at, f.seq, f.item);
         }
     }
 }
