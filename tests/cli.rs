@@ -236,3 +236,27 @@ fn check_accepts_every_shipped_scenario_and_bugs_lists_ten_switches() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 11);
 }
+
+/// A reader that goes away (`durasim ... | head`) ends the run quietly, without a panic.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let dir = temp("sigpipe");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_durasim"))
+        .args([
+            "sweep",
+            "scenarios/chaos.toml",
+            "--seeds",
+            "0..50",
+            "--bug",
+            "no_fencing",
+        ])
+        .args(["--no-shrink", "--out", dir.join("s").to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
