@@ -193,6 +193,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
     request.keep_trace = args.trace || args.freeze.is_some();
     request.keep_trace |= needs_history(args);
+    request.progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let out_path = args
         .out
         .clone()

@@ -3,6 +3,13 @@
 use clap::Parser;
 
 fn main() {
+    // Like other Unix tools, end quietly when the reader of our output goes away (`| head`)
+    // instead of panicking on the failed write: Rust ignores SIGPIPE by default.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to the default at start-up, before any thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match durasim::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -6,7 +6,7 @@
 //! Does not: touch the file system (see `cli` and `observe::summary`).
 
 use crate::check::{CheckReport, Checker, Invariant, Sometimes};
-use crate::history::{Observer, Record};
+use crate::history::{Event, Observer, Record};
 use crate::observe::metrics::Metrics;
 use crate::scenario::{Bugs, ReplayExpectation, Scenario};
 use crate::sim::faults::FaultRates;
@@ -18,6 +18,7 @@ pub struct Observers {
     pub checker: Checker,
     pub metrics: Metrics,
     pub trace: Option<Vec<Record>>,
+    pub progress: Option<Progress>,
 }
 
 impl Observer for Observers {
@@ -28,6 +29,49 @@ impl Observer for Observers {
         if let Some(t) = self.trace.as_mut() {
             t.push(r.clone());
         }
+        if let Some(p) = self.progress.as_mut() {
+            p.observe(r);
+        }
+    }
+}
+
+/// A terminal progress bar over the jobs that reached a terminal state (the shell's view of the
+/// history; it never touches the run). Redrawn every 4,096 terminal records.
+pub struct Progress {
+    bar: indicatif::ProgressBar,
+    done: u64,
+}
+
+impl Progress {
+    pub fn new(jobs: u64) -> Progress {
+        let bar = indicatif::ProgressBar::new(jobs);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {elapsed_precise} [{bar:30}] {human_pos}/{human_len} jobs settled, eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        Progress { bar, done: 0 }
+    }
+
+    #[inline]
+    fn observe(&mut self, r: &Record) {
+        if matches!(
+            r.event,
+            Event::Acked { .. } | Event::DeadLettered { .. } | Event::Cancelled { .. }
+        ) {
+            self.done += 1;
+            if self.done.is_multiple_of(4096) {
+                self.bar.set_position(self.done);
+            }
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
     }
 }
 
@@ -39,6 +83,8 @@ pub struct RunRequest {
     pub bugs: Bugs,
     pub keep_trace: bool,
     pub rates: Option<FaultRates>,
+    /// Draw a progress bar on stderr (the CLI sets it only on a terminal).
+    pub progress: bool,
 }
 
 impl RunRequest {
@@ -49,6 +95,7 @@ impl RunRequest {
             bugs: s.bugs.clone(),
             keep_trace: false,
             rates: None,
+            progress: false,
         }
     }
 }
@@ -89,6 +136,7 @@ pub fn run_once(
         checker: Checker::with_capacity(jobs.min(1 << 24)),
         metrics,
         trace: request.keep_trace.then(Vec::new),
+        progress: request.progress.then(|| Progress::new(jobs as u64)),
     };
     let options = RunOptions {
         seed: request.seed,

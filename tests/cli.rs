@@ -44,6 +44,12 @@ fn run_writes_every_output_and_exits_zero() {
         "--trace",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // stderr is a pipe here, not a terminal: no progress bar.
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("jobs settled"),
+        "{}",
+        text(&o)
+    );
     for f in [
         "summary.json",
         "jobs.csv",
@@ -317,4 +323,28 @@ fn bad_beyond_the_chapter_keys_exit_two_with_the_field_and_what_is_allowed() {
         }
         assert!(!dir.join("out").exists(), "{file}: no output directory");
     }
+}
+
+/// A reader that goes away (`durasim ... | head`) ends the run quietly, without a panic.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let dir = temp("sigpipe");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_durasim"))
+        .args([
+            "sweep",
+            "scenarios/chaos.toml",
+            "--seeds",
+            "0..50",
+            "--bug",
+            "no_fencing",
+        ])
+        .args(["--no-shrink", "--out", dir.join("s").to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -8,6 +8,7 @@
 //! (the checker reads the history).
 
 use super::arrivals::ArrivalProcess;
+use super::event_queue::EventQueue;
 use super::faults::{draw_plan, FaultRates, Script};
 use crate::history::{Event, Observer, Op, Origin, Record, TraceHash};
 use crate::ids::{EventId, Fence, JobId, SimTime, TenantId, WorkerId};
@@ -24,8 +25,7 @@ use crate::model::retry::{classify, Decision, ErrorClass, ErrorKind, RetryPolicy
 use crate::model::worker::{Attempt, Step};
 use crate::rng::{Purpose, Stream};
 use crate::scenario::{DepthSampling, FaultKind, Scenario};
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// Everything that can be scheduled. One `match` in [`Sim::dispatch_event`] shows the world.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,46 +71,6 @@ pub enum Ev {
     },
 }
 
-/// A scheduled event. `order` is `!(at << 64 | seq)`: one integer compare orders the max-heap
-/// by earliest time, then first-in first-out among ties.
-#[derive(Clone, Copy, Debug)]
-struct Scheduled {
-    order: u128,
-    ev: Ev,
-}
-
-impl Scheduled {
-    fn new(at: SimTime, seq: u64, ev: Ev) -> Scheduled {
-        Scheduled {
-            order: !(((at as u128) << 64) | seq as u128),
-            ev,
-        }
-    }
-
-    fn at(&self) -> SimTime {
-        ((!self.order) >> 64) as SimTime
-    }
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, o: &Self) -> bool {
-        self.order == o.order
-    }
-}
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Scheduled {
-    /// Reversed, so the max-heap pops the earliest (time, seq): ties go first-in, first-out.
-    #[inline]
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.order.cmp(&o.order)
-    }
-}
-
 /// A worker process slot.
 #[derive(Clone, Debug, Default)]
 struct WorkerSlot {
@@ -146,8 +106,7 @@ pub struct Sim<'s, O: Observer> {
     /// Part of the history's header, so two seeds never share a trace hash by accident.
     seed: u64,
     now: SimTime,
-    seq: u64,
-    heap: BinaryHeap<Scheduled>,
+    heap: EventQueue<Ev>,
     heap_events: u64,
     queue: Queue,
     outbox: Outbox,
@@ -216,8 +175,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             scenario,
             seed,
             now: 0,
-            seq: 0,
-            heap: BinaryHeap::with_capacity(1024),
+            heap: EventQueue::new(),
             heap_events: 0,
             queue: Queue::with_capacity(queue_config, capacity),
             outbox: Outbox::with_capacity(
@@ -277,8 +235,7 @@ impl<'s, O: Observer> Sim<'s, O> {
 
     #[inline]
     fn schedule(&mut self, at: SimTime, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Scheduled::new(at, self.seq, ev));
+        self.heap.push(at, ev);
     }
 
     #[inline]
@@ -334,14 +291,16 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
         let mut quiescent = self.settled();
         while !quiescent {
-            let Some(next) = self.heap.pop() else { break };
-            if next.at() > self.time_limit_ms {
+            let Some((at, ev)) = self.heap.pop() else {
+                break;
+            };
+            if at > self.time_limit_ms {
                 self.now = self.time_limit_ms;
                 break;
             }
-            self.now = next.at();
+            self.now = at;
             self.heap_events += 1;
-            self.dispatch_event(next.ev);
+            self.dispatch_event(ev);
             quiescent = self.settled();
         }
         self.record(Event::RunEnded { quiescent });

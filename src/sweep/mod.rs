@@ -285,6 +285,7 @@ pub fn seed_setup(plan: &Plan, seed: u64) -> (Scenario, RunRequest, Option<Swarm
         bugs: plan.bugs.clone(),
         keep_trace: true,
         rates,
+        progress: false,
     };
     (scenario, request, draw)
 }
