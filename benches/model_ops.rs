@@ -291,7 +291,7 @@ fn outbox_ops(c: &mut Criterion) {
                 |o| {
                     let n = o.pending().len();
                     o.note_sent(n);
-                    o.mark_published(n);
+                    o.mark_published(0, n);
                 },
             )
         })
@@ -308,7 +308,7 @@ fn outbox_ops(c: &mut Criterion) {
         }
         let n = o.pending().len();
         o.note_sent(n);
-        o.mark_published(n);
+        o.mark_published(0, n);
         let mut i = 0u32;
         b.iter(|| {
             i = (i + 1) % JOBS;
