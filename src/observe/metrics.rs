@@ -38,9 +38,17 @@ impl Latency {
     /// grows it, so every value above the initial 2,047 ms used to be clamped there.)
     #[inline]
     pub fn record(&mut self, v: u64) {
-        if self.0.record(v).is_err() {
+        // In range (nearly always): the fast clamping path; past it, grow.
+        if v <= self.0.high() || self.0.record(v).is_err() {
             self.0.saturating_record(v);
         }
+    }
+
+    /// Adds every value of `other` (the run-wide histogram is the sum of the tenants').
+    pub fn add(&mut self, other: &Latency) {
+        self.0
+            .add(&other.0)
+            .expect("an auto-resizing histogram takes any other's values");
     }
 
     pub fn stats(&self) -> Stats {
@@ -226,6 +234,8 @@ pub struct Metrics {
     pub reprocess_refused: u64,
     /// Refusals by the per-tenant rate limit (`[dlq] reprocess_limit`).
     pub reprocess_rate_limited: u64,
+    /// Run-wide queueWaitMs and jobAgeMs: complete once `RunEnded` is seen (they are the sums
+    /// of the per-tenant histograms, so the hot path records each value once).
     pub queue_wait: Latency,
     pub inference: Latency,
     pub review_wait: Latency,
@@ -307,15 +317,18 @@ impl Metrics {
         };
         if *created != DONE {
             let age = at - *created;
-            self.job_age.record(age);
             *created = DONE;
-            if let Some(t) = self.tenant_of(job) {
-                t.job_age.record(age);
-                match state {
-                    "acked" => t.acked += 1,
-                    "dead_lettered" => t.dead_lettered += 1,
-                    _ => t.cancelled += 1,
+            // Recorded once, per tenant; the run-wide jobAgeMs is their sum (at RunEnded).
+            match self.tenant_of(job) {
+                Some(t) => {
+                    t.job_age.record(age);
+                    match state {
+                        "acked" => t.acked += 1,
+                        "dead_lettered" => t.dead_lettered += 1,
+                        _ => t.cancelled += 1,
+                    }
                 }
+                None => self.job_age.record(age),
             }
             if let Some(row) = self.job(job) {
                 row.terminal = Some((state, at));
@@ -523,10 +536,14 @@ impl Observer for Metrics {
                 ..
             } => {
                 self.jobs.enqueued += 1;
-                if self.job_tenant.len() <= job.index() {
-                    self.job_tenant.resize(job.index() + 1, 0);
+                if self.job_tenant.len() == job.index() {
+                    self.job_tenant.push(tenant.0);
+                } else {
+                    if self.job_tenant.len() < job.index() {
+                        self.job_tenant.resize(job.index() + 1, 0);
+                    }
+                    self.job_tenant[job.index()] = tenant.0;
                 }
-                self.job_tenant[job.index()] = tenant.0;
                 if self.tenants.len() <= tenant.index() {
                     self.tenants
                         .resize_with(tenant.index() + 1, TenantMetrics::default);
@@ -570,9 +587,10 @@ impl Observer for Metrics {
                 self.leases.granted += 1;
                 self.leases.max_attempts_seen = self.leases.max_attempts_seen.max(*attempt as u64);
                 let wait = at - visible_at;
-                self.queue_wait.record(wait);
-                if let Some(t) = self.tenant_of(*job) {
-                    t.queue_wait.record(wait);
+                // Recorded once, per tenant; the run-wide queueWaitMs is their sum (at RunEnded).
+                match self.tenant_of(*job) {
+                    Some(t) => t.queue_wait.record(wait),
+                    None => self.queue_wait.record(wait),
                 }
                 if let Some(row) = self.job(*job) {
                     row.attempts += 1;
@@ -736,6 +754,10 @@ impl Observer for Metrics {
             }
             Event::RunEnded { .. } => {
                 self.end_ms = at;
+                for t in &self.tenants {
+                    self.queue_wait.add(&t.queue_wait);
+                    self.job_age.add(&t.job_age);
+                }
                 let per_s = self.retries_per_s();
                 if let Some((second, &peak)) =
                     per_s.iter().enumerate().rev().max_by_key(|(_, n)| **n)
