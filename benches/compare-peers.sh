@@ -141,16 +141,19 @@ done
 SWEEP_ROWS=$WORK/sweep.tsv
 : >"$SWEEP_ROWS"
 if [[ $SWEEP == 1 ]]; then
+  # Back-to-back pairs (1 thread, then 2), REPEATS times: a lone pair is at the mercy of noise.
+  for rep in $(seq 1 "$REPEATS"); do
   for threads in 1 2; do
-    note "sweep scenarios/chaos.toml --seeds $SWEEP_SEEDS --threads $threads"
+    note "sweep scenarios/chaos.toml --seeds $SWEEP_SEEDS --threads $threads (rep $rep/$REPEATS)"
     rm -rf "$WORK/sweep"
     t0=$EPOCHREALTIME
     "$DURASIM" sweep "$REPO/scenarios/chaos.toml" --seeds "$SWEEP_SEEDS" --threads "$threads" \
       --quiet --out "$WORK/sweep" >"$WORK/sweep.out" 2>&1 \
       || { cat "$WORK/sweep.out" >&2; die "sweep --threads $threads failed"; }
     t1=$EPOCHREALTIME
-    printf '%s\t%s\t%s\n' "$threads" "$(python3 -c "print(f'{$t1 - $t0:.3f}')")" \
+    printf '%s\t%s\t%s\t%s\n' "$rep" "$threads" "$(python3 -c "print(f'{$t1 - $t0:.3f}')")" \
       "$(head -1 "$WORK/sweep.out")" >>"$SWEEP_ROWS"
+  done
   done
   rm -rf "$WORK/sweep"
 fi
@@ -254,15 +257,22 @@ for line in open(hashes_path):
 
 sweep = [l.rstrip("\n").split("\t") for l in open(sweep_path)]
 if sweep:
-    t = {int(th): float(s) for th, s, _ in sweep}
+    import statistics
+    runs = {}
+    for rep, th, secs, _ in sweep:
+        runs.setdefault(int(rep), {})[int(th)] = float(secs)
     print()
     print(f"Sweep: `durasim sweep scenarios/chaos.toml --seeds {env['SWEEP_SEEDS']} --threads T "
-          f"--quiet --out TMP` (wall s, one run each):")
+          f"--quiet --out TMP` (wall s, {len(runs)} back-to-back pairs, medians):")
     print()
-    line = ", ".join(f"--threads {th}: {s:.3f} s" for th, s in sorted(t.items()))
-    if 1 in t and 2 in t:
-        line += f"; speedup {t[1] / t[2]:.2f}× on {env['NPROC']} cores"
-    print(f"- {line}")
-    for th, _, verdict in sweep:
-        print(f"- --threads {th} verdict: {verdict}")
+    one = statistics.median(r[1] for r in runs.values())
+    two = statistics.median(r[2] for r in runs.values())
+    speedups = sorted(r[1] / r[2] for r in runs.values())
+    print(f"- --threads 1: {one:.3f} s, --threads 2: {two:.3f} s; speedup "
+          f"**{statistics.median(speedups):.2f}×** ({speedups[0]:.2f}–{speedups[-1]:.2f}) on {env['NPROC']} cores")
+    seen = set()
+    for _, th, _, verdict in sweep:
+        if th not in seen:
+            seen.add(th)
+            print(f"- --threads {th} verdict: {verdict}")
 PY
