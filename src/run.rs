@@ -18,6 +18,8 @@ pub struct Observers {
     pub checker: Checker,
     pub metrics: Metrics,
     pub trace: Option<Vec<Record>>,
+    /// Keep only the records this accepts in `trace` (a sweep keeps only fault evidence).
+    pub trace_filter: Option<fn(&Event) -> bool>,
     pub progress: Option<Progress>,
 }
 
@@ -27,7 +29,9 @@ impl Observer for Observers {
         self.checker.observe(r);
         self.metrics.observe(r);
         if let Some(t) = self.trace.as_mut() {
-            t.push(r.clone());
+            if self.trace_filter.is_none_or(|keep| keep(&r.event)) {
+                t.push(r.clone());
+            }
         }
         if let Some(p) = self.progress.as_mut() {
             p.observe(r);
@@ -85,6 +89,8 @@ pub struct RunRequest {
     pub rates: Option<FaultRates>,
     /// Draw a progress bar on stderr (the CLI sets it only on a terminal).
     pub progress: bool,
+    /// With `keep_trace`: keep only the records this accepts.
+    pub trace_filter: Option<fn(&Event) -> bool>,
 }
 
 impl RunRequest {
@@ -96,6 +102,7 @@ impl RunRequest {
             keep_trace: false,
             rates: None,
             progress: false,
+            trace_filter: None,
         }
     }
 }
@@ -136,6 +143,7 @@ pub fn run_once(
         checker: Checker::with_capacity(jobs.min(1 << 24)),
         metrics,
         trace: request.keep_trace.then(Vec::new),
+        trace_filter: request.trace_filter,
         progress: request.progress.then(|| Progress::new(jobs as u64)),
     };
     let options = RunOptions {

@@ -32,6 +32,19 @@ fn document_invalid(base: &Scenario, names: &KeyNames, document: crate::ids::Doc
             .any(|e| e.invalid && names.documents.name(document) == e.document)
 }
 
+/// The records [`fired_faults`] reads: enough of a history to say which faults fired.
+pub fn fault_evidence(e: &Event) -> bool {
+    matches!(
+        e,
+        Event::Enqueued { .. }
+            | Event::Leased { .. }
+            | Event::WorkerCrashed { .. }
+            | Event::StallBegan { .. }
+            | Event::AttemptFailed { .. }
+            | Event::RelayCrashed { .. }
+    )
+}
+
 /// The faults that fired in a run, as script entries, in history order.
 pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<Script> {
     let mut documents: HashMap<JobId, crate::ids::DocumentId> = HashMap::new();

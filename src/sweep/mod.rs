@@ -283,9 +283,12 @@ pub fn seed_setup(plan: &Plan, seed: u64) -> (Scenario, RunRequest, Option<Swarm
         seed,
         jobs: plan.jobs,
         bugs: plan.bugs.clone(),
+        // The coverage gate reads which faults fired: keep only that evidence, not the
+        // whole history (copying every record made sweeps memory-bound on two threads).
         keep_trace: true,
         rates,
         progress: false,
+        trace_filter: Some(freeze::fault_evidence),
     };
     (scenario, request, draw)
 }
