@@ -11,12 +11,12 @@
 //! `sim::faults::draw_plan`), so with the rates at 0 and the fired faults scripted every stream
 //! is consumed as in the seeded run. Only `nondeterministic_step` runs cannot be pinned.
 
+use crate::fastmap::FastMap;
 use crate::history::{Event, Record};
 use crate::ids::JobId;
 use crate::model::key::KeyNames;
 use crate::run::RunRequest;
 use crate::scenario::{Expect, FaultKind, Scenario, Script};
-use std::collections::HashMap;
 
 /// Whether a job's document fails validation on every attempt (not an injected fault).
 fn document_invalid(base: &Scenario, names: &KeyNames, document: crate::ids::DocumentId) -> bool {
@@ -47,8 +47,8 @@ pub fn fault_evidence(e: &Event) -> bool {
 
 /// The faults that fired in a run, as script entries, in history order.
 pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<Script> {
-    let mut documents: HashMap<JobId, crate::ids::DocumentId> = HashMap::new();
-    let mut leases: HashMap<(JobId, u64), (u32, u64)> = HashMap::new();
+    let mut documents: FastMap<JobId, crate::ids::DocumentId> = FastMap::default();
+    let mut leases: FastMap<(JobId, u64), (u32, u64)> = FastMap::default();
     let mut out = Vec::new();
     // Worker faults are pinned to their job and attempt number alone (`at_ms = 0`): a time bound
     // would lose the fault whenever drawn durations move the lease a little earlier.
