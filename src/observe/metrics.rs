@@ -282,9 +282,9 @@ pub struct Metrics {
     pub review_wait: Latency,
     pub job_age: Latency,
     pub depth: Vec<(SimTime, u64)>,
-    /// `jobs.csv` rows, kept only when rows are written (`--no-rows` keeps none).
+    /// `jobs.csv` rows, kept only when rows are written (with an attempt sink; `--no-rows` keeps
+    /// none).
     job_rows: Vec<Option<JobRow>>,
-    keep_job_rows: bool,
     /// Each job's createdAt until it ends (then [`DONE`]): jobAgeMs and the unfinished count,
     /// 8 bytes a job.
     created_at: Vec<SimTime>,
@@ -323,7 +323,6 @@ impl Metrics {
             job_age: Latency::default(),
             depth: Vec::new(),
             job_rows: Vec::with_capacity(if attempt_sink.is_some() { jobs } else { 0 }),
-            keep_job_rows: attempt_sink.is_some(),
             created_at: Vec::with_capacity(jobs),
             applied_at: Vec::with_capacity(jobs + 1),
             open_attempts: vec![None; workers as usize],
@@ -593,7 +592,7 @@ impl Observer for Metrics {
                     self.created_at.resize(job.index() + 1, DONE);
                 }
                 self.created_at[job.index()] = at;
-                if !self.keep_job_rows {
+                if self.attempt_sink.is_none() {
                     return;
                 }
                 if self.job_rows.len() <= job.index() {

@@ -6,7 +6,7 @@
 //! permanently invalid.
 //! Does not: enqueue anything (the kernel does).
 
-use crate::ids::{DocumentId, TenantId};
+use crate::ids::TenantId;
 use crate::model::key::Documents;
 use crate::model::payload::{mix64, Payload};
 use crate::rng::Stream;
@@ -105,9 +105,4 @@ impl ArrivalProcess {
         }
         arrival
     }
-}
-
-/// The document a generated arrival names (for tests and reports).
-pub fn document_of(arrival: &Arrival) -> DocumentId {
-    arrival.payload.document
 }

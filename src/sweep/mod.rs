@@ -676,28 +676,32 @@ pub fn aggregate(
     let (faults, points, sometimes) = configured(plan);
     let count =
         |pred: &dyn Fn(&SeedRecord) -> bool| records.iter().filter(|r| pred(r)).count() as u64;
-    let faults: Vec<FaultCoverage> = faults
-        .into_iter()
-        .map(|(name, configured)| FaultCoverage {
-            seeds: count(&|r| r.faults.contains(&name)),
+    // For each configured name, the number of seeds whose record lists it.
+    let tally = |list: Vec<(String, bool)>, seen: fn(&SeedRecord) -> &Vec<String>| {
+        list.into_iter().map(move |(name, on)| {
+            let seeds = count(&|r| seen(r).contains(&name));
+            (name, on, seeds)
+        })
+    };
+    let faults: Vec<FaultCoverage> = tally(faults, |r| &r.faults)
+        .map(|(name, configured, seeds)| FaultCoverage {
             name,
             configured,
+            seeds,
         })
         .collect();
-    let crash_points: Vec<FaultCoverage> = points
-        .into_iter()
-        .map(|(name, configured)| FaultCoverage {
-            seeds: count(&|r| r.crash_points.contains(&name)),
+    let crash_points: Vec<FaultCoverage> = tally(points, |r| &r.crash_points)
+        .map(|(name, configured, seeds)| FaultCoverage {
             name,
             configured,
+            seeds,
         })
         .collect();
-    let sometimes: Vec<SometimesCoverage> = sometimes
-        .into_iter()
-        .map(|(name, required)| SometimesCoverage {
-            seeds: count(&|r| r.sometimes.contains(&name)),
+    let sometimes: Vec<SometimesCoverage> = tally(sometimes, |r| &r.sometimes)
+        .map(|(name, required, seeds)| SometimesCoverage {
             name,
             required,
+            seeds,
         })
         .collect();
     let mut problems = Vec::new();

@@ -172,9 +172,8 @@ pub fn shrink(
         runs: 0,
         header,
     };
-    // The frozen file replays the seed exactly; the nearby seeds remain as a fallback for a
-    // failure that depends on an unseeded step. The frozen file, with the original seed or (when the shifted durations lose the failure)
-    // one of the next few.
+    // The frozen file replays the original seed exactly, so k = 0 fails whenever the run did;
+    // the next seeds are a fallback for failures of an unseeded step (`nondeterministic_step`).
     let mut current = None;
     for k in 0..16u64 {
         let mut c = frozen.clone();

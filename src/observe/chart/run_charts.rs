@@ -622,52 +622,26 @@ where
     let (left_plot, left_legend) = left.split_horizontally(w * 58 / 100 - 200);
 
     // Cumulative counts of each outcome by virtual time.
+    let ended = |state: &str| -> Vec<u64> {
+        d.jobs
+            .iter()
+            .filter(|j| j.state == state)
+            .filter_map(|j| j.terminal_at_ms)
+            .collect()
+    };
+    let attempts_ending = |outcome: &str| -> Vec<u64> {
+        d.attempts
+            .iter()
+            .filter(|a| a.outcome == outcome)
+            .map(|a| a.ended_at_ms)
+            .collect()
+    };
     let mut kinds: Vec<(&str, RGBColor, Vec<u64>)> = vec![
-        (
-            "acked",
-            C_GREEN,
-            d.jobs
-                .iter()
-                .filter(|j| j.state == "acked")
-                .filter_map(|j| j.terminal_at_ms)
-                .collect(),
-        ),
-        (
-            "retried",
-            C_ORANGE,
-            d.attempts
-                .iter()
-                .filter(|a| a.outcome == "retry")
-                .map(|a| a.ended_at_ms)
-                .collect(),
-        ),
-        (
-            "dead-lettered",
-            C_VERMILLION,
-            d.jobs
-                .iter()
-                .filter(|j| j.state == "dead_lettered")
-                .filter_map(|j| j.terminal_at_ms)
-                .collect(),
-        ),
-        (
-            "cancelled",
-            C_GREY,
-            d.jobs
-                .iter()
-                .filter(|j| j.state == "cancelled")
-                .filter_map(|j| j.terminal_at_ms)
-                .collect(),
-        ),
-        (
-            "attempt crashed",
-            C_PURPLE,
-            d.attempts
-                .iter()
-                .filter(|a| a.outcome == "crashed")
-                .map(|a| a.ended_at_ms)
-                .collect(),
-        ),
+        ("acked", C_GREEN, ended("acked")),
+        ("retried", C_ORANGE, attempts_ending("retry")),
+        ("dead-lettered", C_VERMILLION, ended("dead_lettered")),
+        ("cancelled", C_GREY, ended("cancelled")),
+        ("attempt crashed", C_PURPLE, attempts_ending("crashed")),
     ];
     for k in kinds.iter_mut() {
         k.2.sort_unstable();
