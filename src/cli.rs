@@ -7,9 +7,8 @@
 
 use crate::history::{to_json_line, TraceHash};
 use crate::observe::chrome_trace::TraceFormat;
-use crate::observe::summary::{
-    summarize, write_trace, OutputDir, ReplayInfo, RunIdentity, Summary,
-};
+use crate::observe::output_dir::{Kind, OutputDir, OutputError};
+use crate::observe::summary::{summarize, write_trace, ReplayInfo, RunIdentity, Summary};
 use crate::run::{check_expectations, run_once, RunReport, RunRequest};
 use crate::scenario::Scenario;
 use anyhow::{anyhow, Context};
@@ -115,6 +114,27 @@ fn bad(msg: impl Into<String>) -> anyhow::Error {
     anyhow!(BadInput(msg.into()))
 }
 
+/// An output directory that may not be replaced is bad input (exit 2, like every error).
+pub fn output_error(e: OutputError) -> anyhow::Error {
+    match e {
+        OutputError::Refused(m) => bad(m),
+        io => anyhow!(io),
+    }
+}
+
+/// `reports/<name><suffix>`: the default output directory. Scenario names are validated slugs
+/// (see `scenario::validate_name`), so this never leaves `reports/`; checked again here because
+/// a directory outside it must never be the default.
+pub fn default_out(name: &str, suffix: &str) -> anyhow::Result<PathBuf> {
+    crate::scenario::validate_name(name).map_err(|m| {
+        bad(format!(
+            "scenario name {}: {m}; cannot be the default output directory",
+            crate::scenario::clip(name)
+        ))
+    })?;
+    Ok(PathBuf::from("reports").join(format!("{name}{suffix}")))
+}
+
 pub fn exit_code(result: &anyhow::Result<Outcome>) -> i32 {
     match result {
         Ok(Outcome::Ok) => 0,
@@ -194,12 +214,14 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     request.keep_trace = args.trace || args.freeze.is_some();
     request.keep_trace |= needs_history(args);
     request.progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let out_path = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("reports").join(&scenario.name));
-    let out = OutputDir::create(&out_path)
-        .with_context(|| format!("cannot create output directory {}", out_path.display()))?;
+    let out_path = match &args.out {
+        Some(p) => p.clone(),
+        None => default_out(&scenario.name, "")?,
+    };
+    if let Some(f) = &args.freeze {
+        crate::sweep::check_freeze_target(f)?;
+    }
+    let out = OutputDir::create(&out_path, Kind::Run).map_err(output_error)?;
     let attempt_rows: Option<Box<dyn std::io::Write>> = if args.no_rows {
         None
     } else {
@@ -208,8 +230,15 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         Some(Box::new(std::io::BufWriter::new(f)))
     };
     let mut report = run_once(&scenario, &request, attempt_rows);
+    let mut frozen = None;
     if let Some(path) = &args.freeze {
-        crate::sweep::freeze_run(&scenario, &request, &report, path, &args.scenario)?;
+        frozen = Some(crate::sweep::freeze_run(
+            &scenario,
+            &request,
+            &report,
+            path,
+            &args.scenario,
+        )?);
         if !args.trace && !needs_history(args) {
             report.trace = None;
         }
@@ -242,9 +271,12 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     };
     write_outputs(&out, &report, &summary, &text, args.no_rows)?;
     write_extra_outputs(&out, &report, history.as_deref(), &summary, args)?;
-    let written = out
-        .commit()
-        .with_context(|| format!("cannot move outputs into {}", out_path.display()))?;
+    let written = out.commit().map_err(output_error)?;
+    // Nothing is printed on stdout before the outputs are in place: a reader that goes away
+    // (`| head`) ends the process by SIGPIPE, and must find no temporary directory behind.
+    if let Some(line) = frozen {
+        println!("{line}");
+    }
     print_summary(&summary, &report, &written, args.quiet);
     if args.chart && !args.quiet {
         println!("  report     {}", written.join("index.html").display());
@@ -305,15 +337,42 @@ fn cmd_chart(
     if !dir.is_dir() {
         return Err(bad(format!("{}: not a directory", dir.display())));
     }
-    let out = out.unwrap_or(dir);
-    let report = crate::observe::chart::chart_dir(dir, out, format, None)
+    if !dir.join("summary.json").is_file() && !dir.join("sweep.json").is_file() {
+        return Err(bad(format!(
+            "{}: neither summary.json (a run) nor sweep.json (a sweep) is there",
+            dir.display()
+        )));
+    }
+    let same = |o: &Path| {
+        o == dir || matches!((o.canonicalize(), dir.canonicalize()), (Ok(a), Ok(b)) if a == b)
+    };
+    // In place: a new copy of DIR (hard links) with the charts added, swapped in when complete.
+    // Elsewhere: a new directory of its own.
+    let staged = match out {
+        Some(o) if !same(o) => OutputDir::create(o, Kind::Chart),
+        _ => OutputDir::extend(dir, |f| f == "index.html" || f.starts_with("charts/")),
+    };
+    let staged = staged.map_err(|e| match e {
+        OutputError::Refused(m) if out.is_none() => bad(format!(
+            "{m}\n(`durasim chart DIR` adds charts/ and index.html to DIR only if durasim wrote DIR; \
+             --out NEWDIR writes them elsewhere)"
+        )),
+        e => output_error(e),
+    })?;
+    let report = crate::observe::chart::chart_dir(dir, staged.path(), format, None)
         .map_err(|e| bad(format!("{e:#}")))?;
+    let temp = staged.path().to_path_buf();
+    let written = staged.commit().map_err(output_error)?;
+    let moved = |p: &Path| written.join(p.strip_prefix(&temp).unwrap_or(p));
     for c in &report.charts {
         for f in &c.files {
-            println!("chart   {}", f.display());
+            println!("chart   {}", moved(f).display());
         }
     }
-    println!("report  {}", report.html.display());
+    for m in &report.missing {
+        println!("missing {m}");
+    }
+    println!("report  {}", moved(&report.html).display());
     Ok(Outcome::Ok)
 }
 

@@ -35,6 +35,63 @@ impl fmt::Display for ScenarioError {
     }
 }
 
+/// How much of a user's value a message shows: longer values are cut (with their length said),
+/// so a 100 KB string cannot flood a terminal or a CI log.
+pub const MAX_SHOWN: usize = 80;
+
+/// A user's value as a message shows it: quoted, control and bidirectional-override characters
+/// escaped (they could reorder or hide what the terminal prints), at most [`MAX_SHOWN`]
+/// characters, and when cut, the value's full length.
+pub fn clip(value: &str) -> String {
+    let total = value.chars().count();
+    let keep = if total > MAX_SHOWN {
+        MAX_SHOWN - 20
+    } else {
+        total
+    };
+    let mut out = String::from("\"");
+    for c in value.chars().take(keep) {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() || is_invisible(c) => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    if total > keep {
+        out.push_str(&format!("…\" ({total} characters)"));
+    } else {
+        out.push('"');
+    }
+    out
+}
+
+/// Format characters that change how text around them is shown: bidirectional controls
+/// (U+202A..U+202E, U+2066..U+2069), zero-width characters and the byte-order mark.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
+/// What a scenario name may be: it is the default output directory `reports/<name>/`, so it
+/// must never be a path (no `/`, no `.` or `..`, nothing a terminal would show differently).
+pub const NAME_RULE: &str =
+    "1 to 64 characters from a-z, 0-9, '-' and '_', starting with a letter or a digit";
+pub const MAX_NAME: usize = 64;
+
+pub fn validate_name(name: &str) -> Result<(), String> {
+    let b = name.as_bytes();
+    let ok = (1..=MAX_NAME).contains(&b.len())
+        && b[0].is_ascii_alphanumeric()
+        && !b[0].is_ascii_uppercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || *c == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("must be {NAME_RULE}"))
+    }
+}
+
 /// A duration or delay distribution, in integer virtual milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
@@ -844,9 +901,7 @@ impl Scenario {
 
     fn validate(&self) -> Result<(), (String, String)> {
         let err = |field: &str, message: String| Err((field.to_string(), message));
-        if self.name.trim().is_empty() {
-            return err("name", "must not be empty".into());
-        }
+        validate_name(&self.name).or_else(|m| err("name", format!("{} {m}", clip(&self.name))))?;
         if self.workers.count == 0 || self.workers.count > 1_000_000 {
             return err(
                 "workers.count",

@@ -52,6 +52,8 @@ pub struct ChartFile {
 pub struct ChartReport {
     pub charts: Vec<ChartFile>,
     pub html: PathBuf,
+    /// What could not be drawn, and why (a `--no-rows` run has no per-job rows).
+    pub missing: Vec<String>,
 }
 
 macro_rules! render {
@@ -154,7 +156,11 @@ pub fn chart_dir(
             files,
         }];
         let html = crate::observe::html::write_sweep_report(out, &sweep, &charts)?;
-        return Ok(ChartReport { charts, html });
+        return Ok(ChartReport {
+            charts,
+            html,
+            missing: Vec::new(),
+        });
     }
     if !dir.join("summary.json").exists() {
         return Err(anyhow!(
@@ -220,5 +226,9 @@ pub fn chart_dir(
         });
     }
     let html = crate::observe::html::write_run_report(out, &d, &charts)?;
-    Ok(ChartReport { charts, html })
+    Ok(ChartReport {
+        charts,
+        html,
+        missing: Vec::new(),
+    })
 }

@@ -4,4 +4,5 @@ pub mod chart;
 pub mod chrome_trace;
 pub mod html;
 pub mod metrics;
+pub mod output_dir;
 pub mod summary;

@@ -1,9 +1,7 @@
 //! `summary.json` and the run's output directory.
 //!
-//! Owns: the summary's shape (the contract of interface.md §3) and writing a run's files
-//! atomically: everything goes to a temporary sibling directory that is renamed into place only
-//! when complete, so a failed or interrupted run never leaves a directory that looks like a
-//! good one.
+//! Owns: the summary's shape (`summary.json`), what `replay` reads back from it,
+//! and the trace's JSON lines. The directory they go into is `observe::output_dir`'s.
 //! Does not: compute anything new; it formats what the run, the checker and the metrics found.
 
 use crate::check::{Invariant, Kind, Violation};
@@ -16,7 +14,7 @@ use crate::observe::metrics::{
 use crate::run::{RunReport, Unmet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -233,64 +231,6 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
         wall_s: (report.wall_s * 1e6).round() / 1e6,
         events_per_wall_s: (report.outcome.records as f64 / wall).round(),
         sim_to_wall_ratio: (report.outcome.virtual_time_ms as f64 / 1000.0 / wall).round(),
-    }
-}
-
-/// A directory being written; renamed into place by [`OutputDir::commit`], removed on drop
-/// otherwise.
-pub struct OutputDir {
-    final_path: PathBuf,
-    temp_path: PathBuf,
-    committed: bool,
-}
-
-impl OutputDir {
-    pub fn create(final_path: &Path) -> std::io::Result<OutputDir> {
-        let name = final_path
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_else(|| "out".into());
-        let parent = final_path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(parent)?;
-        let temp_path = parent.join(format!(".{name}.partial-{}", std::process::id()));
-        if temp_path.exists() {
-            std::fs::remove_dir_all(&temp_path)?;
-        }
-        std::fs::create_dir_all(&temp_path)?;
-        Ok(OutputDir {
-            final_path: final_path.to_path_buf(),
-            temp_path,
-            committed: false,
-        })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.temp_path
-    }
-
-    pub fn file(&self, name: &str) -> PathBuf {
-        self.temp_path.join(name)
-    }
-
-    /// Replaces any previous run's directory with this one.
-    pub fn commit(mut self) -> std::io::Result<PathBuf> {
-        if self.final_path.exists() {
-            std::fs::remove_dir_all(&self.final_path)?;
-        }
-        std::fs::rename(&self.temp_path, &self.final_path)?;
-        self.committed = true;
-        Ok(self.final_path.clone())
-    }
-}
-
-impl Drop for OutputDir {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_dir_all(&self.temp_path);
-        }
     }
 }
 

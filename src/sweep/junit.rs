@@ -23,6 +23,9 @@ fn esc(s: &str) -> String {
     o
 }
 
+/// How a report durasim wrote is recognised: `--junit FILE` replaces only a file that has it.
+pub const MARK: &str = "<testsuites name=\"durasim\"";
+
 pub fn render(j: &SweepJson) -> String {
     let mut cases: Vec<(String, Option<(String, String)>)> = Vec::new();
     let names: Vec<&str> = Invariant::ALL
@@ -67,7 +70,7 @@ pub fn render(j: &SweepJson) -> String {
     );
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     x.push_str(&format!(
-        "<testsuites name=\"durasim\" tests=\"{}\" failures=\"{failures}\" time=\"{:.3}\">\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{:.3}\">\n",
+        "{MARK} tests=\"{}\" failures=\"{failures}\" time=\"{:.3}\">\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{:.3}\">\n",
         cases.len(),
         j.throughput.wall_s,
         esc(&suite),

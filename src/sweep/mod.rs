@@ -18,8 +18,9 @@ pub mod shrink;
 pub mod swarm;
 
 use crate::check::{Invariant, Kind, Sometimes};
-use crate::cli::{apply_bug_flags, load_scenario, BadInput, Outcome};
+use crate::cli::{apply_bug_flags, load_scenario, output_error, BadInput, Outcome};
 use crate::model::worker::CrashPoint;
+use crate::observe::output_dir::{Kind as OutputKind, OutputDir};
 use crate::run::{run_once, RunRequest};
 use crate::scenario::{Bugs, Scenario};
 use anyhow::{anyhow, Context};
@@ -916,16 +917,12 @@ pub fn sweep(plan: &Plan) -> anyhow::Result<SweepOutput> {
     })
 }
 
-fn write_output(out: &Path, output: &SweepOutput) -> anyhow::Result<()> {
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("cannot create output directory {}", out.display()))?;
-    let shrunk_dir = out.join("shrunk");
-    if shrunk_dir.exists() {
-        std::fs::remove_dir_all(&shrunk_dir)
-            .with_context(|| format!("cannot clear {}", shrunk_dir.display()))?;
-    }
+/// Writes a sweep's (or a merge's) directory: into a temporary sibling, renamed into place when
+/// complete (see `observe::output_dir`). Returns where it went.
+fn write_output(out: &Path, output: &SweepOutput) -> anyhow::Result<PathBuf> {
+    let dir = OutputDir::create(out, OutputKind::Sweep).map_err(output_error)?;
     for (path, text) in &output.files {
-        let p = out.join(path);
+        let p = dir.path().join(path);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;
@@ -933,19 +930,51 @@ fn write_output(out: &Path, output: &SweepOutput) -> anyhow::Result<()> {
         std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
     }
     let mut seeds = std::io::BufWriter::new(
-        std::fs::File::create(out.join("seeds.jsonl")).context("cannot create seeds.jsonl")?,
+        std::fs::File::create(dir.file("seeds.jsonl")).context("cannot create seeds.jsonl")?,
     );
     for r in &output.records {
         serde_json::to_writer(&mut seeds, r)?;
         seeds.write_all(b"\n")?;
     }
     seeds.flush().context("cannot write seeds.jsonl")?;
+    drop(seeds);
     std::fs::write(
-        out.join("sweep.json"),
+        dir.file("sweep.json"),
         serde_json::to_string_pretty(&output.json)? + "\n",
     )
     .context("cannot write sweep.json")?;
+    dir.commit().map_err(output_error)
+}
+
+/// Writes `--junit FILE`, replacing only a JUnit report durasim wrote.
+fn write_junit(path: &Path, json: &SweepJson) -> anyhow::Result<()> {
+    crate::observe::output_dir::write_own_file(path, &junit::render(json), JUNIT, is_junit)
+        .map_err(output_error)
+}
+
+const JUNIT: &str = "JUnit report";
+
+fn is_junit(text: &str) -> bool {
+    text.contains(junit::MARK)
+}
+
+/// Refuses `--out` and `--junit` targets durasim may not replace, before any work is done
+/// (they are checked again when written).
+fn check_targets(out: &Path, junit: Option<&Path>) -> anyhow::Result<()> {
+    use crate::observe::output_dir::{check_own_file, inspect};
+    inspect(out).map_err(output_error)?;
+    if let Some(j) = junit {
+        check_own_file(j, JUNIT, is_junit).map_err(output_error)?;
+    }
     Ok(())
+}
+
+/// Refuses a `--freeze FILE` durasim may not replace, before the run.
+pub fn check_freeze_target(path: &Path) -> anyhow::Result<()> {
+    crate::observe::output_dir::check_own_file(path, "frozen scenario", |t| {
+        t.starts_with(FROZEN_MARK)
+    })
+    .map_err(output_error)
 }
 
 /// Prints the human summary of a sweep.
@@ -1050,8 +1079,8 @@ pub fn print_summary(json: &SweepJson, out: &Path, quiet: bool) {
     println!("  outputs    {}", out.display());
 }
 
-fn default_out(name: &str) -> PathBuf {
-    PathBuf::from("reports").join(format!("{name}-sweep"))
+fn default_out(name: &str) -> anyhow::Result<PathBuf> {
+    crate::cli::default_out(name, "-sweep")
 }
 
 /// `durasim sweep`.
@@ -1086,15 +1115,16 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
     plan.threads = args.threads.unwrap_or(0);
     plan.shrink = !args.no_shrink;
     plan.progress = !args.quiet && std::io::stderr().is_terminal();
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out(&plan.scenario.name));
+    let out = match &args.out {
+        Some(p) => p.clone(),
+        None => default_out(&plan.scenario.name)?,
+    };
+    // Refused before the sweep runs, not after minutes of work (checked again when written).
+    check_targets(&out, args.junit.as_deref())?;
     let output = sweep(&plan)?;
-    write_output(&out, &output)?;
+    let out = write_output(&out, &output)?;
     if let Some(junit) = &args.junit {
-        std::fs::write(junit, junit::render(&output.json))
-            .with_context(|| format!("cannot write {}", junit.display()))?;
+        write_junit(junit, &output.json)?;
     }
     print_summary(&output.json, &out, args.quiet);
     Ok(if output.json.passed {
@@ -1242,19 +1272,19 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
             }
         }
     }
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out(&json.scenario));
+    let out = match &args.out {
+        Some(p) => p.clone(),
+        None => default_out(&json.scenario)?,
+    };
+    check_targets(&out, args.junit.as_deref())?;
     let output = SweepOutput {
         json,
         records,
         files,
     };
-    write_output(&out, &output)?;
+    let out = write_output(&out, &output)?;
     if let Some(junit) = &args.junit {
-        std::fs::write(junit, junit::render(&output.json))
-            .with_context(|| format!("cannot write {}", junit.display()))?;
+        write_junit(junit, &output.json)?;
     }
     print_summary(&output.json, &out, args.quiet);
     Ok(if output.json.passed {
@@ -1264,15 +1294,20 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-/// `durasim run --freeze FILE`: writes the run as an explicit scenario, checks it, and says how
-/// closely it replays. Needs the run's trace.
+/// The first line of every file `--freeze` writes: `--freeze FILE` replaces only a file that
+/// starts with it.
+pub const FROZEN_MARK: &str = "# Frozen by `durasim run ";
+
+/// `durasim run --freeze FILE`: writes the run as an explicit scenario, checks it, and returns
+/// the line that says how closely it replays (printed once the run's outputs are in place).
+/// Needs the run's trace.
 pub fn freeze_run(
     scenario: &Scenario,
     request: &RunRequest,
     report: &crate::run::RunReport,
     path: &Path,
     scenario_file: &Path,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<String> {
     let scenario_file = scenario_file.display();
     let trace = report
         .trace
@@ -1308,7 +1343,11 @@ pub fn freeze_run(
         request.seed
     );
     let text = freeze::to_toml(&frozen, &header).map_err(|e| anyhow!(e))?;
-    std::fs::write(path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+    debug_assert!(text.starts_with(FROZEN_MARK));
+    crate::observe::output_dir::write_own_file(path, &text, "frozen scenario", |t| {
+        t.starts_with(FROZEN_MARK)
+    })
+    .map_err(output_error)?;
     let check = Scenario::parse(&path.display().to_string(), &text).map_err(|e| anyhow!("{e}"))?;
     let again = run_once(&check, &RunRequest::for_scenario(&check), None);
     let unmet = crate::run::check_expectations(&check, &again);
@@ -1327,10 +1366,9 @@ pub fn freeze_run(
                 .join("; ")
         )
     };
-    println!(
+    Ok(format!(
         "  frozen     {} ({} scripted faults): replay {how}",
         path.display(),
         frozen.script.len()
-    );
-    Ok(())
+    ))
 }

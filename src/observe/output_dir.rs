@@ -1,0 +1,594 @@
+//! Output directories: written whole or not at all, and never over something durasim did not
+//! write.
+//!
+//! Owns: the rules every command that writes a directory (`run`, `sweep`, `merge`, `chart`)
+//! follows.
+//! - Everything is written into a fresh temporary sibling (`.NAME.partial-PID-N`), which is
+//!   renamed into place only when complete; on an error, a panic or SIGINT/SIGTERM/SIGHUP the
+//!   sibling is removed (see [`remove_live_dirs`]), so a failed run never leaves a directory that
+//!   looks like a good one.
+//! - A committed directory carries [`MANIFEST`], listing every file durasim wrote into it.
+//! - The target is replaced only if it is absent, an empty directory, or a directory whose
+//!   manifest is valid and lists every file in it. Anything else (a user's directory, a durasim
+//!   directory someone added a file to, a symbolic link, a plain file) is refused with a message
+//!   that says how to proceed; nothing is written or removed.
+//!
+//! Does not: decide what goes into the directory, or print anything.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The mark durasim leaves in every directory it writes.
+pub const MANIFEST: &str = "durasim-manifest.json";
+/// The manifest's `writtenBy` value.
+const WRITTEN_BY: &str = "durasim";
+/// A directory with more entries than this is not one durasim wrote (a sweep writes at most a
+/// few dozen files; a run with charts about twenty).
+const MAX_ENTRIES: usize = 10_000;
+/// A manifest is a few kilobytes; anything larger is not one.
+const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+
+/// What kind of output a directory holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// `durasim run` (and `durasim chart` on a run, which adds to it).
+    Run,
+    /// `durasim sweep` and `durasim merge`.
+    Sweep,
+    /// `durasim chart DIR --out OUT`: charts and a report only.
+    Chart,
+}
+
+/// The manifest file's contents.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Manifest {
+    pub written_by: String,
+    pub kind: Kind,
+    /// Every file durasim wrote, relative to the directory, `/`-separated, sorted; the manifest
+    /// itself excluded. Sub-directories are implied by their files.
+    pub files: Vec<String>,
+}
+
+/// Why a directory may not be replaced, or the I/O error that stopped the check.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// The target exists and is not durasim's to replace: bad input, exit 2.
+    #[error("{0}")]
+    Refused(String),
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> OutputError + 'a {
+    move |source| OutputError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What is at a target path now.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Existing {
+    Absent,
+    Empty,
+    /// A directory durasim wrote, unchanged since: every file it holds is in its manifest, or
+    /// inside `nested`, sub-directories that are durasim outputs of their own (a sweep per bug
+    /// switch inside a sweep's directory, as `durasim chart` reads them).
+    Own {
+        manifest: Manifest,
+        nested: Vec<String>,
+    },
+}
+
+const HOW: &str = "choose another --out, or move or remove it yourself";
+
+/// Decides whether `path` may be replaced by a new output directory.
+pub fn inspect(path: &Path) -> Result<Existing, OutputError> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Existing::Absent),
+        Err(e) => return Err(io("cannot inspect", path)(e)),
+    };
+    let shown = path.display();
+    if meta.file_type().is_symlink() {
+        return Err(OutputError::Refused(format!(
+            "{shown} is a symbolic link: durasim writes only into a real directory it creates; {HOW}"
+        )));
+    }
+    if !meta.is_dir() {
+        return Err(OutputError::Refused(format!(
+            "{shown} exists and is not a directory: durasim will not replace it; {HOW}"
+        )));
+    }
+    let (files, nested) = list_files(path)?;
+    if files.is_empty() && nested.is_empty() {
+        return Ok(Existing::Empty);
+    }
+    let manifest = match read_manifest(path) {
+        Some(m) => m,
+        None => {
+            return Err(OutputError::Refused(format!(
+                "{shown} is not empty and durasim did not write it (it has no valid {MANIFEST}): \
+                 durasim replaces only directories it wrote itself; {HOW}"
+            )))
+        }
+    };
+    let foreign: Vec<&String> = files
+        .iter()
+        .filter(|f| f.as_str() != MANIFEST && manifest.files.binary_search(f).is_err())
+        .collect();
+    if !foreign.is_empty() {
+        let shown_files: Vec<String> = foreign
+            .iter()
+            .take(3)
+            .map(|f| crate::scenario::clip(f))
+            .collect();
+        let more = if foreign.len() > 3 {
+            format!(" and {} more", foreign.len() - 3)
+        } else {
+            String::new()
+        };
+        return Err(OutputError::Refused(format!(
+            "{shown} was written by durasim but now also holds files it did not write ({}{more}): \
+             replacing it would delete them; {HOW}",
+            shown_files.join(", ")
+        )));
+    }
+    Ok(Existing::Own { manifest, nested })
+}
+
+/// Refuses a durasim directory that holds other durasim outputs: replacing it would delete them.
+fn replaceable(path: &Path, existing: Existing) -> Result<Existing, OutputError> {
+    match &existing {
+        Existing::Own { nested, .. } if !nested.is_empty() => {
+            let shown: Vec<String> = nested
+                .iter()
+                .take(3)
+                .map(|n| crate::scenario::clip(n))
+                .collect();
+            Err(OutputError::Refused(format!(
+                "{} holds other durasim outputs ({}{}): replacing it would delete them; {HOW}",
+                path.display(),
+                shown.join(", "),
+                if nested.len() > 3 {
+                    format!(" and {} more", nested.len() - 3)
+                } else {
+                    String::new()
+                }
+            )))
+        }
+        _ => Ok(existing),
+    }
+}
+
+/// The manifest of `dir`, if it has a valid one.
+pub fn read_manifest(dir: &Path) -> Option<Manifest> {
+    let p = dir.join(MANIFEST);
+    let meta = std::fs::symlink_metadata(&p).ok()?;
+    if !meta.is_file() || meta.len() > MAX_MANIFEST_BYTES {
+        return None;
+    }
+    let m: Manifest = serde_json::from_str(&std::fs::read_to_string(&p).ok()?).ok()?;
+    let sorted = m.files.windows(2).all(|w| w[0] < w[1]);
+    let safe = m.files.iter().all(|f| {
+        !f.is_empty()
+            && !f.starts_with('/')
+            && f.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+    });
+    (m.written_by == WRITTEN_BY && sorted && safe).then_some(m)
+}
+
+/// Every file under `dir` (symbolic links and other non-directories count as files), relative,
+/// `/`-separated, sorted, and apart from them the sub-directories that are durasim outputs of
+/// their own (not descended into). Refuses a tree larger than [`MAX_ENTRIES`].
+fn list_files(dir: &Path) -> Result<(Vec<String>, Vec<String>), OutputError> {
+    let mut out = Vec::new();
+    let mut nested = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), String::new())];
+    let mut seen = 0usize;
+    while let Some((abs, rel)) = stack.pop() {
+        for entry in std::fs::read_dir(&abs).map_err(io("cannot read", &abs))? {
+            let entry = entry.map_err(io("cannot read", &abs))?;
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return Err(OutputError::Refused(format!(
+                    "{} holds more than {MAX_ENTRIES} entries: not a directory durasim wrote; {HOW}",
+                    dir.display()
+                )));
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let rel_name = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            let ft = entry.file_type().map_err(io("cannot read", &abs))?;
+            if !ft.is_dir() {
+                out.push(rel_name);
+            } else if entry.path().join(MANIFEST).exists()
+                && matches!(inspect(&entry.path()), Ok(Existing::Own { .. }))
+            {
+                nested.push(rel_name);
+            } else {
+                stack.push((entry.path(), rel_name));
+            }
+        }
+    }
+    out.sort();
+    nested.sort();
+    Ok((out, nested))
+}
+
+/// Every file under `dir`, nested outputs included.
+fn all_files(dir: &Path) -> Result<Vec<String>, OutputError> {
+    let (mut files, nested) = list_files(dir)?;
+    for n in nested {
+        files.extend(
+            all_files(&dir.join(&n))?
+                .into_iter()
+                .map(|f| format!("{n}/{f}")),
+        );
+    }
+    Ok(files)
+}
+
+/// Temporary directories (and replaced directories on their way out) that must not outlive the
+/// process; removed by [`remove_live_dirs`] when a signal ends it.
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes every temporary directory this process is writing. Called by the signal handler
+/// thread before the process dies; holds the lock, so a commit in progress finishes first.
+pub fn remove_live_dirs() {
+    let mut dirs = live();
+    for d in dirs.drain(..) {
+        remove_tree(&d);
+    }
+    // Keep the lock until the process ends: no new directory may be registered and written.
+    std::mem::forget(dirs);
+}
+
+/// `remove_dir_all`, retried: a writer may still be adding a file while it runs.
+fn remove_tree(path: &Path) {
+    for _ in 0..5 {
+        match std::fs::remove_dir_all(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => continue,
+            _ => return,
+        }
+    }
+}
+
+/// A fresh sibling of `target`: `.NAME.TAG-PID-N`, created with `create_dir` (never an
+/// existing directory, never someone else's).
+fn fresh_sibling(target: &Path, tag: &str) -> Result<PathBuf, OutputError> {
+    let (parent, name) = split(target)?;
+    for n in 0..1000 {
+        let p = parent.join(format!(".{name}.{tag}-{}-{n}", std::process::id()));
+        match std::fs::create_dir(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io("cannot create", &p)(e)),
+        }
+    }
+    Err(OutputError::Refused(format!(
+        "cannot find a free temporary name next to {}",
+        target.display()
+    )))
+}
+
+/// The parent directory (created if missing) and the last component of an output path.
+fn split(target: &Path) -> Result<(PathBuf, String), OutputError> {
+    use std::path::Component;
+    let name = match target.components().next_back() {
+        Some(Component::Normal(n)) => n.to_string_lossy().into_owned(),
+        _ => {
+            return Err(OutputError::Refused(format!(
+                "{:?} does not name a directory (it ends in `.`, `..` or `/`): give a path such as reports/my-run",
+                target.display().to_string()
+            )))
+        }
+    };
+    let parent = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    Ok((parent, name))
+}
+
+/// A directory being written; renamed into place by [`OutputDir::commit`], removed on drop
+/// otherwise.
+pub struct OutputDir {
+    final_path: PathBuf,
+    temp_path: PathBuf,
+    kind: Kind,
+    /// Made by [`OutputDir::extend`]: the outputs nested in the target were carried over.
+    extends: bool,
+    committed: bool,
+}
+
+impl OutputDir {
+    /// Checks that `final_path` may be written (absent, empty or durasim's own, see
+    /// [`inspect`]), before any work is done, and creates the temporary sibling.
+    pub fn create(final_path: &Path, kind: Kind) -> Result<OutputDir, OutputError> {
+        replaceable(final_path, inspect(final_path)?)?;
+        let (parent, _) = split(final_path)?;
+        std::fs::create_dir_all(&parent).map_err(io("cannot create", &parent))?;
+        let mut dirs = live();
+        let temp_path = fresh_sibling(final_path, "partial")?;
+        dirs.push(temp_path.clone());
+        Ok(OutputDir {
+            final_path: final_path.to_path_buf(),
+            temp_path,
+            kind,
+            extends: false,
+            committed: false,
+        })
+    }
+
+    /// Like [`OutputDir::create`], starting from the files of the existing durasim directory
+    /// `final_path` and of the outputs nested in it (hard links, so nothing is copied or
+    /// changed), except those `replaced` accepts: `durasim chart DIR` adds its charts to a run's
+    /// or a sweep's directory this way.
+    pub fn extend(
+        final_path: &Path,
+        replaced: impl Fn(&str) -> bool,
+    ) -> Result<OutputDir, OutputError> {
+        let (manifest, nested) = match inspect(final_path)? {
+            Existing::Own { manifest, nested } => (manifest, nested),
+            _ => {
+                return Err(OutputError::Refused(format!(
+                    "{} is not a durasim output directory (it has no {MANIFEST})",
+                    final_path.display()
+                )))
+            }
+        };
+        let mut dirs = live();
+        let temp_path = fresh_sibling(final_path, "partial")?;
+        dirs.push(temp_path.clone());
+        drop(dirs);
+        let out = OutputDir {
+            final_path: final_path.to_path_buf(),
+            temp_path,
+            kind: manifest.kind,
+            extends: true,
+            committed: false,
+        };
+        let mut keep: Vec<String> = manifest
+            .files
+            .iter()
+            .filter(|f| !replaced(f))
+            .cloned()
+            .collect();
+        for n in &nested {
+            keep.extend(
+                all_files(&final_path.join(n))?
+                    .into_iter()
+                    .map(|f| format!("{n}/{f}")),
+            );
+        }
+        for f in &keep {
+            let from = final_path.join(f);
+            let to = out.temp_path.join(f);
+            if let Some(p) = to.parent() {
+                std::fs::create_dir_all(p).map_err(io("cannot create", p))?;
+            }
+            if std::fs::hard_link(&from, &to).is_err() {
+                std::fs::copy(&from, &to).map_err(io("cannot copy", &from))?;
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.temp_path
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.temp_path.join(name)
+    }
+
+    /// Writes the manifest and moves the directory into place, replacing the previous one only
+    /// if it is still durasim's own (checked again: it may have changed while this one was
+    /// written).
+    pub fn commit(mut self) -> Result<PathBuf, OutputError> {
+        let files: Vec<String> = list_files(&self.temp_path)?
+            .0
+            .into_iter()
+            .filter(|f| f != MANIFEST)
+            .collect();
+        let manifest = Manifest {
+            written_by: WRITTEN_BY.into(),
+            kind: self.kind,
+            files,
+        };
+        let text = serde_json::to_string_pretty(&manifest).expect("a manifest serializes") + "\n";
+        let mp = self.temp_path.join(MANIFEST);
+        std::fs::write(&mp, text).map_err(io("cannot write", &mp))?;
+        let mut dirs = live();
+        let target = &self.final_path;
+        // Extending keeps the nested outputs (their files are linked into the new directory).
+        let existing = match inspect(target)? {
+            Existing::Own { manifest, .. } if self.extends => Existing::Own {
+                manifest,
+                nested: Vec::new(),
+            },
+            e => replaceable(target, e)?,
+        };
+        match existing {
+            Existing::Absent => {}
+            Existing::Empty => std::fs::remove_dir(target).map_err(io("cannot replace", target))?,
+            Existing::Own { .. } => {
+                // Out of the way first (a rename cannot replace a non-empty directory), then
+                // deleted once the new one is in place.
+                let old = fresh_sibling(target, "old")?;
+                std::fs::remove_dir(&old).map_err(io("cannot create", &old))?;
+                std::fs::rename(target, &old).map_err(io("cannot move aside", target))?;
+                dirs.push(old.clone());
+                if let Err(e) = std::fs::rename(&self.temp_path, target) {
+                    let _ = std::fs::rename(&old, target);
+                    dirs.retain(|d| d != &old);
+                    return Err(io("cannot move outputs into", target)(e));
+                }
+                remove_tree(&old);
+                dirs.retain(|d| d != &old);
+            }
+        }
+        if !target.exists() {
+            std::fs::rename(&self.temp_path, target)
+                .map_err(io("cannot move outputs into", target))?;
+        }
+        dirs.retain(|d| d != &self.temp_path);
+        self.committed = true;
+        Ok(self.final_path.clone())
+    }
+}
+
+impl Drop for OutputDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let mut dirs = live();
+            remove_tree(&self.temp_path);
+            dirs.retain(|d| d != &self.temp_path);
+        }
+    }
+}
+
+/// Checks that `path` may be written as a single file durasim owns (a JUnit report, a frozen
+/// scenario): absent, or a regular file whose contents `is_ours` recognises. Commands check
+/// before they start work, and [`write_own_file`] checks again.
+pub fn check_own_file(
+    path: &Path,
+    what: &str,
+    is_ours: impl Fn(&str) -> bool,
+) -> Result<(), OutputError> {
+    split(path)?;
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io("cannot inspect", path)(e)),
+        Ok(m) => {
+            let ours = m.is_file()
+                && m.len() <= 64 << 20
+                && std::fs::read_to_string(path).is_ok_and(|t| is_ours(&t));
+            if ours {
+                Ok(())
+            } else {
+                Err(OutputError::Refused(format!(
+                    "{} exists and is not a {what} durasim wrote: durasim will not replace it; \
+                     choose another file name, or move or remove it yourself",
+                    path.display()
+                )))
+            }
+        }
+    }
+}
+
+/// Writes a single file durasim owns (see [`check_own_file`]) through a temporary sibling
+/// renamed into place.
+pub fn write_own_file(
+    path: &Path,
+    text: &str,
+    what: &str,
+    is_ours: impl Fn(&str) -> bool,
+) -> Result<(), OutputError> {
+    check_own_file(path, what, is_ours)?;
+    let (parent, name) = split(path)?;
+    std::fs::create_dir_all(&parent).map_err(io("cannot create", &parent))?;
+    let temp = parent.join(format!(".{name}.partial-{}", std::process::id()));
+    std::fs::write(&temp, text).map_err(io("cannot write", &temp))?;
+    std::fs::rename(&temp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&temp);
+        io("cannot write", path)(e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("durasim-outdir-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_committed_directory_is_marked_and_can_be_replaced() {
+        let d = tmp("own");
+        let target = d.join("out");
+        let o = OutputDir::create(&target, Kind::Run).unwrap();
+        std::fs::create_dir(o.file("charts")).unwrap();
+        std::fs::write(o.file("charts/a.png"), "x").unwrap();
+        std::fs::write(o.file("summary.json"), "{}").unwrap();
+        o.commit().unwrap();
+        let m = read_manifest(&target).unwrap();
+        assert_eq!(m.files, vec!["charts/a.png", "summary.json"]);
+        assert_eq!(
+            inspect(&target).unwrap(),
+            Existing::Own {
+                manifest: m,
+                nested: Vec::new()
+            }
+        );
+        let o = OutputDir::create(&target, Kind::Run).unwrap();
+        std::fs::write(o.file("summary.json"), "{\"again\":1}").unwrap();
+        o.commit().unwrap();
+        assert!(!target.join("charts").exists());
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "no sibling left");
+    }
+
+    #[test]
+    fn a_foreign_or_edited_directory_is_refused_and_untouched() {
+        let d = tmp("foreign");
+        let target = d.join("mine");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("thesis.tex"), "years of work").unwrap();
+        let e = OutputDir::create(&target, Kind::Run).err().unwrap();
+        assert!(matches!(e, OutputError::Refused(_)), "{e}");
+        assert!(e.to_string().contains("choose another --out"), "{e}");
+        // A fake or broken manifest is no mark.
+        std::fs::write(target.join(MANIFEST), "{\"writtenBy\":\"me\"}").unwrap();
+        assert!(OutputDir::create(&target, Kind::Run).is_err());
+        std::fs::write(
+            target.join(MANIFEST),
+            "{\"writtenBy\":\"durasim\",\"kind\":\"run\",\"files\":[\"../x\"]}",
+        )
+        .unwrap();
+        assert!(OutputDir::create(&target, Kind::Run).is_err());
+        // A real manifest that does not list a file.
+        std::fs::write(
+            target.join(MANIFEST),
+            "{\"writtenBy\":\"durasim\",\"kind\":\"run\",\"files\":[\"summary.json\"]}",
+        )
+        .unwrap();
+        let e = OutputDir::create(&target, Kind::Run).err().unwrap();
+        assert!(e.to_string().contains("thesis.tex"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(target.join("thesis.tex")).unwrap(),
+            "years of work"
+        );
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "no sibling left");
+    }
+
+    #[test]
+    fn paths_that_name_no_directory_are_refused() {
+        for p in [".", "..", "a/..", "/"] {
+            assert!(
+                OutputDir::create(Path::new(p), Kind::Run).is_err(),
+                "{p} accepted"
+            );
+        }
+    }
+}
