@@ -22,7 +22,7 @@ use criterion::{
 };
 use durasim::history::{NullObserver, TraceHash};
 use durasim::ids::SimTime;
-use durasim::model::payload::mix64;
+use durasim::vocab::payload::mix64;
 use durasim::scenario::Scenario;
 use durasim::sim::event_queue::EventQueue;
 use durasim::sim::kernel::Ev;

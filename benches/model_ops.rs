@@ -15,9 +15,9 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use durasim::ids::{DocumentId, Fence, JobId, SimTime, TenantId};
-use durasim::model::key::IdempotencyKey;
+use durasim::vocab::key::IdempotencyKey;
 use durasim::model::outbox::{CommitOutcome, Outbox, OutboxConfig};
-use durasim::model::payload::{Payload, PayloadHash};
+use durasim::vocab::payload::{Payload, PayloadHash};
 use durasim::model::queue::{EnqueueOutcome, EnqueueRequest, LeaseOutcome, Queue, QueueConfig};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
