@@ -133,7 +133,11 @@ fn an_external_history_is_judged_from_its_raw_facts() {
     }
     let report = checker.finish();
     assert_eq!(report.violated(), vec![Invariant::FencedWrites]);
-    let v = report.verdict(Invariant::FencedWrites).first.clone().unwrap();
+    let v = report
+        .verdict(Invariant::FencedWrites)
+        .first
+        .clone()
+        .unwrap();
     assert_eq!(
         names.key(&v.key.unwrap()),
         "globex:invoice-2024-17:v1",

@@ -381,7 +381,10 @@ impl Checker {
             Event::EnqueueConflict { .. } => self.reached(Sometimes::PayloadConflict),
             Event::Visible { .. } => {}
             Event::Leased {
-                job, fence, attempt, ..
+                job,
+                fence,
+                attempt,
+                ..
             } => {
                 let lease_until = at.saturating_add(self.config.lease);
                 let t = *self.job_mut(*job);
@@ -455,8 +458,10 @@ impl Checker {
                     t.lease_until = lease_until;
                 }
             }
-            Event::Rejected { reason, .. } => {
-                if *reason == "stale_fence" {
+            Event::Rejected { job, presented, .. } => {
+                // A writer whose token is not the job's latest was refused, whatever the reason
+                // the queue gave (a queue without tokens records none).
+                if self.job_mut(*job).fence != *presented {
                     self.reached(Sometimes::StaleFenceRejected);
                 }
             }
@@ -1096,7 +1101,12 @@ mod tests {
             ),
             (
                 9,
-                enqueue(1, T, IdempotencyKey::new(T, DocumentId(1), 2).unwrap(), Some(0)),
+                enqueue(
+                    1,
+                    T,
+                    IdempotencyKey::new(T, DocumentId(1), 2).unwrap(),
+                    Some(0),
+                ),
             ),
             (
                 9,

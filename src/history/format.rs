@@ -85,12 +85,12 @@ pub fn to_value(record: &Record, names: &KeyNames) -> Value {
             "key" => v
                 .as_u64()
                 .map(|packed| Value::String(names.key(&unpack_key(packed)))),
-            "tenant" => v.as_u64().map(|t| {
-                Value::String(names.tenants.name(TenantId(t as u16)).to_string())
-            }),
-            "operation" => v.as_u64().map(|o| {
-                Value::String(names.operations.name(OperationId(o as u16)).to_string())
-            }),
+            "tenant" => v
+                .as_u64()
+                .map(|t| Value::String(names.tenants.name(TenantId(t as u16)).to_string())),
+            "operation" => v
+                .as_u64()
+                .map(|o| Value::String(names.operations.name(OperationId(o as u16)).to_string())),
             "payload" | "existing_payload" | "content" | "output" => hex(&v),
             _ => None,
         };

@@ -37,7 +37,13 @@ pub enum Op {
 }
 
 impl Op {
-    pub const ALL: [Op; 5] = [Op::Heartbeat, Op::Ack, Op::Retry, Op::DeadLetter, Op::Cancel];
+    pub const ALL: [Op; 5] = [
+        Op::Heartbeat,
+        Op::Ack,
+        Op::Retry,
+        Op::DeadLetter,
+        Op::Cancel,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {

@@ -15,7 +15,7 @@
 use super::format::{FORMAT, VERSION};
 use super::{Event, Op, Record};
 use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
-use crate::scenario::clip;
+use crate::messages::clip;
 use crate::vocab::codes;
 use crate::vocab::config::{Emits, Jitter, ReprocessLimit, RunConfig, TimeUnit};
 use crate::vocab::key::{IdempotencyKey, KeyNames, MAX_OPERATIONS, MAX_VERSION};
@@ -38,8 +38,8 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_line_bytes: 64 * 1024,
-            max_file_bytes: 64 * 1024 * 1024 * 1024,
+            max_line_bytes: crate::limits::MAX_HISTORY_LINE_BYTES,
+            max_file_bytes: crate::limits::MAX_HISTORY_BYTES,
         }
     }
 }
@@ -397,7 +397,8 @@ impl<R: BufRead> HistoryReader<R> {
                     Some("version"),
                     format!(
                         "{}; this reader reads version {VERSION}",
-                        map.get("version").map_or("missing".into(), |v| v.to_string())
+                        map.get("version")
+                            .map_or("missing".into(), |v| v.to_string())
                     ),
                 ))
             }
@@ -524,7 +525,10 @@ impl<R: BufRead> HistoryReader<R> {
             Some(other) => {
                 return Err(self.error(
                     Some("type"),
-                    format!("{other}: a record type, as a string; allowed: {}", TYPES.join(", ")),
+                    format!(
+                        "{other}: a record type, as a string; allowed: {}",
+                        TYPES.join(", ")
+                    ),
                 ))
             }
             None => {
@@ -569,7 +573,11 @@ impl<R: BufRead> HistoryReader<R> {
             };
             return Err(self.error(
                 Some("type"),
-                format!("{}: unknown record type{hint}; allowed: {}", clip(&ty), TYPES.join(", ")),
+                format!(
+                    "{}: unknown record type{hint}; allowed: {}",
+                    clip(&ty),
+                    TYPES.join(", ")
+                ),
             ));
         };
         let emits = self.config.as_ref().map(|c| c.emits).unwrap_or_default();
@@ -843,7 +851,14 @@ const SPECS: &[(&str, &[&str])] = &[
     ),
     (
         "enqueue_deduped",
-        &["tenant", "key", "operation", "content", "payload", "existing"],
+        &[
+            "tenant",
+            "key",
+            "operation",
+            "content",
+            "payload",
+            "existing",
+        ],
     ),
     (
         "enqueue_conflict",
@@ -860,7 +875,14 @@ const SPECS: &[(&str, &[&str])] = &[
     ("visible", &["job"]),
     (
         "leased",
-        &["job", "worker", "fence", "attempt", "lease_until", "visible_at"],
+        &[
+            "job",
+            "worker",
+            "fence",
+            "attempt",
+            "lease_until",
+            "visible_at",
+        ],
     ),
     ("lease_expired", &["job", "fence"]),
     ("heartbeat", &["job", "worker", "fence", "lease_until"]),
@@ -873,7 +895,10 @@ const SPECS: &[(&str, &[&str])] = &[
         "extract_done",
         &["job", "worker", "fence", "inference", "output"],
     ),
-    ("attempt_failed", &["job", "worker", "fence", "error", "class"]),
+    (
+        "attempt_failed",
+        &["job", "worker", "fence", "error", "class"],
+    ),
     (
         "result_committed",
         &["job", "worker", "key", "payload", "output", "event"],
@@ -1258,17 +1283,16 @@ impl<R> Ids<'_, R> {
                 let t = match self.reader.tenants.get(t) {
                     Some(t) => *t,
                     None => {
-                        let id = self
-                            .reader
-                            .names
-                            .tenants
-                            .register(t)
-                            .map_err(|e| self.err(name, format!("{e} (in key {})", clip(&s))))?;
+                        let id =
+                            self.reader.names.tenants.register(t).map_err(|e| {
+                                self.err(name, format!("{e} (in key {})", clip(&s)))
+                            })?;
                         self.reader.tenants.insert(t.to_string(), id);
                         id
                     }
                 };
-                IdempotencyKey::new(t, document, version).map_err(|e| self.err(name, e.to_string()))?
+                IdempotencyKey::new(t, document, version)
+                    .map_err(|e| self.err(name, e.to_string()))?
             }
             None => IdempotencyKey::tenantless_for_bug_switch(document, version),
         })

@@ -271,4 +271,3 @@ mod hash_serializer {
         }
     }
 }
-

@@ -653,10 +653,11 @@ impl Observer for Metrics {
                 job,
                 worker,
                 op,
-                reason,
+                presented,
+                held,
                 ..
             } => {
-                if *reason == "stale_fence" {
+                if held.is_some_and(|h| h != *presented) {
                     self.leases.stale_rejections += 1;
                 }
                 let outcome = match op {

@@ -6,12 +6,12 @@
 
 use crate::check::{CheckReport, Invariant, Kind, Violation};
 use crate::history::{to_json_line, Record};
-use crate::vocab::key::KeyNames;
 use crate::observe::metrics::{
     CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, OutboxRows,
     RetryWaves, Stats,
 };
 use crate::run::{RunReport, Unmet};
+use crate::vocab::key::KeyNames;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -110,7 +110,7 @@ pub struct Summary {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplayInfo {
-    pub scenario_file: String,
+    pub scenario_digest: String,
     pub seed: u64,
     pub jobs_override: Option<u64>,
     pub bugs: Vec<String>,

@@ -7,10 +7,10 @@
 //! Does not: enqueue anything (the kernel does).
 
 use crate::ids::TenantId;
-use crate::vocab::key::Documents;
-use crate::vocab::payload::{mix64, Payload};
 use crate::rng::Stream;
 use crate::scenario::Arrivals as Config;
+use crate::vocab::key::Documents;
+use crate::vocab::payload::{mix64, Payload};
 
 /// How far back collisions and resubmissions look.
 const RECENT: usize = 64;

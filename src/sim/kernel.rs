@@ -14,9 +14,7 @@ use crate::history::{Event, Observer, Op, Record, TraceHash};
 use crate::ids::{EventId, Fence, JobId, SimTime, TenantId, WorkerId};
 use crate::model::consumer::{Consumer, HandleOutcome};
 use crate::model::dead_letter::{DeadLetterQueue, DlqReason, StoredReason};
-use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::model::outbox::{CommitOutcome, Outbox, OutboxConfig};
-use crate::vocab::payload::Payload;
 use crate::model::queue::{
     EnqueueOutcome, EnqueueRequest, ExpiryOutcome, JobState, LeaseOutcome, Queue, QueueConfig,
     Rejection,
@@ -25,6 +23,8 @@ use crate::model::retry::{classify, Decision, ErrorClass, ErrorKind, RetryPolicy
 use crate::model::worker::{Attempt, Step};
 use crate::rng::{Purpose, Stream};
 use crate::scenario::{DepthSampling, FaultKind, Scenario};
+use crate::vocab::key::{IdempotencyKey, KeyNames};
+use crate::vocab::payload::Payload;
 use std::collections::VecDeque;
 
 /// Everything that can be scheduled. One `match` in [`Sim::dispatch_event`] shows the world.
@@ -1102,7 +1102,10 @@ impl<'s, O: Observer> Sim<'s, O> {
 pub fn scenario_names(s: &Scenario) -> KeyNames {
     let mut names = KeyNames::default();
     for t in &s.arrivals.tenants {
-        names.tenants.register(t).expect("scenario validated its tenants");
+        names
+            .tenants
+            .register(t)
+            .expect("scenario validated its tenants");
     }
     for e in &s.enqueue {
         names.tenants.register(&e.tenant).expect("validated");

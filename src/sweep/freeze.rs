@@ -14,9 +14,9 @@
 use crate::fastmap::FastMap;
 use crate::history::{Event, Record};
 use crate::ids::JobId;
-use crate::vocab::key::KeyNames;
 use crate::run::RunRequest;
 use crate::scenario::{Expect, FaultKind, Scenario, Script};
+use crate::vocab::key::KeyNames;
 
 /// Whether a job's document fails validation on every attempt (not an injected fault).
 fn document_invalid(base: &Scenario, names: &KeyNames, document: crate::ids::DocumentId) -> bool {

@@ -146,8 +146,14 @@ mod tests {
     fn hash_depends_on_document_operation_and_content_only() {
         let mut names = KeyNames::default();
         let a = Payload::of(Documents::generated(1));
-        assert_eq!(a.hash(&names), Payload::of(Documents::generated(1)).hash(&names));
-        assert_ne!(a.hash(&names), Payload::of(Documents::generated(2)).hash(&names));
+        assert_eq!(
+            a.hash(&names),
+            Payload::of(Documents::generated(1)).hash(&names)
+        );
+        assert_ne!(
+            a.hash(&names),
+            Payload::of(Documents::generated(2)).hash(&names)
+        );
         assert_ne!(
             a.hash(&names),
             Payload::from_text(Documents::generated(1), "total: 12.00").hash(&names)
