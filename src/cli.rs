@@ -542,24 +542,11 @@ fn cmd_verify(path: &Path) -> anyhow::Result<Outcome> {
     use crate::history::reader::{HistoryReader, Limits};
     let mut reader =
         HistoryReader::open(path, Limits::default()).map_err(|e| bad(e.to_string()))?;
-    let mut checker = crate::check::Checker::new();
-    let mut hash = TraceHash::default();
-    let (mut end, mut quiescent) = (0, false);
-    while let Some(r) = reader.next_record().map_err(|e| bad(e.to_string()))? {
-        hash.add(&r);
-        checker.observe_record(&r);
-        end = r.at;
-        if let crate::history::Event::RunEnded { quiescent: q } = r.event {
-            quiescent = q;
-        }
-    }
-    let report = checker.finish();
-    let config = reader
-        .config()
-        .expect("a history read to its end has a header")
-        .clone();
+    let judged = crate::verify::judge(&mut reader).map_err(|e| bad(e.to_string()))?;
+    let (report, config) = (&judged.check, &judged.config);
+    let (end, quiescent) = (judged.end, judged.quiescent);
     let unit = config.time_unit.suffix();
-    let mut invariants = crate::observe::summary::invariant_summaries(&report, reader.names());
+    let mut invariants = crate::observe::summary::invariant_summaries(report, reader.names());
     for f in invariants
         .iter_mut()
         .filter_map(|i| i.first_violation.as_mut())
@@ -570,11 +557,11 @@ fn cmd_verify(path: &Path) -> anyhow::Result<Outcome> {
     println!(
         "{verdict}  {}  trace {}",
         path.display(),
-        TraceHash::hex(hash.finish())
+        TraceHash::hex(judged.trace_hash)
     );
     println!(
         "  history    {} records, {end} {unit} recorded{}{}",
-        hash.records(),
+        judged.records,
         config
             .seed
             .map(|s| format!(", seed {s}"))

@@ -23,4 +23,5 @@ pub mod scenario;
 pub mod scenario_warnings;
 pub mod sim;
 pub mod sweep;
+pub mod verify;
 pub mod vocab;

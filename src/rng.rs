@@ -22,6 +22,8 @@ pub enum Purpose {
     Review = 5,
     Swarm = 6,
     Output = 7,
+    /// Pauses after a heartbeat (`[faults] pause`), one stream per worker.
+    Pause = 8,
 }
 
 /// One independent stream of random numbers.

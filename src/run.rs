@@ -140,7 +140,8 @@ pub fn run_once(
         metrics.watch_outage(outage.from_ms, outage.to_ms);
     }
     let observers = Observers {
-        checker: Checker::with_capacity(jobs.min(1 << 24)),
+        checker: Checker::with_capacity(jobs.min(1 << 24))
+            .with_names(crate::sim::kernel::scenario_names(scenario)),
         metrics,
         trace: request.keep_trace.then(Vec::new),
         trace_filter: request.trace_filter,
@@ -153,7 +154,9 @@ pub fn run_once(
         rates: request.rates.clone(),
     };
     let (outcome, observers) = Sim::new(scenario, &options, observers).run();
-    let check = observers.checker.finish();
+    let mut check = observers.checker.finish();
+    // Every figure of summary.json the history determines, counted again by the checker.
+    check.cross_check_figures(&observers.metrics.figures());
     let mut report = RunReport {
         outcome,
         check,

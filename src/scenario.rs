@@ -104,6 +104,15 @@ impl Dist {
         v.min(crate::limits::MAX_MS)
     }
 
+    /// The largest value it can draw (`None`: unbounded).
+    pub fn max_possible(&self) -> Option<u64> {
+        match *self {
+            Dist::Constant { value } => Some(value),
+            Dist::Uniform { max, .. } => Some(max),
+            Dist::Exponential { .. } | Dist::Lognormal { .. } => None,
+        }
+    }
+
     pub fn mean(&self) -> f64 {
         match *self {
             Dist::Constant { value } => value as f64,
@@ -283,6 +292,11 @@ pub struct Faults {
     pub transient_error: f64,
     pub permanent_error: f64,
     pub relay_crash: f64,
+    /// Probability that an attempt's holder pauses right after its first heartbeat (a GC
+    /// pause, a descheduled process) for `pause_ms`: a pause longer than the lease lets the
+    /// renewed lease expire under a live holder.
+    pub pause: f64,
+    pub pause_ms: Dist,
     /// A transient outage of the model provider: every extraction started in [from_ms, to_ms)
     /// fails with provider_unavailable.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -317,6 +331,11 @@ impl Default for Faults {
             transient_error: 0.0,
             permanent_error: 0.0,
             relay_crash: 0.0,
+            pause: 0.0,
+            pause_ms: Dist::Uniform {
+                min: 600,
+                max: 1500,
+            },
             outage: None,
         }
     }
@@ -419,6 +438,8 @@ pub enum FaultKind {
     PermanentError,
     RelayCrash,
     MutatePayload,
+    /// The holder pauses `pause_ms` right after the attempt's first heartbeat.
+    Pause,
 }
 
 impl FaultKind {
@@ -431,11 +452,12 @@ impl FaultKind {
             FaultKind::PermanentError => "permanent_error",
             FaultKind::RelayCrash => "relay_crash",
             FaultKind::MutatePayload => "mutate_payload",
+            FaultKind::Pause => "pause",
         }
     }
 
     pub const ALLOWED: &'static str =
-        "crash, stall, transient_error, permanent_error, relay_crash, mutate_payload";
+        "crash, stall, transient_error, permanent_error, relay_crash, mutate_payload, pause";
 }
 
 /// A deterministic injection. Worker faults hit the first attempt of `job` leased at or after
@@ -455,6 +477,8 @@ pub struct Script {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<String>,
 }
 
@@ -464,6 +488,16 @@ pub enum OperatorAction {
     ReprocessDlq,
 }
 
+/// Which job an operator action picks when it runs, instead of a fixed `job`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperatorTarget {
+    /// The oldest DLQ entry not yet reprocessed (an operator working the DLQ in order).
+    OldestDeadLettered,
+    /// The first job cancelled so far (an operator who mistakes a cancellation for a DLQ entry).
+    Cancelled,
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Operator {
@@ -471,7 +505,11 @@ pub struct Operator {
     pub action: OperatorAction,
     #[serde(default)]
     pub operator: Option<String>,
-    pub job: u32,
+    /// The job acted on; or, with `target`, none: the job is picked when the action runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<OperatorTarget>,
     /// An automation: the action runs again `repeat` more times, every `every_ms`.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub repeat: u32,
@@ -699,6 +737,9 @@ pub struct Expect {
     pub violations: Option<Vec<String>>,
     /// `sometimes` properties this run must reach.
     pub sometimes: Option<Vec<String>>,
+    /// `sometimes` properties a sweep of this scenario must reach in at least one seed (its
+    /// coverage gate); a single run need not.
+    pub sweep_sometimes: Option<Vec<String>>,
     /// Re-running the same seed must give the same trace (`identical`) or not (`diverges`).
     pub replay: Option<ReplayExpectation>,
     /// The run's trace hash (16 hex digits): pins the exact history, as a frozen scenario does.
@@ -972,6 +1013,18 @@ impl Scenario {
         self.arrivals.jobs + self.enqueue.len() as u64 + self.burst_jobs()
     }
 
+    /// The most jobs that can exist: those planned, plus one per operator action (each
+    /// accepted reprocess creates one). Jobs a reprocess creates can be named by `[[script]]`
+    /// entries (a frozen run pins the faults that hit them).
+    pub fn jobs_possible(&self) -> u64 {
+        self.jobs_planned()
+            + self
+                .operator
+                .iter()
+                .map(|o| 1 + o.repeat as u64)
+                .sum::<u64>()
+    }
+
     /// The jobs all `[[burst]]` entries submit together.
     pub fn burst_jobs(&self) -> u64 {
         self.burst.iter().map(|b| b.jobs).sum()
@@ -1015,6 +1068,7 @@ impl Scenario {
             ("stages.review_ms", &self.stages.review_ms),
             ("arrivals.interarrival_ms", &self.arrivals.interarrival_ms),
             ("faults.stall_ms", &self.faults.stall_ms),
+            ("faults.pause_ms", &self.faults.pause_ms),
         ] {
             d.check().or_else(|m| err(field, m))?;
         }
@@ -1060,6 +1114,7 @@ impl Scenario {
             ("faults.transient_error", self.faults.transient_error),
             ("faults.permanent_error", self.faults.permanent_error),
             ("faults.relay_crash", self.faults.relay_crash),
+            ("faults.pause", self.faults.pause),
         ] {
             if !(0.0..=1.0).contains(&p) {
                 return err(
@@ -1168,6 +1223,7 @@ impl Scenario {
             return err("metrics.depth_sample_ms", "must be > 0".into());
         }
         let planned = self.jobs_planned();
+        let possible = self.jobs_possible();
         for (i, s) in self.script.iter().enumerate() {
             let field = |f: &str| format!("script[{i}].{f}");
             let worker_fault = matches!(
@@ -1177,6 +1233,7 @@ impl Scenario {
                     | FaultKind::TransientError
                     | FaultKind::PermanentError
                     | FaultKind::MutatePayload
+                    | FaultKind::Pause
             );
             match s.job {
                 None if worker_fault => {
@@ -1189,8 +1246,8 @@ impl Scenario {
                         ),
                     )
                 }
-                Some(j) if j as u64 >= planned => {
-                    return err(&field("job"), format!("no job {j} exists: this scenario creates jobs 0 to {} (arrivals.jobs + enqueue entries)", planned.saturating_sub(1)));
+                Some(j) if j as u64 >= possible => {
+                    return err(&field("job"), format!("no job {j} exists: this scenario creates jobs 0 to {} (arrivals.jobs + enqueue and burst entries), and at most {} more by reprocess (one per operator action)", planned.saturating_sub(1), possible - planned));
                 }
                 Some(_) if !worker_fault => {
                     return err(&field("job"), "relay_crash does not take a job".into())
@@ -1222,6 +1279,12 @@ impl Scenario {
                 return err(
                     &field("stall_ms"),
                     "a stall needs `stall_ms`, and only a stall takes it".into(),
+                );
+            }
+            if s.pause_ms.is_some() != (s.fault == FaultKind::Pause) {
+                return err(
+                    &field("pause_ms"),
+                    "a pause needs `pause_ms`, and only a pause takes it".into(),
                 );
             }
             if s.payload.is_some() && s.fault != FaultKind::MutatePayload {
@@ -1272,15 +1335,30 @@ impl Scenario {
                     format!("at most 1000000 (got {})", o.repeat),
                 );
             }
-            if o.job as u64 >= planned {
-                return err(
-                    &format!("operator[{i}].job"),
-                    format!(
-                        "no job {} exists: this scenario creates jobs 0 to {} before any reprocess",
-                        o.job,
-                        planned.saturating_sub(1)
-                    ),
-                );
+            match (o.job, o.target) {
+                (Some(j), None) if j as u64 >= planned => {
+                    return err(
+                        &format!("operator[{i}].job"),
+                        format!(
+                            "no job {j} exists: this scenario creates jobs 0 to {} before any reprocess",
+                            planned.saturating_sub(1)
+                        ),
+                    );
+                }
+                (Some(_), None) => {}
+                (None, Some(_)) if o.follow => {
+                    return err(
+                        &format!("operator[{i}].follow"),
+                        "`follow` follows a fixed `job`'s reprocess chain; a `target` picks its job itself".into(),
+                    );
+                }
+                (None, Some(_)) => {}
+                _ => {
+                    return err(
+                        &format!("operator[{i}].job"),
+                        "give either `job` (a job id) or `target` (oldest_dead_lettered or cancelled), not both".into(),
+                    );
+                }
             }
         }
         for (i, o) in self.operator.iter().enumerate() {
@@ -1311,12 +1389,15 @@ impl Scenario {
         if let Some(swarm) = &self.swarm {
             swarm.validate()?;
         }
-        if let Some(names) = &self.expect.sometimes {
-            for n in names {
+        for (field, names) in [
+            ("expect.sometimes", &self.expect.sometimes),
+            ("expect.sweep_sometimes", &self.expect.sweep_sometimes),
+        ] {
+            for n in names.iter().flatten() {
                 if Sometimes::parse(n).is_none() {
                     let allowed: Vec<&str> = Sometimes::ALL.iter().map(|i| i.name()).collect();
                     return err(
-                        "expect.sometimes",
+                        field,
                         format!(
                             "unknown property {}; allowed: {}",
                             clip(n),

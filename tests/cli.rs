@@ -86,7 +86,10 @@ fn run_writes_every_output_and_exits_zero() {
             assert!(summary["metrics"][m].get(f).is_some(), "metrics.{m}.{f}");
         }
     }
-    assert_eq!(summary["invariants"].as_array().unwrap().len(), 15);
+    assert_eq!(
+        summary["invariants"].as_array().unwrap().len(),
+        durasim::check::Invariant::ALL.len()
+    );
     assert_eq!(summary["effects"]["dedupedCommits"], 1);
     let attempts = std::fs::read_to_string(out.join("attempts.csv")).unwrap();
     assert_eq!(

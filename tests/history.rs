@@ -2,10 +2,9 @@
 //! (the same trace hash) and the same verdicts, invariant by invariant; and a history written by
 //! hand, as an external recorder would, is judged the same way.
 
-use durasim::check::{CheckReport, Checker, Invariant};
+use durasim::check::{CheckReport, Invariant};
 use durasim::history::format::write_history;
 use durasim::history::reader::{HistoryReader, Limits};
-use durasim::history::TraceHash;
 use durasim::run::{run_once, RunRequest};
 use durasim::scenario::Scenario;
 use std::path::Path;
@@ -54,21 +53,12 @@ fn round_trip(s: &Scenario, request: &RunRequest, what: &str) {
     let mut file = Vec::new();
     write_history(&mut file, trace, &report.outcome.names).unwrap();
     let mut reader = HistoryReader::from_reader(what, file.as_slice(), Limits::default());
-    let mut checker = Checker::new();
-    let mut hash = TraceHash::default();
-    while let Some(r) = reader
-        .next_record()
-        .unwrap_or_else(|e| panic!("{what}: {e}"))
-    {
-        hash.add(&r);
-        checker.observe_record(&r);
-    }
+    let judged = durasim::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(
-        hash.finish(),
-        report.outcome.trace_hash,
+        judged.trace_hash, report.outcome.trace_hash,
         "{what}: the history read back is not the history written"
     );
-    let from_file = checker.finish();
+    let from_file = judged.check;
     assert_eq!(
         verdicts(&from_file),
         verdicts(&report.check),
@@ -125,13 +115,9 @@ fn chaos_seeds_with_and_without_bug_switches_read_back_to_the_same_verdicts() {
 #[test]
 fn an_external_history_is_judged_from_its_raw_facts() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/external-history.jsonl");
-    let reader = HistoryReader::open(&path, Limits::default()).unwrap();
-    let (records, names) = reader.read_all().unwrap();
-    let mut checker = Checker::new();
-    for r in &records {
-        checker.observe_record(r);
-    }
-    let report = checker.finish();
+    let mut reader = HistoryReader::open(&path, Limits::default()).unwrap();
+    let report = durasim::verify::judge(&mut reader).unwrap().check;
+    let names = reader.names();
     assert_eq!(report.violated(), vec![Invariant::FencedWrites]);
     let v = report
         .verdict(Invariant::FencedWrites)

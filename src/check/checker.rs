@@ -1,17 +1,23 @@
 //! The checker: judges a history, and nothing else.
 //!
-//! Owns: per-job, per-key and per-event state rebuilt from the records as they stream past, the
-//! verdict on every invariant, and the counts of `sometimes` properties. It never looks at the
-//! model: it could judge a history recorded from a real queue and database.
+//! Owns: the state rebuilt from the records as they stream past (per job, per key, per outbox
+//! event; flat vectors indexed by dense ids), the dispatch of each record to the invariant
+//! families (`leases`, `policy`, `effects`, `dlq`, `tenancy`, `metrics`, each in its own file),
+//! the verdict on every invariant and the counts of `sometimes` properties. Every rule is
+//! restated from the configuration in the history's header and the raw facts in the records
+//! (who leased what when with which token, what was written, what content was submitted); a
+//! value the recorder computed (a lease end, a deadline, a payload hash, an error's class) is only
+//! cross-checked. It could judge a history recorded from a real queue and database.
 //! Does not: keep the history (a violation keeps the few records that prove it).
 
 use super::invariant::{Invariant, Sometimes};
+use super::metrics::{DepthTrack, Tally};
 use crate::history::{Event, Observer, Record};
-use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId};
+use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use crate::key_index::KeyIndex;
-use crate::vocab::codes::DLQ_REASONS as DLQ_CODES;
 use crate::vocab::config::RunConfig;
-use crate::vocab::key::IdempotencyKey;
+use crate::vocab::key::{IdempotencyKey, KeyNames};
+use std::collections::VecDeque;
 
 /// What a payload is, as the history records it at enqueue: the operation and the content's
 /// fingerprint (the document is the key's). Two requests under one key carry the same payload
@@ -50,103 +56,170 @@ pub struct Verdict {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Terminal {
+pub(super) enum Terminal {
     Acked,
     DeadLettered,
     Cancelled,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct JobTrack {
-    tenant: TenantId,
-    key: IdempotencyKey,
-    /// The payload as enqueued, or as last changed by `payload_mutated`.
-    payload: PayloadId,
-    enqueued_at: SimTime,
-    deadline_at: SimTime,
-    /// The fence of the latest lease, and whether that lease is still held.
-    fence: Fence,
-    lease_until: SimTime,
-    lease_held: bool,
-    leased_at: SimTime,
-    leases: u32,
-    terminal: Option<(Terminal, SimTime)>,
-    reprocessed_from: Option<JobId>,
-    audited: bool,
-    /// An audited reprocess created a successor: the work goes on under another job.
-    reprocessed: bool,
+/// Where a job stands for the queue depth: the checker's own view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Place {
+    /// Not visible yet (a delayed enqueue, a retry's backoff).
+    Waiting,
+    /// Visible and not leased: counted in the depth.
+    Ready,
+    Leased,
+    Done,
 }
 
-/// What the history said about one key. 64 bytes: a million keys are tracked, so optional
-/// fields are kept as values plus flags (`first_*` is meaningful once `results > 0`).
+/// The job's DLQ entry, as the checker tracks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum DlqEntry {
+    None,
+    Held,
+    Evicted,
+}
+
+/// A failed attempt waiting for its decision: its token, its error's class, when.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Failure {
+    pub fence: Fence,
+    pub error: &'static str,
+    pub at: SimTime,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct JobTrack {
+    pub tenant: TenantId,
+    pub key: IdempotencyKey,
+    /// The payload as enqueued, or as last changed by `payload_mutated`.
+    pub payload: PayloadId,
+    pub enqueued_at: SimTime,
+    /// Recomputed: enqueue time + the configured deadline.
+    pub deadline_at: SimTime,
+    /// When the job may next be leased: the enqueue's visible time, or a retry's.
+    pub visible_from: SimTime,
+    /// The token of the latest lease (meaningful once `leases > 0`) and its holder.
+    pub fence: Fence,
+    pub holder: WorkerId,
+    pub leased_at: SimTime,
+    /// The latest lease's last renewal (the lease itself, or a heartbeat): it is live through
+    /// `renewed_at + lease`.
+    pub renewed_at: SimTime,
+    /// A heartbeat renewed the latest lease.
+    pub renewed: bool,
+    /// The latest lease has not been released (ack, retry, dead-letter, cancel) or validly
+    /// recorded as expired.
+    pub lease_held: bool,
+    pub leases: u32,
+    pub place: Place,
+    pub terminal: Option<(Terminal, SimTime)>,
+    pub failure: Option<Failure>,
+    pub dlq: DlqEntry,
+    pub reprocessed_from: Option<JobId>,
+    pub audited: bool,
+    /// An audited reprocess created a successor: the work goes on under another job.
+    pub reprocessed: bool,
+}
+
+impl JobTrack {
+    /// The end of the latest lease, recomputed: its last renewal + the configured lease.
+    pub fn lease_end(&self, config: &RunConfig) -> SimTime {
+        self.renewed_at.saturating_add(config.lease)
+    }
+}
+
+/// What the history said about one key. Optional fields are kept as values plus flags
+/// (`first_*` is meaningful once `results > 0`): a million keys are tracked.
 #[derive(Clone, Copy, Debug, Default)]
-struct KeyTrack {
-    payload: PayloadId,
-    first_at: SimTime,
-    first_output: u64,
-    result_event: EventId,
-    applied_at: SimTime,
-    applied_event: EventId,
-    first_job: JobId,
-    results: u32,
-    events: u32,
-    has_payload: bool,
-    enqueued: bool,
-    has_result_event: bool,
-    applied: bool,
-    reviewed: bool,
+pub(super) struct KeyTrack {
+    pub payload: PayloadId,
+    pub first_at: SimTime,
+    pub first_output: u64,
+    pub result_event: EventId,
+    pub applied_at: SimTime,
+    pub applied_event: EventId,
+    pub first_job: JobId,
+    pub results: u32,
+    pub events: u32,
+    pub has_payload: bool,
+    pub enqueued: bool,
+    pub has_result_event: bool,
+    pub applied: bool,
+    pub reviewed: bool,
 }
 
 impl KeyTrack {
-    fn payload(&self) -> Option<PayloadId> {
+    pub fn payload(&self) -> Option<PayloadId> {
         self.has_payload.then_some(self.payload)
     }
 
-    fn set_payload(&mut self, payload: PayloadId) {
+    pub fn set_payload(&mut self, payload: PayloadId) {
         self.payload = payload;
         self.has_payload = true;
     }
 
     /// The first result committed for the key: when, by which job, with which output.
-    fn first_commit(&self) -> Option<(SimTime, JobId, u64)> {
+    pub fn first_commit(&self) -> Option<(SimTime, JobId, u64)> {
         (self.results > 0).then_some((self.first_at, self.first_job, self.first_output))
     }
 
-    fn result_event(&self) -> Option<EventId> {
+    pub fn result_event(&self) -> Option<EventId> {
         self.has_result_event.then_some(self.result_event)
     }
 
-    fn set_result_event(&mut self, event: EventId) {
+    pub fn set_result_event(&mut self, event: EventId) {
         self.result_event = event;
         self.has_result_event = true;
     }
 
     /// When the key's effect was first applied, and from which event.
-    fn applied(&self) -> Option<(SimTime, EventId)> {
+    pub fn applied(&self) -> Option<(SimTime, EventId)> {
         self.applied
             .then_some((self.applied_at, self.applied_event))
     }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-struct EventTrack {
-    key: u64,
-    job: u32,
-    published: bool,
-    applied: bool,
+pub(super) struct EventTrack {
+    pub key: u64,
+    pub job: u32,
+    /// How many times it was published (a relay that dies before marking sends it again).
+    pub publishes: u32,
+    pub published: bool,
+    pub applied: bool,
+}
+
+/// The DLQ as the checker sees it, and the reprocesses each tenant had accepted.
+#[derive(Clone, Debug, Default)]
+pub(super) struct DlqTrack {
+    /// Live entries, oldest first.
+    pub entries: VecDeque<JobId>,
+    pub size_max: u64,
+    /// Per tenant: when its accepted reprocesses happened (kept for the rate limit's window).
+    pub reprocesses: Vec<VecDeque<SimTime>>,
 }
 
 pub struct Checker {
-    config: RunConfig,
-    jobs: Vec<Option<JobTrack>>,
+    pub(super) config: RunConfig,
+    /// The names behind keys and operations, to recompute payload hashes. Without them (a
+    /// checker fed records by hand) hashes are not recomputed.
+    names: Option<std::rc::Rc<KeyNames>>,
+    pub(super) jobs: Vec<Option<JobTrack>>,
     /// Per-key state, `keys[slot]` for the key in `slot` of `key_index` (slots in the order the
     /// history first names each key).
-    key_index: KeyIndex,
-    keys: Vec<KeyTrack>,
-    events: Vec<EventTrack>,
+    pub(super) key_index: KeyIndex,
+    pub(super) keys: Vec<KeyTrack>,
+    pub(super) events: Vec<EventTrack>,
+    pub(super) dlq: DlqTrack,
+    pub(super) depth: DepthTrack,
+    pub(super) tally: Tally,
+    /// Refused writes whose token was not the job's latest.
+    pub(super) stale_rejections: u64,
     verdicts: Vec<Verdict>,
     sometimes: Vec<u64>,
-    ended: Option<(SimTime, bool)>,
+    pub(super) ended: Option<(SimTime, bool)>,
 }
 
 impl Default for Checker {
@@ -159,10 +232,15 @@ impl Checker {
     pub fn new() -> Checker {
         Checker {
             config: RunConfig::default(),
+            names: None,
             jobs: Vec::new(),
             key_index: KeyIndex::default(),
             keys: Vec::new(),
             events: Vec::new(),
+            dlq: DlqTrack::default(),
+            depth: DepthTrack::default(),
+            tally: Tally::default(),
+            stale_rejections: 0,
             verdicts: vec![Verdict::default(); Invariant::ALL.len()],
             sometimes: vec![0; Sometimes::ALL.len()],
             ended: None,
@@ -178,7 +256,18 @@ impl Checker {
         c
     }
 
-    fn violate(
+    /// Gives the checker the run's names, so that recorded payload hashes are recomputed.
+    pub fn with_names(mut self, names: KeyNames) -> Checker {
+        self.names = Some(std::rc::Rc::new(names));
+        self
+    }
+
+    /// The unit of times in messages.
+    pub(super) fn unit(&self) -> &'static str {
+        self.config.time_unit.suffix()
+    }
+
+    pub(super) fn violate(
         &mut self,
         invariant: Invariant,
         at: SimTime,
@@ -201,15 +290,29 @@ impl Checker {
         }
     }
 
-    fn reached(&mut self, s: Sometimes) {
+    /// A violation about one job, proved by the record at hand.
+    pub(super) fn violate_job(
+        &mut self,
+        invariant: Invariant,
+        r: &Record,
+        job: JobId,
+        message: impl FnOnce() -> String,
+    ) {
+        let key = self.job(job).map(|t| t.key);
+        self.violate(invariant, r.at, Some(job), key, message, || vec![r.clone()]);
+    }
+
+    pub(super) fn reached(&mut self, s: Sometimes) {
         self.sometimes[s as usize] += 1;
     }
 
-    fn job(&self, job: JobId) -> Option<&JobTrack> {
+    pub(super) fn job(&self, job: JobId) -> Option<&JobTrack> {
         self.jobs.get(job.index()).and_then(|j| j.as_ref())
     }
 
-    fn job_mut(&mut self, job: JobId) -> &mut JobTrack {
+    /// The job's track. Every record names only jobs an earlier `enqueued` created (the reader
+    /// refuses any other history, and the kernel cannot write one).
+    pub(super) fn job_mut(&mut self, job: JobId) -> &mut JobTrack {
         self.jobs
             .get_mut(job.index())
             .and_then(|j| j.as_mut())
@@ -217,7 +320,7 @@ impl Checker {
     }
 
     /// The key's track, created (empty) the first time the history names the key.
-    fn key_mut(&mut self, key: &IdempotencyKey) -> &mut KeyTrack {
+    pub(super) fn key_mut(&mut self, key: &IdempotencyKey) -> &mut KeyTrack {
         let (slot, new) = self.key_index.insert(*key);
         if new {
             self.keys.push(KeyTrack::default());
@@ -226,13 +329,13 @@ impl Checker {
     }
 
     /// The key's track so far (empty if the history never named it).
-    fn key_track(&self, key: &IdempotencyKey) -> KeyTrack {
+    pub(super) fn key_track(&self, key: &IdempotencyKey) -> KeyTrack {
         self.key_index
             .get(key)
             .map_or_else(KeyTrack::default, |slot| self.keys[slot as usize])
     }
 
-    fn event_mut(&mut self, event: EventId) -> &mut EventTrack {
+    pub(super) fn event_mut(&mut self, event: EventId) -> &mut EventTrack {
         let i = event.0 as usize;
         if self.events.len() <= i {
             self.events.resize(i + 1, EventTrack::default());
@@ -240,57 +343,44 @@ impl Checker {
         &mut self.events[i]
     }
 
-    /// An accepted fenced call by a lease holder: the fence must be current and the job live.
-    fn fenced(&mut self, r: &Record, job: JobId, fence: Fence, what: &'static str) {
-        let t = *self.job_mut(job);
-        if t.fence != fence {
-            self.violate(
-                Invariant::FencedWrites,
-                r.at,
-                Some(job),
-                Some(t.key),
-                || {
-                    format!(
-                        "{what} of {job} accepted with {fence}, but the current lease holds {}",
-                        t.fence
-                    )
-                },
-                || vec![r.clone()],
-            );
-        }
-        if let Some((state, when)) = t.terminal {
-            self.violate(
-                Invariant::TerminalOnce,
-                r.at,
-                Some(job),
-                Some(t.key),
-                || format!("{what} of {job} accepted after it was already {state:?} at {when} ms"),
-                || vec![r.clone()],
-            );
-        }
-    }
-
-    fn terminal(&mut self, r: &Record, job: JobId, state: Terminal) {
+    /// A job reached a terminal state: once only.
+    pub(super) fn terminal(&mut self, r: &Record, job: JobId, state: Terminal) {
+        let u = self.unit();
         let t = self.job_mut(job);
         let previous = t.terminal;
         t.lease_held = false;
         if previous.is_none() {
             t.terminal = Some((state, r.at));
         }
+        self.depth_move(r.at, job, Place::Done);
         if let Some((was, when)) = previous {
-            let key = t.key;
-            self.violate(
-                Invariant::TerminalOnce,
-                r.at,
-                Some(job),
-                Some(key),
-                || format!("{job} became {state:?} after it was already {was:?} at {when} ms"),
-                || vec![r.clone()],
-            );
+            self.violate_job(Invariant::TerminalOnce, r, job, || {
+                format!("{job} became {state:?} after it was already {was:?} at {when} {u}")
+            });
         }
     }
 
+    /// Judges one record with the names the checker was given (if any).
     pub fn observe_record(&mut self, r: &Record) {
+        // Only records that carry a payload hash need the names.
+        let names = match r.event {
+            Event::Enqueued { .. }
+            | Event::EnqueueDeduped { .. }
+            | Event::EnqueueConflict { .. }
+            | Event::ResultCommitted { .. }
+            | Event::CommitDeduped { .. }
+            | Event::CommitConflict { .. }
+            | Event::PayloadMutated { .. } => self.names.clone(),
+            _ => None,
+        };
+        self.observe_named(r, names.as_deref());
+    }
+
+    /// Judges one record; `names` (a reader's, growing as it reads) lets payload hashes be
+    /// recomputed.
+    pub fn observe_named(&mut self, r: &Record, names: Option<&KeyNames>) {
+        self.depth_catch_up(r.at);
+        self.tally.count(r);
         let at = r.at;
         match &r.event {
             Event::RunStarted { config } => self.config = (**config).clone(),
@@ -300,287 +390,212 @@ impl Checker {
                 key,
                 operation,
                 content,
+                payload,
+                visible_at,
+                deadline_at,
                 reprocess_of,
-                ..
             } => {
-                let payload = PayloadId {
+                let p = PayloadId {
                     operation: *operation,
                     content: *content,
                 };
+                let visible_from = visible_at.unwrap_or(at).max(at);
                 if self.jobs.len() <= job.index() {
                     self.jobs.resize(job.index() + 1, None);
                 }
                 self.jobs[job.index()] = Some(JobTrack {
                     tenant: *tenant,
                     key: *key,
-                    payload,
+                    payload: p,
                     enqueued_at: at,
                     deadline_at: at.saturating_add(self.config.deadline),
+                    visible_from,
                     fence: Fence(0),
-                    lease_until: 0,
-                    lease_held: false,
+                    holder: WorkerId(0),
                     leased_at: 0,
+                    renewed_at: 0,
+                    renewed: false,
+                    lease_held: false,
                     leases: 0,
+                    place: Place::Waiting,
                     terminal: None,
+                    failure: None,
+                    dlq: DlqEntry::None,
                     reprocessed_from: *reprocess_of,
                     audited: false,
                     reprocessed: false,
                 });
-                if key.tenant != Some(*tenant) {
-                    self.violate(
-                        Invariant::TenantIsolation,
-                        at,
-                        Some(*job),
-                        Some(*key),
-                        || format!("{job} of {tenant} was enqueued under a key that does not embed its tenant"),
-                        || vec![r.clone()],
-                    );
-                }
-                let k = self.key_mut(key);
-                if !k.enqueued {
-                    k.enqueued = true;
-                    k.set_payload(payload);
-                }
+                self.depth_enqueued(at, *job, visible_from);
+                self.tenancy_enqueued(r, *job, *tenant, key);
+                self.effects_enqueued(key, p);
+                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
+                let deadline = at.saturating_add(self.config.deadline);
+                self.cross_check_time(r, *job, "deadline_at", *deadline_at, deadline);
             }
             Event::EnqueueDeduped {
                 tenant,
                 key,
                 operation,
                 content,
+                payload,
                 existing,
-                ..
             } => {
-                let payload = PayloadId {
+                self.reached(Sometimes::EnqueueDeduped);
+                let p = PayloadId {
                     operation: *operation,
                     content: *content,
                 };
-                self.reached(Sometimes::EnqueueDeduped);
-                let existing_tenant = self.job(*existing).map(|j| j.tenant);
-                let k = self.key_track(key);
-                if existing_tenant != Some(*tenant) {
-                    self.violate(
-                        Invariant::TenantIsolation,
-                        at,
-                        Some(*existing),
-                        Some(*key),
-                        || format!("a request of {tenant} was resolved to {existing}, which belongs to {existing_tenant:?}"),
-                        || vec![r.clone()],
-                    );
-                }
-                if k.payload() != Some(payload) {
-                    self.violate(
-                        Invariant::PayloadConflictRejected,
-                        at,
-                        Some(*existing),
-                        Some(*key),
-                        || format!("an enqueue with {payload} was deduplicated onto {existing}, enqueued with {}", k.payload().map_or("no payload".to_string(), |p| p.to_string())),
-                        || vec![r.clone()],
-                    );
-                }
+                self.tenancy_resolved(r, *existing, *tenant, key, "deduplicated onto");
+                self.effects_enqueue_deduped(r, *existing, key, p);
+                self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
             }
-            Event::EnqueueConflict { .. } => self.reached(Sometimes::PayloadConflict),
-            Event::Visible { .. } => {}
-            Event::Leased {
-                job,
-                fence,
-                attempt,
+            Event::EnqueueConflict {
+                tenant,
+                key,
+                operation,
+                content,
+                payload,
+                existing,
                 ..
             } => {
-                let lease_until = at.saturating_add(self.config.lease);
-                let t = *self.job_mut(*job);
-                if t.lease_held && t.lease_until >= at {
-                    self.violate(
-                        Invariant::SingleLiveLease,
-                        at,
-                        Some(*job),
-                        Some(t.key),
-                        || format!("{job} leased with {fence} while the lease {} taken at {} ms is live until {} ms", t.fence, t.leased_at, t.lease_until),
-                        || vec![r.clone()],
-                    );
-                }
-                let leases = t.leases + 1;
-                let max = self.config.attempts_max;
-                if leases > max || attempt.is_some_and(|a| a > max) {
-                    self.violate(
-                        Invariant::AttemptsBounded,
-                        at,
-                        Some(*job),
-                        Some(t.key),
-                        || format!("{job} leased for attempt {leases} (max_attempts = {max})"),
-                        || vec![r.clone()],
-                    );
-                }
-                if at > t.deadline_at {
-                    self.violate(
-                        Invariant::DeadlineRespected,
-                        at,
-                        Some(*job),
-                        Some(t.key),
-                        || {
-                            format!(
-                                "{job} leased at {at} ms, after its deadline at {} ms",
-                                t.deadline_at
-                            )
-                        },
-                        || vec![r.clone()],
-                    );
-                }
-                if let Some((state, when)) = t.terminal {
-                    self.violate(
-                        Invariant::TerminalOnce,
-                        at,
-                        Some(*job),
-                        Some(t.key),
-                        || format!("{job} leased again after it was {state:?} at {when} ms"),
-                        || vec![r.clone()],
-                    );
-                }
-                let tm = self.job_mut(*job);
-                tm.leases = leases;
-                tm.fence = *fence;
-                tm.lease_until = lease_until;
-                tm.lease_held = true;
-                tm.leased_at = at;
+                self.reached(Sometimes::PayloadConflict);
+                let p = PayloadId {
+                    operation: *operation,
+                    content: *content,
+                };
+                self.tenancy_resolved(r, *existing, *tenant, key, "refused as a conflict with");
+                self.effects_enqueue_conflict(r, *existing, key, p);
+                self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
             }
-            Event::LeaseExpired { job, fence } => {
-                self.reached(Sometimes::LeaseExpired);
-                let t = self.job_mut(*job);
-                if t.fence == *fence {
-                    t.lease_held = false;
-                }
-            }
-            Event::Heartbeat { job, fence, .. } => {
-                self.reached(Sometimes::HeartbeatRenewed);
-                self.fenced(r, *job, *fence, "heartbeat");
-                let lease_until = at.saturating_add(self.config.lease);
-                let t = self.job_mut(*job);
-                if t.fence == *fence {
-                    t.lease_until = lease_until;
-                }
-            }
-            Event::Rejected { job, presented, .. } => {
+            Event::Visible { job } => self.depth_visible_record(r, *job),
+            Event::Leased {
+                job,
+                worker,
+                fence,
+                attempt,
+                lease_until,
+                visible_at,
+            } => self.on_leased(
+                r,
+                *job,
+                *worker,
+                *fence,
+                *attempt,
+                *lease_until,
+                *visible_at,
+            ),
+            Event::LeaseExpired { job, fence } => self.on_lease_expired(r, *job, *fence),
+            Event::Heartbeat {
+                job,
+                worker,
+                fence,
+                lease_until,
+            } => self.on_heartbeat(r, *job, *worker, *fence, *lease_until),
+            Event::Rejected {
+                job, op, presented, ..
+            } => {
                 // A writer whose token is not the job's latest was refused, whatever the reason
-                // the queue gave (a queue without tokens records none).
+                // the queue gave.
                 if self.job_mut(*job).fence != *presented {
                     self.reached(Sometimes::StaleFenceRejected);
+                    self.stale_rejections += 1;
                 }
+                self.policy_rejected(*job, *op, *presented);
             }
             Event::ExtractStarted { stalled, .. } => {
                 if *stalled {
                     self.reached(Sometimes::Stalled);
                 }
             }
-            Event::ExtractDone { .. } | Event::AttemptFailed { .. } | Event::StallBegan { .. } => {}
+            Event::ExtractDone { .. } | Event::StallBegan { .. } => {}
+            Event::PauseBegan { .. } => self.reached(Sometimes::Paused),
+            Event::AttemptFailed {
+                job,
+                fence,
+                error,
+                class,
+                ..
+            } => self.on_attempt_failed(r, *job, *fence, error, *class),
             Event::ResultCommitted {
                 job,
                 key,
+                payload,
                 output,
                 event,
                 ..
             } => {
-                let payload = self.job_mut(*job).payload;
-                let k = self.key_mut(key);
-                let first = k.first_commit();
-                if first.is_none() {
-                    (k.first_at, k.first_job, k.first_output) = (at, *job, *output);
-                    k.set_payload(payload);
-                }
-                k.results += 1;
-                let results = k.results;
-                if let Some(e) = event {
-                    k.set_result_event(*e);
-                    k.events += 1;
-                }
-                if let Some(e) = event {
-                    let t = self.event_mut(*e);
-                    t.key = key.packed();
-                    t.job = job.0;
-                }
-                if results > 1 {
-                    let (first_at, first_job, _) = first.unwrap_or_default();
-                    self.violate(
-                        Invariant::SingleResultPerKey,
-                        at,
-                        Some(*job),
-                        Some(*key),
-                        || format!("a second result was committed for the key by {job}; the first was by {first_job} at {first_at} ms"),
-                        || vec![r.clone()],
-                    );
-                }
+                let p = self.job_mut(*job).payload;
+                self.effects_committed(r, *job, key, *output, *event);
+                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
             }
-            Event::CommitDeduped { job, key, .. } => {
+            Event::CommitDeduped {
+                job, key, payload, ..
+            } => {
                 self.reached(Sometimes::CommitDeduped);
-                let payload = self.job_mut(*job).payload;
-                let k = self.key_track(key);
-                if k.payload() != Some(payload) {
-                    self.violate(
-                        Invariant::PayloadConflictRejected,
-                        at,
-                        Some(*job),
-                        Some(*key),
-                        || format!("a commit by {job} with {payload} was deduplicated onto a result committed with {}", k.payload().map_or("no payload".to_string(), |p| p.to_string())),
-                        || vec![r.clone()],
-                    );
-                }
+                let p = self.job_mut(*job).payload;
+                self.effects_commit_deduped(r, *job, key);
+                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
             }
-            Event::CommitConflict { .. } => self.reached(Sometimes::PayloadConflict),
-            Event::Acked { job, fence, .. } => {
-                self.fenced(r, *job, *fence, "ack");
+            Event::CommitConflict {
+                job, key, payload, ..
+            } => {
+                self.reached(Sometimes::PayloadConflict);
+                let p = self.job_mut(*job).payload;
+                self.effects_commit_conflict(r, *job, key);
+                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
+            }
+            Event::Acked { job, worker, fence } => {
+                self.fenced(r, *job, Some(*worker), *fence, "ack");
+                self.effects_acked(r, *job);
+                if self.job_mut(*job).reprocessed_from.is_some() {
+                    self.reached(Sometimes::ReprocessSucceeded);
+                }
                 self.terminal(r, *job, Terminal::Acked);
             }
-            Event::RetryScheduled { job, fence, .. } => {
+            Event::RetryScheduled {
+                job,
+                worker,
+                fence,
+                attempt,
+                visible_at,
+            } => {
                 self.reached(Sometimes::RetryScheduled);
-                self.fenced(r, *job, *fence, "retry");
-                self.job_mut(*job).lease_held = false;
+                self.fenced(r, *job, Some(*worker), *fence, "retry");
+                self.on_retry(r, *job, *fence, *attempt, *visible_at);
             }
             Event::DeadLettered {
-                job, fence, reason, ..
+                job,
+                worker,
+                fence,
+                attempts,
+                reason,
             } => {
                 self.reached(Sometimes::DeadLettered);
                 if let Some(fence) = fence {
-                    self.fenced(r, *job, *fence, "dead-letter");
+                    self.fenced(r, *job, *worker, *fence, "dead-letter");
                 }
-                if !DLQ_CODES.contains(&reason.as_ref()) {
-                    let key = self.job(*job).map(|j| j.key);
-                    self.violate(
-                        Invariant::RedactedDlq,
-                        at,
-                        Some(*job),
-                        key,
-                        || format!("{job} entered the DLQ with reason {reason:?}, which is not one of {DLQ_CODES:?}"),
-                        || vec![r.clone()],
-                    );
-                }
+                self.on_dead_letter_decision(r, *job, *fence, *attempts, reason);
+                self.dlq_push(r, *job, reason);
                 self.terminal(r, *job, Terminal::DeadLettered);
             }
-            Event::Cancelled { job, fence, .. } => {
+            Event::Cancelled {
+                job,
+                worker,
+                fence,
+                deadline_at,
+            } => {
                 self.reached(Sometimes::DeadlineCancellation);
                 if let Some(fence) = fence {
-                    self.fenced(r, *job, *fence, "cancel");
+                    self.fenced(r, *job, *worker, *fence, "cancel");
                 }
+                self.on_cancel_decision(r, *job, *fence);
+                let expected = self.job_mut(*job).deadline_at;
+                self.cross_check_time(r, *job, "deadline_at", *deadline_at, expected);
                 self.terminal(r, *job, Terminal::Cancelled);
             }
-            Event::DlqEvicted { job, .. } => {
-                let capacity = self
-                    .config
-                    .dlq_capacity
-                    .map_or("unbounded".to_string(), |c| c.to_string());
-                // The DLQ entry was the job's terminal record. Unless a reprocess already carried
-                // the work on, the job has now left the system with no record of how it ended.
-                let t = *self.job_mut(*job);
-                if !t.reprocessed {
-                    self.violate(
-                        Invariant::NoSilentDrop,
-                        at,
-                        Some(*job),
-                        Some(t.key),
-                        || match t.terminal {
-                            Some((Terminal::DeadLettered, when)) => format!("{job}, dead-lettered at {when} ms, was evicted from the full DLQ (capacity {capacity}) before any reprocess: it left the system with no terminal record"),
-                            other => format!("{job} was evicted from the DLQ (capacity {capacity}) while {:?}, never dead-lettered: it left the system with no terminal record", other.map(|t| t.0)),
-                        },
-                        || vec![r.clone()],
-                    );
-                }
+            Event::DlqEvicted { job, capacity } => {
+                self.reached(Sometimes::DlqEvicted);
+                self.dlq_evicted(r, *job, *capacity);
             }
             Event::WorkerCrashed { .. } => self.reached(Sometimes::WorkerCrashed),
             Event::WorkerRestarted { .. } => {}
@@ -590,20 +605,7 @@ impl Checker {
                 job,
                 direct,
                 ..
-            } => {
-                let t = self.event_mut(*event);
-                let first_publish = !t.published;
-                t.published = true;
-                t.key = key.packed();
-                t.job = job.0;
-                if *direct && first_publish {
-                    let k = self.key_mut(key);
-                    k.events += 1;
-                    if !k.has_result_event {
-                        k.set_result_event(*event);
-                    }
-                }
-            }
+            } => self.effects_published(*event, key, *job, *direct),
             Event::MarkedPublished { .. } | Event::OutboxPruned { .. } => {}
             Event::RelayCrashed { .. } => self.reached(Sometimes::RelayCrashed),
             Event::EffectApplied {
@@ -611,108 +613,33 @@ impl Checker {
                 key,
                 job,
                 output,
-            } => {
-                let t = self.event_mut(*event);
-                let twice = t.applied;
-                t.applied = true;
-                let k = self.key_mut(key);
-                let earlier = k.applied();
-                if earlier.is_none() {
-                    (k.applied, k.applied_at, k.applied_event) = (true, at, *event);
-                }
-                let first = k.first_commit();
-                if twice || earlier.is_some() {
-                    self.violate(
-                        Invariant::NoDuplicateEffect,
-                        at,
-                        Some(*job),
-                        Some(*key),
-                        || match earlier {
-                            Some((when, e)) => format!("the effect of {event} was applied, but the key's effect was already applied at {when} ms from {e}"),
-                            None => format!("{event} was applied twice"),
-                        },
-                        || vec![r.clone()],
-                    );
-                }
-                match first {
-                    Some((_, first_job, first_output)) if first_output != *output => self.violate(
-                        Invariant::FirstResultWins,
-                        at,
-                        Some(*job),
-                        Some(*key),
-                        || format!("the consumer applied output {output:x}, but the first committed result (by {first_job}) was {first_output:x}"),
-                        || vec![r.clone()],
-                    ),
-                    _ => {}
-                }
-            }
+            } => self.effects_applied(r, *event, key, *job, *output),
             Event::DuplicateEvent { .. } => self.reached(Sometimes::RepublishAbsorbed),
-            Event::ReviewDone { key, .. } => {
-                self.key_mut(key).reviewed = true;
+            Event::ReviewDone { key, .. } => self.key_mut(key).reviewed = true,
+            Event::PayloadMutated {
+                job,
+                content,
+                payload,
+            } => {
+                let t = self.job_mut(*job);
+                t.payload.content = *content;
+                let (key, p) = (t.key, t.payload);
+                self.cross_check_hash(r, Some(*job), &key, p, *payload, names);
             }
-            Event::PayloadMutated { job, content, .. } => {
-                self.job_mut(*job).payload.content = *content;
-            }
-            Event::ReprocessRefused { .. } => {}
+            Event::ReprocessRefused {
+                job,
+                operator,
+                reason,
+            } => self.reprocess_refused(r, *job, operator.as_deref(), reason),
             Event::Reprocessed {
                 old_job,
                 new_job,
                 operator,
             } => {
                 self.reached(Sometimes::Reprocessed);
-                let old = self.job(*old_job).copied();
-                let new = self.job(*new_job).copied();
-                let problem = match (old, new) {
-                    (_, None) => Some(format!(
-                        "audit entry names {new_job}, which was never enqueued"
-                    )),
-                    (None, _) => Some(format!(
-                        "audit entry names {old_job}, which was never enqueued"
-                    )),
-                    (Some(o), Some(n)) => {
-                        if operator.trim().is_empty() {
-                            Some("the audit entry has no operator".to_string())
-                        } else if !matches!(o.terminal, Some((Terminal::DeadLettered, _))) {
-                            Some(format!(
-                                "{old_job} was reprocessed while {:?}, not dead-lettered",
-                                o.terminal.map(|t| t.0)
-                            ))
-                        } else if n.reprocessed_from != Some(*old_job) {
-                            Some(format!(
-                                "{new_job} is not recorded as created from {old_job}"
-                            ))
-                        } else if n.key.version != o.key.version + 1
-                            || n.key.document != o.key.document
-                            || n.tenant != o.tenant
-                        {
-                            Some(format!(
-                                "{new_job} must be the same tenant and document with version {}",
-                                o.key.version + 1
-                            ))
-                        } else {
-                            None
-                        }
-                    }
-                };
-                if let Some(t) = self.jobs.get_mut(new_job.index()).and_then(|j| j.as_mut()) {
-                    t.audited = true;
-                }
-                if let Some(t) = self.jobs.get_mut(old_job.index()).and_then(|j| j.as_mut()) {
-                    t.reprocessed = true;
-                }
-                if let Some(message) = problem {
-                    let key = new.map(|n| n.key);
-                    self.violate(
-                        Invariant::AuditedReprocess,
-                        at,
-                        Some(*new_job),
-                        key,
-                        || message,
-                        || vec![r.clone()],
-                    );
-                }
+                self.reprocessed(r, *old_job, *new_job, operator);
             }
-            Event::DepthSampled { .. } => {}
+            Event::DepthSampled { depth } => self.depth_sampled(r, *depth),
             Event::RunEnded { quiescent } => self.ended = Some((at, *quiescent)),
         }
     }
@@ -721,60 +648,33 @@ impl Checker {
     /// verdict of every invariant.
     pub fn finish(mut self) -> CheckReport {
         let (end, quiescent) = self.ended.unwrap_or((0, false));
+        self.depth_catch_up(end.saturating_add(1));
         let unsettled = if quiescent {
             ""
         } else {
             " (the run hit its time limit before it settled)"
         };
-        // Keys in the order the history first named them: stable, and no sort.
-        let keys = std::mem::take(&mut self.keys);
-        for (slot, k) in keys.into_iter().enumerate() {
-            let key = self.key_index.key(slot as u32);
-            if k.results > 0 && k.events == 0 {
-                let (when, job, _) = k.first_commit().unwrap_or_default();
-                self.violate(
-                    Invariant::EventPerResult,
-                    end,
-                    Some(job),
-                    Some(key),
-                    || format!("the result committed by {job} at {when} ms has no event: nothing will ever announce it{unsettled}"),
-                    Vec::new,
-                );
-            } else if let Some(e) = k.result_event() {
-                let published = self.events.get(e.0 as usize).is_some_and(|t| t.published);
-                if !published {
-                    let (_, job, _) = k.first_commit().unwrap_or_default();
-                    self.violate(
-                        Invariant::EventPerResult,
-                        end,
-                        Some(job),
-                        Some(key),
-                        || {
-                            format!(
-                                "{e} was written with the result but never published{unsettled}"
-                            )
-                        },
-                        Vec::new,
-                    );
-                }
-            }
-            if k.results > 0 && (!k.applied || !k.reviewed) {
-                let (when, job, _) = k.first_commit().unwrap_or_default();
-                let what = if !k.applied {
-                    "never applied by the consumer"
-                } else {
-                    "applied but its review never finished"
-                };
-                self.violate(
-                    Invariant::EveryResultDelivered,
-                    end,
-                    Some(job),
-                    Some(key),
-                    || format!("the result committed by {job} at {when} ms was {what}{unsettled}"),
-                    Vec::new,
-                );
-            }
+        self.effects_finish(end, unsettled);
+        self.jobs_finish(end, unsettled);
+        let figures = self.figures();
+        CheckReport {
+            verdicts: Invariant::ALL
+                .iter()
+                .map(|i| (*i, self.verdicts[*i as usize].clone()))
+                .collect(),
+            sometimes: Sometimes::ALL
+                .iter()
+                .map(|s| (*s, self.sometimes[*s as usize]))
+                .collect(),
+            quiescent,
+            end,
+            figures,
         }
+    }
+
+    /// At the end: every job has its terminal record, every reprocess its audit entry.
+    fn jobs_finish(&mut self, end: SimTime, unsettled: &str) {
+        let u = self.unit();
         for i in 0..self.jobs.len() {
             let Some(t) = self.jobs[i] else { continue };
             let job = JobId(i as u32);
@@ -784,7 +684,7 @@ impl Checker {
                     end,
                     Some(job),
                     Some(t.key),
-                    || format!("{job}, enqueued at {} ms, has no terminal record (acked, dead-lettered or cancelled){unsettled}", t.enqueued_at),
+                    || format!("{job}, enqueued at {} {u}, has no terminal record (acked, dead-lettered or cancelled){unsettled}", t.enqueued_at),
                     Vec::new,
                 );
             }
@@ -798,17 +698,6 @@ impl Checker {
                     Vec::new,
                 );
             }
-        }
-        CheckReport {
-            verdicts: Invariant::ALL
-                .iter()
-                .map(|i| (*i, self.verdicts[*i as usize].clone()))
-                .collect(),
-            sometimes: Sometimes::ALL
-                .iter()
-                .map(|s| (*s, self.sometimes[*s as usize]))
-                .collect(),
-            quiescent,
         }
     }
 }
@@ -826,6 +715,10 @@ pub struct CheckReport {
     pub verdicts: Vec<(Invariant, Verdict)>,
     pub sometimes: Vec<(Sometimes, u64)>,
     pub quiescent: bool,
+    /// The time of `run_ended`.
+    pub end: SimTime,
+    /// The checker's own count of each `summary.json` figure the history determines.
+    pub figures: Vec<(&'static str, u64)>,
 }
 
 impl CheckReport {
@@ -850,6 +743,15 @@ impl CheckReport {
             .1
     }
 
+    pub(super) fn verdict_mut(&mut self, invariant: Invariant) -> &mut Verdict {
+        &mut self
+            .verdicts
+            .iter_mut()
+            .find(|(i, _)| *i == invariant)
+            .expect("every invariant has a verdict")
+            .1
+    }
+
     pub fn reached(&self, s: Sometimes) -> u64 {
         self.sometimes
             .iter()
@@ -857,383 +759,11 @@ impl CheckReport {
             .map_or(0, |(_, n)| *n)
     }
 
-    /// The earliest first violation across invariants (by virtual time, then invariant order).
+    /// The earliest first violation across invariants (by time, then invariant order).
     pub fn first_violation(&self) -> Option<&Violation> {
         self.verdicts
             .iter()
             .filter_map(|(_, v)| v.first.as_ref())
             .min_by_key(|v| (v.at, v.invariant))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    //! The checker judges hand-written histories: it needs no model to run.
-    use super::*;
-    use crate::ids::{DocumentId, WorkerId};
-
-    const T: TenantId = TenantId(0);
-
-    fn key() -> IdempotencyKey {
-        IdempotencyKey::new(T, DocumentId(1), 1).unwrap()
-    }
-
-    fn judge(records: Vec<(SimTime, Event)>) -> CheckReport {
-        let mut c = Checker::new();
-        c.observe_record(&Record {
-            at: 0,
-            event: Event::RunStarted {
-                config: Box::new(RunConfig {
-                    attempts_max: 3,
-                    lease: 100,
-                    deadline: 1000,
-                    dlq_capacity: Some(2),
-                    ..RunConfig::default()
-                }),
-            },
-        });
-        for (at, event) in records {
-            c.observe_record(&Record { at, event });
-        }
-        c.finish()
-    }
-
-    fn enqueue(job: u32, tenant: TenantId, key: IdempotencyKey, from: Option<u32>) -> Event {
-        Event::Enqueued {
-            job: JobId(job),
-            tenant,
-            key,
-            operation: OperationId::EXTRACT,
-            content: 7,
-            payload: None,
-            visible_at: None,
-            deadline_at: None,
-            reprocess_of: from.map(JobId),
-        }
-    }
-
-    fn enqueued() -> Event {
-        enqueue(0, T, key(), None)
-    }
-
-    fn leased(fence: u64, attempt: u32) -> Event {
-        Event::Leased {
-            job: JobId(0),
-            worker: WorkerId(0),
-            fence: Fence(fence),
-            attempt: Some(attempt),
-            lease_until: None,
-            visible_at: None,
-        }
-    }
-
-    fn committed(output: u64, event: u64) -> Event {
-        Event::ResultCommitted {
-            job: JobId(0),
-            worker: WorkerId(0),
-            key: key(),
-            payload: None,
-            output,
-            event: Some(EventId(event)),
-        }
-    }
-
-    fn delivered(event: u64, output: u64) -> Vec<Event> {
-        vec![
-            Event::Published {
-                event: EventId(event),
-                key: key(),
-                job: JobId(0),
-                output,
-                send: Some(1),
-                direct: false,
-            },
-            Event::EffectApplied {
-                event: EventId(event),
-                key: key(),
-                job: JobId(0),
-                output,
-            },
-            Event::ReviewDone {
-                event: EventId(event),
-                key: key(),
-                job: JobId(0),
-            },
-        ]
-    }
-
-    fn ended() -> Event {
-        Event::RunEnded { quiescent: true }
-    }
-
-    fn happy() -> Vec<(SimTime, Event)> {
-        let mut h = vec![(0, enqueued()), (0, leased(1, 1)), (10, committed(5, 1))];
-        h.extend(delivered(1, 5).into_iter().map(|e| (20, e)));
-        h.push((
-            30,
-            Event::Acked {
-                job: JobId(0),
-                worker: WorkerId(0),
-                fence: Fence(1),
-            },
-        ));
-        h.push((30, ended()));
-        h
-    }
-
-    #[test]
-    fn a_clean_history_holds() {
-        let r = judge(happy());
-        assert!(r.holds(), "{:?}", r.first_violation());
-    }
-
-    #[test]
-    fn a_stale_ack_accepted_breaks_fenced_writes() {
-        let mut h = happy();
-        h.insert(
-            3,
-            (
-                150,
-                Event::LeaseExpired {
-                    job: JobId(0),
-                    fence: Fence(1),
-                },
-            ),
-        );
-        h.insert(4, (150, leased(2, 2)));
-        let r = judge(h);
-        let v = r
-            .verdict(Invariant::FencedWrites)
-            .first
-            .as_ref()
-            .expect("caught");
-        assert!(
-            v.message.contains("fence-1") && v.message.contains("fence-2"),
-            "{}",
-            v.message
-        );
-        assert_eq!(v.evidence.len(), 1);
-    }
-
-    #[test]
-    fn two_effects_for_one_key_and_a_later_output_are_caught() {
-        let mut h = happy();
-        h.pop();
-        h.push((40, committed(6, 2)));
-        h.extend(delivered(2, 6).into_iter().map(|e| (50, e)));
-        h.push((60, ended()));
-        let r = judge(h);
-        assert_eq!(
-            r.violated(),
-            vec![
-                Invariant::SingleResultPerKey,
-                Invariant::NoDuplicateEffect,
-                Invariant::FirstResultWins
-            ]
-        );
-    }
-
-    #[test]
-    fn leasing_past_the_deadline_or_past_max_attempts_is_caught() {
-        let h = vec![
-            (0, enqueued()),
-            (1001, leased(1, 1)),
-            (1200, leased(2, 2)),
-            (1400, leased(3, 3)),
-            (1600, leased(4, 4)),
-        ];
-        let r = judge(h);
-        assert!(r.verdict(Invariant::DeadlineRespected).count >= 1);
-        assert_eq!(r.verdict(Invariant::AttemptsBounded).count, 1);
-        assert_eq!(
-            r.verdict(Invariant::NoSilentDrop).count,
-            1,
-            "never terminal"
-        );
-    }
-
-    #[test]
-    fn a_result_that_never_gets_an_event_breaks_event_per_result() {
-        let h = vec![
-            (0, enqueued()),
-            (0, leased(1, 1)),
-            (
-                10,
-                Event::ResultCommitted {
-                    job: JobId(0),
-                    worker: WorkerId(0),
-                    key: key(),
-                    payload: None,
-                    output: 5,
-                    event: None,
-                },
-            ),
-            (
-                30,
-                Event::Acked {
-                    job: JobId(0),
-                    worker: WorkerId(0),
-                    fence: Fence(1),
-                },
-            ),
-            (30, ended()),
-        ];
-        let r = judge(h);
-        assert_eq!(
-            r.violated(),
-            vec![Invariant::EventPerResult, Invariant::EveryResultDelivered]
-        );
-    }
-
-    #[test]
-    fn raw_dlq_reasons_and_unaudited_reprocesses_are_caught() {
-        let h = vec![
-            (0, enqueued()),
-            (
-                5,
-                Event::DeadLettered {
-                    job: JobId(0),
-                    worker: None,
-                    fence: None,
-                    attempts: Some(1),
-                    reason: "parser: total 'ACME' invalid".into(),
-                },
-            ),
-            (
-                9,
-                enqueue(
-                    1,
-                    T,
-                    IdempotencyKey::new(T, DocumentId(1), 2).unwrap(),
-                    Some(0),
-                ),
-            ),
-            (
-                9,
-                Event::Cancelled {
-                    job: JobId(1),
-                    worker: None,
-                    fence: None,
-                    deadline_at: None,
-                },
-            ),
-            (10, ended()),
-        ];
-        let r = judge(h);
-        assert_eq!(
-            r.violated(),
-            vec![Invariant::RedactedDlq, Invariant::AuditedReprocess]
-        );
-    }
-
-    #[test]
-    fn a_request_resolved_to_another_tenants_job_breaks_isolation() {
-        let tenantless = IdempotencyKey::tenantless_for_bug_switch(DocumentId(1), 1);
-        let h = vec![
-            (0, enqueue(0, T, tenantless, None)),
-            (
-                1,
-                Event::EnqueueDeduped {
-                    tenant: TenantId(1),
-                    key: tenantless,
-                    operation: OperationId::EXTRACT,
-                    content: 7,
-                    payload: None,
-                    existing: JobId(0),
-                },
-            ),
-        ];
-        let r = judge(h);
-        assert_eq!(r.verdict(Invariant::TenantIsolation).count, 2);
-    }
-
-    fn dead_lettered(job: u32) -> Event {
-        Event::DeadLettered {
-            job: JobId(job),
-            worker: None,
-            fence: None,
-            attempts: Some(1),
-            reason: "permanent_error".into(),
-        }
-    }
-
-    fn enqueued_doc(job: u32, version: u32, from: Option<u32>) -> Event {
-        enqueue(
-            job,
-            T,
-            IdempotencyKey::new(T, DocumentId(job), version).unwrap(),
-            from,
-        )
-    }
-
-    // A DLQ with a capacity: the entry evicted before any reprocess was the job's only terminal
-    // record, so the job is lost; an entry already reprocessed can go.
-    #[test]
-    fn a_dlq_eviction_before_reprocess_is_a_silent_drop() {
-        let mut successor = enqueued_doc(2, 1, Some(1));
-        if let Event::Enqueued { key, .. } = &mut successor {
-            *key = IdempotencyKey::new(T, DocumentId(1), 2).unwrap();
-        }
-        let h = vec![
-            (0, enqueued_doc(0, 1, None)),
-            (0, enqueued_doc(1, 1, None)),
-            (5, dead_lettered(0)),
-            (6, dead_lettered(1)),
-            (7, successor),
-            (
-                7,
-                Event::Reprocessed {
-                    old_job: JobId(1),
-                    new_job: JobId(2),
-                    operator: "ana".into(),
-                },
-            ),
-            (8, dead_lettered(2)),
-            (
-                8,
-                Event::DlqEvicted {
-                    job: JobId(0),
-                    capacity: Some(2),
-                },
-            ),
-            (
-                9,
-                Event::DlqEvicted {
-                    job: JobId(1),
-                    capacity: Some(2),
-                },
-            ),
-            (10, ended()),
-        ];
-        let r = judge(h);
-        assert_eq!(r.violated(), vec![Invariant::NoSilentDrop]);
-        let v = r.verdict(Invariant::NoSilentDrop);
-        assert_eq!(v.count, 1, "the reprocessed job-1 is not lost");
-        let first = v.first.as_ref().unwrap();
-        assert_eq!((first.at, first.job), (8, Some(JobId(0))));
-        assert!(
-            first.message.contains("evicted") && first.message.contains("capacity 2"),
-            "{}",
-            first.message
-        );
-        assert_eq!(first.evidence.len(), 1);
-    }
-
-    #[test]
-    fn a_second_terminal_record_breaks_terminal_once() {
-        let mut h = happy();
-        h.insert(
-            h.len() - 1,
-            (
-                40,
-                Event::Cancelled {
-                    job: JobId(0),
-                    worker: None,
-                    fence: None,
-                    deadline_at: None,
-                },
-            ),
-        );
-        assert_eq!(judge(h).violated(), vec![Invariant::TerminalOnce]);
     }
 }

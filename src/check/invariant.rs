@@ -3,7 +3,8 @@
 //! Owns: the closed list of properties durasim proves, their names (the contract users grep for),
 //! their kind and the sentence that states each. Also the `sometimes` properties, which prove a
 //! fault path actually ran.
-//! Does not: evaluate anything (see `checker`).
+//! Does not: evaluate anything (see `checker` and the family files: `leases`, `policy`,
+//! `effects`, `dlq`, `tenancy`, `metrics`).
 
 use serde::Serialize;
 
@@ -33,10 +34,19 @@ pub enum Invariant {
     PayloadConflictRejected,
     FirstResultWins,
     NoSilentDrop,
+    FencingTokenIncreases,
+    BackoffRespected,
+    RetryPolicyFollowed,
+    AckedWithResult,
+    DlqBounded,
+    ReprocessJustified,
+    DepthMatchesHistory,
+    RecordedValuesMatch,
+    SummaryMatchesHistory,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 15] = [
+    pub const ALL: [Invariant; 24] = [
         Invariant::SingleResultPerKey,
         Invariant::EventPerResult,
         Invariant::NoDuplicateEffect,
@@ -52,6 +62,15 @@ impl Invariant {
         Invariant::PayloadConflictRejected,
         Invariant::FirstResultWins,
         Invariant::NoSilentDrop,
+        Invariant::FencingTokenIncreases,
+        Invariant::BackoffRespected,
+        Invariant::RetryPolicyFollowed,
+        Invariant::AckedWithResult,
+        Invariant::DlqBounded,
+        Invariant::ReprocessJustified,
+        Invariant::DepthMatchesHistory,
+        Invariant::RecordedValuesMatch,
+        Invariant::SummaryMatchesHistory,
     ];
 
     pub fn name(self) -> &'static str {
@@ -71,6 +90,15 @@ impl Invariant {
             Invariant::PayloadConflictRejected => "payload_conflict_rejected",
             Invariant::FirstResultWins => "first_result_wins",
             Invariant::NoSilentDrop => "no_silent_drop",
+            Invariant::FencingTokenIncreases => "fencing_token_increases",
+            Invariant::BackoffRespected => "backoff_respected",
+            Invariant::RetryPolicyFollowed => "retry_policy_followed",
+            Invariant::AckedWithResult => "acked_with_result",
+            Invariant::DlqBounded => "dlq_bounded",
+            Invariant::ReprocessJustified => "reprocess_justified",
+            Invariant::DepthMatchesHistory => "depth_matches_history",
+            Invariant::RecordedValuesMatch => "recorded_values_match",
+            Invariant::SummaryMatchesHistory => "summary_matches_history",
         }
     }
 
@@ -82,7 +110,8 @@ impl Invariant {
         match self {
             Invariant::EventPerResult
             | Invariant::EveryResultDelivered
-            | Invariant::NoSilentDrop => Kind::Eventually,
+            | Invariant::NoSilentDrop
+            | Invariant::SummaryMatchesHistory => Kind::Eventually,
             _ => Kind::Always,
         }
     }
@@ -93,17 +122,26 @@ impl Invariant {
             Invariant::EventPerResult => "every committed result has exactly one event, written with it, and it is published",
             Invariant::NoDuplicateEffect => "no effect is applied twice for one idempotency key or one event",
             Invariant::EveryResultDelivered => "every committed result is applied by the consumer and reviewed",
-            Invariant::FencedWrites => "every accepted heartbeat, ack, retry, dead-letter or cancel carries the job's current fencing token",
-            Invariant::SingleLiveLease => "a job is never leased while another lease on it is live",
+            Invariant::FencedWrites => "every accepted heartbeat, ack, retry, dead-letter or cancel comes from the current holder: the worker of the job's latest lease, with its token; a heartbeat only while that lease is live (its end recomputed from the lease and heartbeat times and the configured lease)",
+            Invariant::SingleLiveLease => "a job is never leased while another lease on it is live (lease ends recomputed, never read from the record)",
             Invariant::AttemptsBounded => "no job is leased more than max_attempts times",
-            Invariant::DeadlineRespected => "no job is leased after its deadline",
+            Invariant::DeadlineRespected => "no job is leased after its deadline, recomputed as enqueue time + the configured deadline",
             Invariant::TerminalOnce => "a job reaches one terminal state once, and nothing is accepted for it afterwards",
             Invariant::TenantIsolation => "every key embeds its job's tenant, and no request resolves to another tenant's job",
             Invariant::RedactedDlq => "every dead-letter reason is a closed code, never an error's text",
-            Invariant::AuditedReprocess => "every reprocessed job has an audit entry naming an operator, a dead-lettered predecessor and version + 1",
-            Invariant::PayloadConflictRejected => "the same key with a different payload is rejected, at enqueue and at commit, never reused",
+            Invariant::AuditedReprocess => "every reprocessed job has an audit entry naming an operator and a predecessor whose entry is in the DLQ, not yet reprocessed, and the same tenant, document and payload at version + 1",
+            Invariant::PayloadConflictRejected => "the same key with a different payload (operation and content, as recorded) is rejected, at enqueue and at commit, never reused; the same payload is never refused as a conflict",
             Invariant::FirstResultWins => "the effect the consumer applies is the first committed result for its key",
             Invariant::NoSilentDrop => "every enqueued job ends acked, dead-lettered or cancelled, and keeps that record: a DLQ entry evicted before any reprocess is a lost job",
+            Invariant::FencingTokenIncreases => "every lease of a job carries a token strictly greater than the job's previous one",
+            Invariant::BackoffRespected => "no job is leased before its visible time, and every retry delay is within what the configured backoff (base, cap) and jitter mode allow for that attempt",
+            Invariant::RetryPolicyFollowed => "every failed attempt gets the decision its error and the configuration call for: a permanent error goes to the DLQ as permanent_error; a transient one is retried below max_attempts and before the deadline, then dead-lettered as max_attempts_exceeded or cancelled; a cancel only past the deadline",
+            Invariant::AckedWithResult => "a job is acked only when its key has a committed result (its own, or one its commit deduplicated onto)",
+            Invariant::DlqBounded => "the DLQ, tracked by the checker, never holds more than its capacity, and an entry leaves it only by an eviction record naming its oldest entry when full",
+            Invariant::ReprocessJustified => "a reprocess is refused only for a reason the history shows, and accepted only within the tenant's reprocess rate limit",
+            Invariant::DepthMatchesHistory => "every queue depth sample equals the number of visible, unleased, unfinished jobs recomputed from the history",
+            Invariant::RecordedValuesMatch => "every value the recorder computed (lease_until, deadline_at, visible_at, payload hashes, error classes, attempt numbers, capacities) and every optional record (visible, lease_expired) agrees with what the configuration and the raw facts give",
+            Invariant::SummaryMatchesHistory => "every figure of summary.json that the history determines (counts of jobs, outcomes, effects, leases, crashes, DLQ entries, reprocesses, retries) equals the checker's own count",
         }
     }
 }
@@ -125,10 +163,15 @@ pub enum Sometimes {
     WorkerCrashed,
     RelayCrashed,
     Stalled,
+    ReprocessSucceeded,
+    DlqEvicted,
+    OperatorAtCancelled,
+    RenewedLeaseExpired,
+    Paused,
 }
 
 impl Sometimes {
-    pub const ALL: [Sometimes; 14] = [
+    pub const ALL: [Sometimes; 19] = [
         Sometimes::StaleFenceRejected,
         Sometimes::CommitDeduped,
         Sometimes::RepublishAbsorbed,
@@ -143,6 +186,11 @@ impl Sometimes {
         Sometimes::WorkerCrashed,
         Sometimes::RelayCrashed,
         Sometimes::Stalled,
+        Sometimes::ReprocessSucceeded,
+        Sometimes::DlqEvicted,
+        Sometimes::OperatorAtCancelled,
+        Sometimes::RenewedLeaseExpired,
+        Sometimes::Paused,
     ];
 
     pub fn name(self) -> &'static str {
@@ -161,6 +209,11 @@ impl Sometimes {
             Sometimes::WorkerCrashed => "worker_crashed",
             Sometimes::RelayCrashed => "relay_crashed",
             Sometimes::Stalled => "stalled",
+            Sometimes::ReprocessSucceeded => "reprocess_succeeded",
+            Sometimes::DlqEvicted => "dlq_evicted",
+            Sometimes::OperatorAtCancelled => "operator_at_cancelled",
+            Sometimes::RenewedLeaseExpired => "renewed_lease_expired",
+            Sometimes::Paused => "paused",
         }
     }
 

@@ -6,13 +6,22 @@
 //! history's header, so a wrong model cannot make it agree.
 
 pub mod checker;
+mod dlq;
+mod effects;
 pub mod invariant;
+mod leases;
+mod metrics;
+mod policy;
+mod recorded;
+mod tenancy;
+#[cfg(test)]
+mod tests;
 
 pub use checker::{CheckReport, Checker, PayloadId, Verdict, Violation};
 pub use invariant::{Invariant, Kind, Sometimes};
 
 #[cfg(test)]
-mod tests {
+mod imports {
     /// The independence is visible in the imports: no file of `check/` names the model, the
     /// kernel or a bug switch.
     #[test]

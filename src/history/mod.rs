@@ -227,6 +227,14 @@ pub enum Event {
         fence: Fence,
         stall: u64,
     },
+    /// The holder stops for `pause` right after a heartbeat renewed its lease (a GC pause, a
+    /// descheduled process): when `pause` outlasts the lease, the renewed lease expires.
+    PauseBegan {
+        worker: WorkerId,
+        job: JobId,
+        fence: Fence,
+        pause: u64,
+    },
     /// An event sent to the consumer: by the relay from the outbox, or directly (naive).
     Published {
         event: EventId,
@@ -317,6 +325,7 @@ impl Event {
             Event::WorkerCrashed { .. } => "worker_crashed",
             Event::WorkerRestarted { .. } => "worker_restarted",
             Event::StallBegan { .. } => "stall_began",
+            Event::PauseBegan { .. } => "pause_began",
             Event::Published { .. } => "published",
             Event::MarkedPublished { .. } => "marked_published",
             Event::OutboxPruned { .. } => "outbox_pruned",

@@ -774,6 +774,12 @@ impl<R: BufRead> HistoryReader<R> {
                 fence: g.fence("fence")?,
                 stall: g.number("stall")?,
             },
+            "pause_began" => Event::PauseBegan {
+                worker: g.worker("worker")?,
+                job: g.job("job")?,
+                fence: g.fence("fence")?,
+                pause: g.number("pause")?,
+            },
             "published" => Event::Published {
                 event: g.event("event")?,
                 key: g.key("key")?,
@@ -933,6 +939,7 @@ const SPECS: &[(&str, &[&str])] = &[
     ("worker_crashed", &["worker", "job", "fence", "point"]),
     ("worker_restarted", &["worker"]),
     ("stall_began", &["worker", "job", "fence", "stall"]),
+    ("pause_began", &["worker", "job", "fence", "pause"]),
     (
         "published",
         &["event", "key", "job", "output", "send", "direct"],
@@ -950,10 +957,10 @@ const SPECS: &[(&str, &[&str])] = &[
     ("run_ended", &["quiescent"]),
 ];
 
-const _: () = assert!(SPECS.len() == 34);
+const _: () = assert!(SPECS.len() == 35);
 
-const TYPES: [&str; 34] = {
-    let mut out = [""; 34];
+const TYPES: [&str; 35] = {
+    let mut out = [""; 35];
     let mut i = 0;
     while i < SPECS.len() {
         out[i] = SPECS[i].0;

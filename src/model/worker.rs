@@ -50,6 +50,8 @@ pub struct AttemptPlan {
     pub stall_ms: Option<u64>,
     pub validate_ms: u64,
     pub crash: Option<CrashPoint>,
+    /// The holder pauses this long right after its first heartbeat (no heartbeat meanwhile).
+    pub pause_ms: Option<u64>,
     /// The error validation reports, if any.
     pub error: Option<ErrorKind>,
     /// What the model answers this time (a language model is not deterministic).
@@ -71,6 +73,10 @@ pub enum Step {
     },
     /// Renew the lease (the extraction goes on afterwards).
     Heartbeat,
+    /// The holder stops for `ms` (a GC pause) after a heartbeat, then goes on extracting.
+    Pause {
+        ms: u64,
+    },
     /// The extraction returned `output` after `inference_ms`.
     ExtractDone {
         inference_ms: u64,
@@ -112,6 +118,8 @@ pub struct Attempt {
     heartbeat_ms: u64,
     naive_dual_write: bool,
     phase: Phase,
+    /// The last step was a heartbeat, and the plan's pause has not been taken yet.
+    pause_due: bool,
 }
 
 impl Attempt {
@@ -132,6 +140,7 @@ impl Attempt {
             heartbeat_ms,
             naive_dual_write,
             phase: Phase::Leased,
+            pause_due: false,
         }
     }
 
@@ -168,7 +177,14 @@ impl Attempt {
                         remaining_ms,
                         slice_ms: 0,
                     };
+                    self.pause_due = self.plan.pause_ms.is_some();
                     return Step::Heartbeat;
+                }
+                if self.pause_due {
+                    // Right after the first heartbeat: the pause, once.
+                    self.pause_due = false;
+                    let ms = self.plan.pause_ms.take().unwrap_or(0);
+                    return Step::Pause { ms };
                 }
                 if remaining_ms == 0 {
                     self.phase = Phase::Extracted;
@@ -252,6 +268,7 @@ mod tests {
             stall_ms: None,
             validate_ms: 5,
             crash: None,
+            pause_ms: None,
             error: None,
             output: 9,
         }
@@ -332,6 +349,52 @@ mod tests {
             inference_ms: 900,
             output: 9
         }));
+    }
+
+    #[test]
+    fn a_pause_comes_right_after_the_first_heartbeat_and_only_once() {
+        let a = Attempt::new(
+            JobId(0),
+            Fence(1),
+            1,
+            AttemptPlan {
+                pause_ms: Some(700),
+                ..plan()
+            },
+            150,
+            false,
+        );
+        use Step::*;
+        assert_eq!(
+            steps(a),
+            vec![
+                BeginExtract { stalled: false },
+                Extract { ms: 150 },
+                Heartbeat,
+                Pause { ms: 700 },
+                Extract { ms: 150 },
+                Heartbeat,
+                Extract { ms: 20 },
+                ExtractDone {
+                    inference_ms: 320,
+                    output: 9
+                },
+                Validate { ms: 5 },
+                Commit,
+                Ack,
+                Done
+            ]
+        );
+        let short = AttemptPlan {
+            extract_ms: 100,
+            pause_ms: Some(700),
+            ..plan()
+        };
+        let s = steps(Attempt::new(JobId(0), Fence(1), 1, short, 150, false));
+        assert!(
+            !s.iter().any(|x| matches!(x, Pause { .. })),
+            "no heartbeat, no pause"
+        );
     }
 
     #[test]

@@ -225,6 +225,9 @@ impl Builder {
                 }
                 self.instant(WORKERS, Self::tid(worker.0), "STALL", "fault", at, json!({"job": job.0, "stallMs": stall}));
             }
+            Event::PauseBegan { worker, job, pause, .. } => {
+                self.instant(WORKERS, Self::tid(worker.0), "PAUSE", "fault", at, json!({"job": job.0, "pauseMs": pause}));
+            }
             Event::ExtractDone { job, worker, inference, .. } => {
                 self.open_child(worker.0, at, "validate", json!({"job": job.0, "inferenceMs": inference}))
             }

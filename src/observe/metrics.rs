@@ -158,6 +158,8 @@ pub struct CrashCounts {
     pub worker: u64,
     pub relay: u64,
     pub stalls: u64,
+    /// Holders paused right after a heartbeat (`[faults] pause`).
+    pub pauses: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -295,14 +297,19 @@ pub struct Metrics {
     pub end_ms: SimTime,
     pub outbox: OutboxRows,
     pub retries: RetryWaves,
-    /// Retries scheduled in each 100 ms of virtual time.
+    /// Retries scheduled in each 100 ms of virtual time (not kept by [`Metrics::counts_only`]).
     pub retries_per_100ms: Vec<u64>,
+    /// Keep the per-100 ms retry timeline: off when judging a history recorded elsewhere,
+    /// whose times need not be small (a timeline indexed by time would be unbounded).
+    keep_timeline: bool,
     /// Outbox rows held at each depth sample.
     pub outbox_rows: Vec<(SimTime, u64)>,
     /// Per tenant, indexed by tenant id (a small vector: tenants are few and dense).
     pub tenants: Vec<TenantMetrics>,
     /// Each job's tenant, 2 bytes a job.
     job_tenant: Vec<u16>,
+    /// Each job's leases so far, 4 bytes a job: the attempt number when a recorder leaves it out.
+    job_leases: Vec<u32>,
 }
 
 impl Metrics {
@@ -336,8 +343,10 @@ impl Metrics {
             outbox_rows: Vec::new(),
             retries: RetryWaves::default(),
             retries_per_100ms: Vec::new(),
+            keep_timeline: true,
             tenants: Vec::new(),
             job_tenant: Vec::with_capacity(jobs),
+            job_leases: Vec::with_capacity(jobs),
         }
     }
 
@@ -407,8 +416,68 @@ impl Metrics {
         }
     }
 
+    /// Metrics for a history recorded elsewhere (`durasim verify`): the counts and latencies,
+    /// no attempt rows, no retry timeline.
+    pub fn counts_only(workers: u32) -> Metrics {
+        Metrics {
+            keep_timeline: false,
+            ..Metrics::new(workers.min(1 << 16), 0, None)
+        }
+    }
+
     pub fn attempts(&self) -> u64 {
         self.leases.granted
+    }
+
+    /// The figures of `summary.json` that the history alone determines, by their path in it:
+    /// what the checker counts again (`CheckReport::cross_check_figures`).
+    pub fn figures(&self) -> Vec<(&'static str, u64)> {
+        let (j, e, l, c, d) = (
+            &self.jobs,
+            &self.effects,
+            &self.leases,
+            &self.crashes,
+            &self.dlq,
+        );
+        vec![
+            ("jobs.enqueued", j.enqueued),
+            ("jobs.acked", j.acked),
+            ("jobs.deadLettered", j.dead_lettered),
+            ("jobs.cancelled", j.cancelled),
+            ("jobs.unfinished", j.unfinished),
+            ("jobs.enqueueDeduped", j.enqueue_deduped),
+            ("jobs.enqueueConflicts", j.enqueue_conflicts),
+            ("effects.extractCalls", e.extract_calls),
+            ("effects.resultsCommitted", e.results_committed),
+            ("effects.dedupedCommits", e.deduped_commits),
+            ("effects.payloadConflicts", e.payload_conflicts),
+            ("effects.outboxEvents", e.outbox_events),
+            ("effects.published", e.published),
+            ("effects.republished", e.republished),
+            ("effects.consumerApplied", e.consumer_applied),
+            ("effects.consumerDuplicates", e.consumer_duplicates),
+            ("effects.reviewsDone", e.reviews_done),
+            ("leases.granted", l.granted),
+            ("leases.expired", l.expired),
+            ("leases.heartbeats", l.heartbeats),
+            ("leases.staleRejections", l.stale_rejections),
+            ("leases.ackRejections", l.ack_rejections),
+            ("leases.maxAttemptsSeen", l.max_attempts_seen),
+            ("crashes.worker", c.worker),
+            ("crashes.relay", c.relay),
+            ("crashes.stalls", c.stalls),
+            ("crashes.pauses", c.pauses),
+            ("dlq.permanentError", d.permanent_error),
+            ("dlq.maxAttemptsExceeded", d.max_attempts_exceeded),
+            ("dlq.other", d.other),
+            ("dlq.evicted", d.evicted),
+            ("dlq.sizeMax", d.size_max),
+            ("reprocessed", self.reprocessed),
+            ("reprocessRefused", self.reprocess_refused),
+            ("reprocessRateLimited", self.reprocess_rate_limited),
+            ("retries.total", self.retries.total),
+            ("attempts", self.attempts()),
+        ]
     }
 
     /// Flushes `attempts.csv` and reports the first write error, if any.
@@ -621,8 +690,13 @@ impl Observer for Metrics {
                 ..
             } => {
                 self.leases.granted += 1;
+                if self.job_leases.len() <= job.index() {
+                    self.job_leases.resize(job.index() + 1, 0);
+                }
+                self.job_leases[job.index()] += 1;
                 // An external recorder may leave out what the simulator computes.
-                let (attempt, visible_at) = (attempt.unwrap_or(0), visible_at.unwrap_or(at));
+                let attempt = attempt.unwrap_or(self.job_leases[job.index()]);
+                let visible_at = visible_at.unwrap_or(at);
                 self.leases.max_attempts_seen = self.leases.max_attempts_seen.max(attempt as u64);
                 let wait = at.saturating_sub(visible_at);
                 self.queue_wait.record(wait);
@@ -674,6 +748,7 @@ impl Observer for Metrics {
             }
             Event::ExtractStarted { .. } => self.effects.extract_calls += 1,
             Event::StallBegan { .. } => self.crashes.stalls += 1,
+            Event::PauseBegan { .. } => self.crashes.pauses += 1,
             Event::ExtractDone {
                 worker, inference, ..
             } => {
@@ -700,11 +775,13 @@ impl Observer for Metrics {
             }
             Event::RetryScheduled { job, worker, .. } => {
                 self.close_attempt(at, *worker, *job, "retry");
-                let window = (at / 100) as usize;
-                if self.retries_per_100ms.len() <= window {
-                    self.retries_per_100ms.resize(window + 1, 0);
+                if self.keep_timeline {
+                    let window = (at / 100) as usize;
+                    if self.retries_per_100ms.len() <= window {
+                        self.retries_per_100ms.resize(window + 1, 0);
+                    }
+                    self.retries_per_100ms[window] += 1;
                 }
-                self.retries_per_100ms[window] += 1;
                 self.retries.total += 1;
             }
             Event::DeadLettered {

@@ -2,7 +2,8 @@
 //!
 //! Owns: how each attempt's fate is decided (stall, extraction length, crash and crash point,
 //! transient and permanent errors, the model's output), in a fixed order of draws from the
-//! worker's own stream; which scripted faults are still armed.
+//! worker's own stream, and whether its holder pauses after its first heartbeat (from the
+//! worker's pause stream); which scripted faults are still armed.
 //! Does not: apply anything; the kernel does, through the model.
 
 use crate::ids::{JobId, SimTime};
@@ -21,6 +22,7 @@ pub struct FaultRates {
     pub transient_error: f64,
     pub permanent_error: f64,
     pub relay_crash: f64,
+    pub pause: f64,
 }
 
 impl FaultRates {
@@ -37,6 +39,7 @@ impl FaultRates {
             transient_error: s.faults.transient_error,
             permanent_error: s.faults.permanent_error,
             relay_crash: s.faults.relay_crash,
+            pause: s.faults.pause,
         }
     }
 }
@@ -50,6 +53,7 @@ struct Armed {
     fault: FaultKind,
     point: Option<CrashPoint>,
     stall_ms: Option<u64>,
+    pause_ms: Option<u64>,
 }
 
 /// Scripted worker faults by job, and scripted relay crashes in time order.
@@ -81,6 +85,7 @@ impl Script {
                         fault,
                         point: e.point.as_deref().and_then(CrashPoint::parse),
                         stall_ms: e.stall_ms,
+                        pause_ms: e.pause_ms,
                     }),
             }
         }
@@ -104,6 +109,7 @@ impl Script {
                 FaultKind::Stall => plan.stall_ms = a.stall_ms,
                 FaultKind::TransientError => plan.error = Some(ErrorKind::ProviderUnavailable),
                 FaultKind::PermanentError => plan.error = Some(ErrorKind::SchemaInvalid),
+                FaultKind::Pause => plan.pause_ms = a.pause_ms,
                 FaultKind::RelayCrash | FaultKind::MutatePayload => {
                     unreachable!("not a worker fault")
                 }
@@ -165,7 +171,20 @@ pub fn draw_plan(
         stall_ms,
         validate_ms: scenario.stages.validate_ms.sample_from(validate),
         crash,
+        pause_ms: None,
         error,
         output,
     }
+}
+
+/// Whether the attempt's holder pauses after its first heartbeat, and how long: two draws from
+/// the worker's own pause stream, taken only when the rate is not 0, so a scenario without
+/// pauses (or a frozen one, whose pauses are scripted) draws nothing here and no other stream
+/// moves.
+pub fn draw_pause(s: &mut Stream, rates: &FaultRates, scenario: &Scenario) -> Option<u64> {
+    if rates.pause <= 0.0 {
+        return None;
+    }
+    let [hit, length] = s.block::<2>();
+    (unit_of(hit) < rates.pause).then(|| scenario.faults.pause_ms.sample_from(length))
 }

@@ -22,7 +22,7 @@ use crate::model::queue::{
 use crate::model::retry::{classify, Decision, ErrorClass, ErrorKind, RetryPolicy};
 use crate::model::worker::{Attempt, Step};
 use crate::rng::{Purpose, Stream};
-use crate::scenario::{DepthSampling, FaultKind, Scenario};
+use crate::scenario::{DepthSampling, FaultKind, OperatorTarget, Scenario};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::Payload;
 use std::collections::VecDeque;
@@ -115,6 +115,7 @@ pub struct Sim<'s, O: Observer> {
     policy: RetryPolicy,
     workers: Vec<WorkerSlot>,
     worker_streams: Vec<Stream>,
+    pause_streams: Vec<Stream>,
     idle: VecDeque<WorkerId>,
     relay_stream: Stream,
     jitter_stream: Stream,
@@ -134,6 +135,8 @@ pub struct Sim<'s, O: Observer> {
     attempts_in_flight: u64,
     /// Generated arrivals in this run (bursts number their documents after them).
     arrivals_total: u64,
+    /// The first job cancelled (an operator `target = "cancelled"` acts on it).
+    first_cancelled: Option<JobId>,
     bug_tenantless: bool,
     bug_naive: bool,
     bug_raw_reason: bool,
@@ -197,6 +200,9 @@ impl<'s, O: Observer> Sim<'s, O> {
             worker_streams: (0..workers)
                 .map(|w| Stream::new(seed, Purpose::Worker, w as u64))
                 .collect(),
+            pause_streams: (0..workers)
+                .map(|w| Stream::new(seed, Purpose::Pause, w as u64))
+                .collect(),
             idle: (0..workers).map(WorkerId).collect(),
             relay_stream: Stream::new(seed, Purpose::Relay, 0),
             jitter_stream: Stream::new(seed, Purpose::Jitter, 0),
@@ -219,6 +225,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             reviews_pending: 0,
             attempts_in_flight: 0,
             arrivals_total: jobs,
+            first_cancelled: None,
             bug_tenantless: bugs.tenantless_keys,
             bug_naive: bugs.naive_dual_write,
             bug_raw_reason: bugs.raw_dlq_reason,
@@ -516,6 +523,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             match self.queue.lease_next(self.now) {
                 LeaseOutcome::Empty => return false,
                 LeaseOutcome::Cancelled { job, deadline_at } => {
+                    self.first_cancelled.get_or_insert(job);
                     self.record(Event::Cancelled {
                         job,
                         worker: None,
@@ -563,6 +571,11 @@ impl<'s, O: Observer> Sim<'s, O> {
             &self.rates,
             self.scenario,
             invalid,
+        );
+        plan.pause_ms = super::faults::draw_pause(
+            &mut self.pause_streams[w.index()],
+            &self.rates,
+            self.scenario,
         );
         if self.bug_nondeterministic {
             plan.output = unrecorded_model_output(job);
@@ -674,6 +687,20 @@ impl<'s, O: Observer> Sim<'s, O> {
                             stall: stall_ms,
                         });
                     }
+                }
+                Step::Pause { ms } => {
+                    self.record(Event::PauseBegan {
+                        worker: w,
+                        job,
+                        fence,
+                        pause: ms,
+                    });
+                    let wake = self.now + ms;
+                    if wake > self.queue.job(job).lease_until {
+                        self.arm_expiry(w, job, fence);
+                    }
+                    self.schedule(wake, Ev::WorkerWakes { worker: w.0 });
+                    return;
                 }
                 Step::Extract { ms } | Step::Validate { ms } => {
                     let wake = self.now + ms;
@@ -870,7 +897,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 Err(rejection) => self.rejected(w, job, fence, Op::DeadLetter, rejection),
             },
             Decision::Cancel => match self.queue.cancel(self.now, job, fence) {
-                Ok(()) => self.record(Event::Cancelled {
+                Ok(()) => self.record_cancel(Event::Cancelled {
                     job,
                     worker: Some(w),
                     fence: Some(fence),
@@ -879,6 +906,13 @@ impl<'s, O: Observer> Sim<'s, O> {
                 Err(rejection) => self.rejected(w, job, fence, Op::Cancel, rejection),
             },
         }
+    }
+
+    fn record_cancel(&mut self, e: Event) {
+        if let Event::Cancelled { job, .. } = e {
+            self.first_cancelled.get_or_insert(job);
+        }
+        self.record(e);
     }
 
     fn file_dead_letter(
@@ -1016,11 +1050,19 @@ impl<'s, O: Observer> Sim<'s, O> {
 
     fn on_operator(&mut self, index: usize) {
         let action = &self.scenario.operator[index];
-        let old = if action.follow {
-            self.dlq.latest_in_chain(JobId(action.job))
-        } else {
-            JobId(action.job)
+        let picked = match (action.job, action.target) {
+            (Some(job), _) if action.follow => Some(self.dlq.latest_in_chain(JobId(job))),
+            (Some(job), _) => Some(JobId(job)),
+            (None, Some(OperatorTarget::OldestDeadLettered)) => self
+                .dlq
+                .entries()
+                .iter()
+                .find(|e| e.reprocessed_as.is_none())
+                .map(|e| e.job),
+            (None, Some(OperatorTarget::Cancelled)) => self.first_cancelled,
+            (None, None) => None,
         };
+        let old = picked.unwrap_or(JobId(u32::MAX));
         let operator = action.operator.clone();
         if old.index() >= self.queue.len() {
             self.record(Event::ReprocessRefused {

@@ -1,7 +1,7 @@
 //! Freezing: a seeded run written out as an explicit scenario.
 //!
 //! Owns: reading the faults that fired out of a run's history (worker crashes with their point,
-//! stalls with their length, transient and permanent errors, relay crashes) and writing them as
+//! stalls and pauses with their length, transient and permanent errors, relay crashes) and writing them as
 //! `[[script]]` entries pinned to their job and attempt, with every random fault rate set to 0,
 //! and turning such a scenario into a TOML file that `durasim run` accepts.
 //! Does not: decide whether the frozen file still fails (see `shrink`).
@@ -40,6 +40,7 @@ pub fn fault_evidence(e: &Event) -> bool {
             | Event::Leased { .. }
             | Event::WorkerCrashed { .. }
             | Event::StallBegan { .. }
+            | Event::PauseBegan { .. }
             | Event::AttemptFailed { .. }
             | Event::RelayCrashed { .. }
     )
@@ -59,6 +60,7 @@ pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<
         job: Some(job.0),
         attempt: Some(attempt),
         stall_ms: None,
+        pause_ms: None,
         payload: None,
     };
     for r in trace {
@@ -91,6 +93,14 @@ pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<
                 e.stall_ms = Some(*stall);
                 out.push(e);
             }
+            Event::PauseBegan {
+                job, fence, pause, ..
+            } => {
+                let (attempt, at) = leases[&(*job, fence.0)];
+                let mut e = entry(at, FaultKind::Pause, *job, attempt);
+                e.pause_ms = Some(*pause);
+                out.push(e);
+            }
             Event::AttemptFailed {
                 job, fence, error, ..
             } => {
@@ -117,6 +127,7 @@ pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<
                 job: None,
                 attempt: None,
                 stall_ms: None,
+                pause_ms: None,
                 payload: None,
             }),
             _ => {}
@@ -131,7 +142,7 @@ pub fn fired_kinds(
     trace: &[Record],
     names: &KeyNames,
 ) -> (Vec<&'static str>, Vec<String>) {
-    let mut kinds = [false; 5];
+    let mut kinds = [false; 6];
     let mut points: Vec<String> = Vec::new();
     for s in fired_faults(base, trace, names) {
         let i = match s.fault {
@@ -146,6 +157,7 @@ pub fn fired_kinds(
             FaultKind::TransientError => 2,
             FaultKind::PermanentError => 3,
             FaultKind::RelayCrash => 4,
+            FaultKind::Pause => 5,
             FaultKind::MutatePayload => continue,
         };
         kinds[i] = true;
@@ -182,6 +194,7 @@ pub fn freeze(
     s.faults.transient_error = 0.0;
     s.faults.permanent_error = 0.0;
     s.faults.relay_crash = 0.0;
+    s.faults.pause = 0.0;
     s.swarm = None;
     s.script = base
         .script

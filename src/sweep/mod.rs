@@ -32,12 +32,13 @@ use std::path::{Path, PathBuf};
 use swarm::SwarmDraw;
 
 /// The fault kinds the coverage gate counts, in report order.
-pub const FAULT_KINDS: [&str; 5] = [
+pub const FAULT_KINDS: [&str; 6] = [
     "crash",
     "stall",
     "transient_error",
     "permanent_error",
     "relay_crash",
+    "pause",
 ];
 
 /// Every `replay_every`-th seed of the range (by index from its start), and the first, runs twice.
@@ -517,7 +518,8 @@ pub struct SweepJson {
 pub type Named = Vec<(String, bool)>;
 
 /// Which fault kinds and crash points are configured, and which `sometimes` are required.
-/// Required: every property the scenario's `expect.sometimes` names, and those its configured
+/// Required: every property the scenario's `expect.sometimes` and `expect.sweep_sometimes` name,
+/// and those its configured
 /// random faults imply (see docs/sweeps.md).
 pub fn configured(plan: &Plan) -> (Named, Named, Named) {
     let s = &plan.scenario;
@@ -537,6 +539,7 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
         on(f.transient_error, sw.transient_error),
         on(f.permanent_error, sw.permanent_error),
         on(f.relay_crash, sw.relay_crash),
+        on(f.pause, None),
     ];
     let points_pool: Vec<String> = sw
         .crash_points
@@ -557,7 +560,10 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
         })
         .collect();
     let mut required: Vec<Sometimes> = Vec::new();
-    if let Some(names) = &s.expect.sometimes {
+    for names in [&s.expect.sometimes, &s.expect.sweep_sometimes]
+        .into_iter()
+        .flatten()
+    {
         required.extend(names.iter().filter_map(|n| Sometimes::parse(n)));
     }
     if kinds[0] {
@@ -584,6 +590,17 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
     }
     if kinds[4] {
         required.extend([Sometimes::RelayCrashed, Sometimes::RepublishAbsorbed]);
+    }
+    if kinds[5] {
+        required.push(Sometimes::Paused);
+        // Only a pause longer than the lease lets a renewed lease expire.
+        if s.faults
+            .pause_ms
+            .max_possible()
+            .is_none_or(|m| m > s.queue.lease_ms)
+        {
+            required.push(Sometimes::RenewedLeaseExpired);
+        }
     }
     let sometimes = Sometimes::ALL
         .iter()

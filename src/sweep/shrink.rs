@@ -102,7 +102,8 @@ fn with_jobs(s: &Scenario, jobs: u64) -> Scenario {
     let planned = c.jobs_planned();
     c.script
         .retain(|e| e.job.is_none_or(|j| (j as u64) < planned));
-    c.operator.retain(|o| (o.job as u64) < planned);
+    c.operator
+        .retain(|o| o.job.is_none_or(|j| (j as u64) < planned));
     c
 }
 
@@ -113,7 +114,7 @@ fn renumbered(s: &Scenario) -> Option<Scenario> {
         .script
         .iter()
         .filter_map(|e| e.job)
-        .chain(s.operator.iter().map(|o| o.job))
+        .chain(s.operator.iter().filter_map(|o| o.job))
         .collect();
     named.sort_unstable();
     named.dedup();
@@ -126,7 +127,7 @@ fn renumbered(s: &Scenario) -> Option<Scenario> {
         e.job = e.job.map(map);
     }
     for o in &mut c.operator {
-        o.job = map(o.job);
+        o.job = o.job.map(map);
     }
     Some(c)
 }

@@ -1,0 +1,281 @@
+//! Invariant family: effects (results, outbox events, the consumer) and payloads.
+//!
+//! Owns: `single_result_per_key`, `event_per_result`, `no_duplicate_effect`,
+//! `every_result_delivered`, `first_result_wins`, `acked_with_result` (an ack implies a committed
+//! result for the job's key) and `payload_conflict_rejected` (payload equality judged from the
+//! recorded operation and content, both ways: a different payload is never reused, the same
+//! payload is never refused).
+//! Does not: judge leases (see `leases`) or tenants (see `tenancy`).
+
+use super::checker::{Checker, PayloadId};
+use super::invariant::Invariant;
+use crate::history::Record;
+use crate::ids::{EventId, JobId, SimTime};
+use crate::vocab::key::IdempotencyKey;
+
+impl Checker {
+    pub(super) fn effects_enqueued(&mut self, key: &IdempotencyKey, payload: PayloadId) {
+        let k = self.key_mut(key);
+        if !k.enqueued {
+            k.enqueued = true;
+            k.set_payload(payload);
+        }
+    }
+
+    /// The payload a new request under `existing`'s key is compared with: the existing job's, as
+    /// enqueued or last mutated (the queue's enqueue-time check).
+    fn existing_payload(&mut self, existing: JobId) -> PayloadId {
+        self.job_mut(existing).payload
+    }
+
+    pub(super) fn effects_enqueue_deduped(
+        &mut self,
+        r: &Record,
+        existing: JobId,
+        key: &IdempotencyKey,
+        payload: PayloadId,
+    ) {
+        let held = self.existing_payload(existing);
+        if held != payload {
+            self.violate(
+                Invariant::PayloadConflictRejected,
+                r.at,
+                Some(existing),
+                Some(*key),
+                || format!("an enqueue with {payload} was deduplicated onto {existing}, whose payload is {held}"),
+                || vec![r.clone()],
+            );
+        }
+    }
+
+    pub(super) fn effects_enqueue_conflict(
+        &mut self,
+        r: &Record,
+        existing: JobId,
+        key: &IdempotencyKey,
+        payload: PayloadId,
+    ) {
+        if self.existing_payload(existing) == payload {
+            self.violate(
+                Invariant::PayloadConflictRejected,
+                r.at,
+                Some(existing),
+                Some(*key),
+                || format!("an enqueue with {payload} was refused as a conflict with {existing}, which has the same payload"),
+                || vec![r.clone()],
+            );
+        }
+    }
+
+    pub(super) fn effects_committed(
+        &mut self,
+        r: &Record,
+        job: JobId,
+        key: &IdempotencyKey,
+        output: u64,
+        event: Option<EventId>,
+    ) {
+        let at = r.at;
+        let u = self.unit();
+        let payload = self.job_mut(job).payload;
+        let k = self.key_mut(key);
+        let first = k.first_commit();
+        if first.is_none() {
+            (k.first_at, k.first_job, k.first_output) = (at, job, output);
+            k.set_payload(payload);
+        }
+        k.results += 1;
+        let results = k.results;
+        if let Some(e) = event {
+            k.set_result_event(e);
+            k.events += 1;
+            let t = self.event_mut(e);
+            t.key = key.packed();
+            t.job = job.0;
+        }
+        if results > 1 {
+            let (first_at, first_job, _) = first.unwrap_or_default();
+            self.violate(
+                Invariant::SingleResultPerKey,
+                at,
+                Some(job),
+                Some(*key),
+                || format!("a second result was committed for the key by {job}; the first was by {first_job} at {first_at} {u}"),
+                || vec![r.clone()],
+            );
+        }
+    }
+
+    pub(super) fn effects_commit_deduped(&mut self, r: &Record, job: JobId, key: &IdempotencyKey) {
+        let payload = self.job_mut(job).payload;
+        let k = self.key_track(key);
+        if k.results == 0 {
+            self.violate(
+                Invariant::PayloadConflictRejected,
+                r.at,
+                Some(job),
+                Some(*key),
+                || format!("a commit by {job} was deduplicated, but the key has no committed result to deduplicate onto"),
+                || vec![r.clone()],
+            );
+        } else if k.payload() != Some(payload) {
+            self.violate(
+                Invariant::PayloadConflictRejected,
+                r.at,
+                Some(job),
+                Some(*key),
+                || format!("a commit by {job} with {payload} was deduplicated onto a result committed with {}", k.payload().map_or("no payload".to_string(), |p| p.to_string())),
+                || vec![r.clone()],
+            );
+        }
+    }
+
+    pub(super) fn effects_commit_conflict(&mut self, r: &Record, job: JobId, key: &IdempotencyKey) {
+        let payload = self.job_mut(job).payload;
+        let k = self.key_track(key);
+        if k.results == 0 || k.payload() == Some(payload) {
+            self.violate(
+                Invariant::PayloadConflictRejected,
+                r.at,
+                Some(job),
+                Some(*key),
+                || match k.results {
+                    0 => format!("a commit by {job} was refused as a conflict, but the key has no committed result"),
+                    _ => format!("a commit by {job} with {payload} was refused as a conflict with a result committed with the same payload"),
+                },
+                || vec![r.clone()],
+            );
+        }
+    }
+
+    /// An accepted ack: the job's key must have a committed result already.
+    pub(super) fn effects_acked(&mut self, r: &Record, job: JobId) {
+        let key = self.job_mut(job).key;
+        if self.key_track(&key).results == 0 {
+            self.violate_job(Invariant::AckedWithResult, r, job, || {
+                format!("{job} was acked, but its key has no committed result: the work is marked done with no effect")
+            });
+        }
+    }
+
+    pub(super) fn effects_published(
+        &mut self,
+        event: EventId,
+        key: &IdempotencyKey,
+        job: JobId,
+        direct: bool,
+    ) {
+        let t = self.event_mut(event);
+        let first_publish = !t.published;
+        t.published = true;
+        t.publishes += 1;
+        t.key = key.packed();
+        t.job = job.0;
+        if direct && first_publish {
+            let k = self.key_mut(key);
+            k.events += 1;
+            if !k.has_result_event {
+                k.set_result_event(event);
+            }
+        }
+    }
+
+    pub(super) fn effects_applied(
+        &mut self,
+        r: &Record,
+        event: EventId,
+        key: &IdempotencyKey,
+        job: JobId,
+        output: u64,
+    ) {
+        let at = r.at;
+        let u = self.unit();
+        let t = self.event_mut(event);
+        let twice = t.applied;
+        t.applied = true;
+        let k = self.key_mut(key);
+        let earlier = k.applied();
+        if earlier.is_none() {
+            (k.applied, k.applied_at, k.applied_event) = (true, at, event);
+        }
+        let first = k.first_commit();
+        if twice || earlier.is_some() {
+            self.violate(
+                Invariant::NoDuplicateEffect,
+                at,
+                Some(job),
+                Some(*key),
+                || match earlier {
+                    Some((when, e)) => format!("the effect of {event} was applied, but the key's effect was already applied at {when} {u} from {e}"),
+                    None => format!("{event} was applied twice"),
+                },
+                || vec![r.clone()],
+            );
+        }
+        if let Some((_, first_job, first_output)) = first.filter(|f| f.2 != output) {
+            self.violate(
+                Invariant::FirstResultWins,
+                at,
+                Some(job),
+                Some(*key),
+                || format!("the consumer applied output {output:x}, but the first committed result (by {first_job}) was {first_output:x}"),
+                || vec![r.clone()],
+            );
+        }
+    }
+
+    /// At the end: every result has its event, published, applied and reviewed. Keys in the
+    /// order the history first named them: stable, and no sort.
+    pub(super) fn effects_finish(&mut self, end: SimTime, unsettled: &str) {
+        let u = self.unit();
+        let keys = std::mem::take(&mut self.keys);
+        for (slot, k) in keys.iter().enumerate() {
+            let key = self.key_index.key(slot as u32);
+            if k.results > 0 && k.events == 0 {
+                let (when, job, _) = k.first_commit().unwrap_or_default();
+                self.violate(
+                    Invariant::EventPerResult,
+                    end,
+                    Some(job),
+                    Some(key),
+                    || format!("the result committed by {job} at {when} {u} has no event: nothing will ever announce it{unsettled}"),
+                    Vec::new,
+                );
+            } else if let Some(e) = k.result_event() {
+                let published = self.events.get(e.0 as usize).is_some_and(|t| t.published);
+                if !published {
+                    let (_, job, _) = k.first_commit().unwrap_or_default();
+                    self.violate(
+                        Invariant::EventPerResult,
+                        end,
+                        Some(job),
+                        Some(key),
+                        || {
+                            format!(
+                                "{e} was written with the result but never published{unsettled}"
+                            )
+                        },
+                        Vec::new,
+                    );
+                }
+            }
+            if k.results > 0 && (!k.applied || !k.reviewed) {
+                let (when, job, _) = k.first_commit().unwrap_or_default();
+                let what = if !k.applied {
+                    "never applied by the consumer"
+                } else {
+                    "applied but its review never finished"
+                };
+                self.violate(
+                    Invariant::EveryResultDelivered,
+                    end,
+                    Some(job),
+                    Some(key),
+                    || format!("the result committed by {job} at {when} {u} was {what}{unsettled}"),
+                    Vec::new,
+                );
+            }
+        }
+        self.keys = keys;
+    }
+}

@@ -1,0 +1,349 @@
+//! Invariant family: metrics.
+//!
+//! Owns: `depth_matches_history` (the queue depth recomputed from the history: jobs visible,
+//! unleased and unfinished, equals every `depth_sampled` record) and `summary_matches_history`
+//! (the checker's own count of every `summary.json` figure the history determines equals what
+//! the run's metrics reported). Visibility and lease expiry come from the `visible` and
+//! `lease_expired` records when the header declares them; otherwise they are inferred from the
+//! recorded visible times and the recomputed lease ends, and a sample taken in the very
+//! millisecond (or microsecond) such a transition falls due may count it or not.
+//! Does not: compute latencies (the run's metrics do; they are not facts of the history alone).
+
+use super::checker::{CheckReport, Checker, Place};
+use super::invariant::Invariant;
+use crate::history::{Event, Op, Record};
+use crate::ids::{JobId, SimTime};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// An inferred transition: a job becomes visible (its visible time came, or its lease ended).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Due {
+    at: SimTime,
+    job: u32,
+    /// For an expiry, the lease's token; for a visibility, `u64::MAX`.
+    fence: u64,
+}
+
+/// The depth as the checker recomputes it.
+#[derive(Clone, Debug, Default)]
+pub(super) struct DepthTrack {
+    ready: u64,
+    due: BinaryHeap<Reverse<Due>>,
+}
+
+const VISIBILITY: u64 = u64::MAX;
+
+/// Counts of the history's records, for `summary_matches_history`.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Tally {
+    enqueued: u64,
+    acked: u64,
+    dead_lettered: u64,
+    cancelled: u64,
+    enqueue_deduped: u64,
+    enqueue_conflicts: u64,
+    extract_calls: u64,
+    results_committed: u64,
+    deduped_commits: u64,
+    commit_conflicts: u64,
+    outbox_events: u64,
+    published: u64,
+    consumer_applied: u64,
+    consumer_duplicates: u64,
+    reviews_done: u64,
+    granted: u64,
+    expired: u64,
+    heartbeats: u64,
+    ack_rejections: u64,
+    worker_crashes: u64,
+    relay_crashes: u64,
+    stalls: u64,
+    pauses: u64,
+    dlq_permanent: u64,
+    dlq_max_attempts: u64,
+    dlq_other: u64,
+    evicted: u64,
+    reprocessed: u64,
+    refused: u64,
+    rate_limited: u64,
+    retries: u64,
+}
+
+impl Tally {
+    pub(super) fn count(&mut self, r: &Record) {
+        match &r.event {
+            Event::Enqueued { .. } => self.enqueued += 1,
+            Event::Acked { .. } => self.acked += 1,
+            Event::DeadLettered { reason, .. } => {
+                self.dead_lettered += 1;
+                match reason.as_ref() {
+                    "permanent_error" => self.dlq_permanent += 1,
+                    "max_attempts_exceeded" => self.dlq_max_attempts += 1,
+                    _ => self.dlq_other += 1,
+                }
+            }
+            Event::Cancelled { .. } => self.cancelled += 1,
+            Event::EnqueueDeduped { .. } => self.enqueue_deduped += 1,
+            Event::EnqueueConflict { .. } => self.enqueue_conflicts += 1,
+            Event::ExtractStarted { .. } => self.extract_calls += 1,
+            Event::ResultCommitted { event, .. } => {
+                self.results_committed += 1;
+                self.outbox_events += event.is_some() as u64;
+            }
+            Event::CommitDeduped { .. } => self.deduped_commits += 1,
+            Event::CommitConflict { .. } => self.commit_conflicts += 1,
+            Event::Published { direct, .. } => self.published += *direct as u64,
+            Event::MarkedPublished { count } => self.published += *count as u64,
+            Event::EffectApplied { .. } => self.consumer_applied += 1,
+            Event::DuplicateEvent { .. } => self.consumer_duplicates += 1,
+            Event::ReviewDone { .. } => self.reviews_done += 1,
+            Event::Leased { .. } => self.granted += 1,
+            Event::LeaseExpired { .. } => self.expired += 1,
+            Event::Heartbeat { .. } => self.heartbeats += 1,
+            Event::Rejected { op: Op::Ack, .. } => self.ack_rejections += 1,
+            Event::WorkerCrashed { .. } => self.worker_crashes += 1,
+            Event::RelayCrashed { .. } => self.relay_crashes += 1,
+            Event::StallBegan { .. } => self.stalls += 1,
+            Event::PauseBegan { .. } => self.pauses += 1,
+            Event::DlqEvicted { .. } => self.evicted += 1,
+            Event::Reprocessed { .. } => self.reprocessed += 1,
+            Event::ReprocessRefused { reason, .. } => {
+                self.refused += 1;
+                self.rate_limited += (*reason == "rate_limited") as u64;
+            }
+            Event::RetryScheduled { .. } => self.retries += 1,
+            _ => {}
+        }
+    }
+}
+
+impl Checker {
+    fn depth_infer_visible(&self) -> bool {
+        !self.config.emits.visible
+    }
+
+    fn depth_infer_expiry(&self) -> bool {
+        !self.config.emits.lease_expired
+    }
+
+    /// Moves `job` to `place`, keeping the count of ready jobs.
+    pub(super) fn depth_move(&mut self, _at: SimTime, job: JobId, place: Place) {
+        let t = self.job_mut(job);
+        let was = t.place;
+        t.place = place;
+        if was == Place::Ready {
+            self.depth.ready -= 1;
+        }
+        if place == Place::Ready {
+            self.depth.ready += 1;
+        }
+    }
+
+    /// Whether an inferred transition still applies (nothing overtook it).
+    fn depth_valid(&self, d: &Due) -> bool {
+        let Some(t) = self.job(JobId(d.job)) else {
+            return false;
+        };
+        if d.fence == VISIBILITY {
+            t.place == Place::Waiting && t.visible_from == d.at
+        } else {
+            t.place == Place::Leased
+                && t.fence.0 == d.fence
+                && t.lease_end(&self.config).saturating_add(1) == d.at
+        }
+    }
+
+    /// Applies the inferred transitions that certainly happened before `at`.
+    pub(super) fn depth_catch_up(&mut self, at: SimTime) {
+        while let Some(Reverse(d)) = self.depth.due.peek().copied() {
+            if d.at >= at {
+                break;
+            }
+            self.depth.due.pop();
+            if self.depth_valid(&d) {
+                self.depth_move(d.at, JobId(d.job), Place::Ready);
+            }
+        }
+    }
+
+    pub(super) fn depth_enqueued(&mut self, at: SimTime, job: JobId, visible_from: SimTime) {
+        if visible_from <= at {
+            self.depth_move(at, job, Place::Ready);
+        } else {
+            self.depth_waiting(at, job, visible_from);
+        }
+    }
+
+    /// The job waits for `visible_at` (a delayed enqueue, a retry's backoff).
+    pub(super) fn depth_waiting(&mut self, at: SimTime, job: JobId, visible_at: SimTime) {
+        self.depth_move(at, job, Place::Waiting);
+        if self.depth_infer_visible() {
+            self.depth.due.push(Reverse(Due {
+                at: visible_at,
+                job: job.0,
+                fence: VISIBILITY,
+            }));
+        }
+    }
+
+    pub(super) fn depth_visible_record(&mut self, r: &Record, job: JobId) {
+        let u = self.unit();
+        let t = *self.job_mut(job);
+        if t.place != Place::Waiting || r.at < t.visible_from {
+            self.violate_job(Invariant::RecordedValuesMatch, r, job, || {
+                format!(
+                    "{job} recorded visible at {} {u}, but it was {:?} with visible time {} {u}",
+                    r.at, t.place, t.visible_from
+                )
+            });
+        }
+        if t.place == Place::Waiting {
+            self.depth_move(r.at, job, Place::Ready);
+        }
+    }
+
+    /// A new lease (or, `depth_renewed`, a renewal): with no `lease_expired` records, the job is
+    /// visible again the moment after its lease ends, unless something else happens first.
+    pub(super) fn depth_leased(&mut self, at: SimTime, job: JobId) {
+        self.depth_move(at, job, Place::Leased);
+        self.depth_renewed(at, job);
+    }
+
+    pub(super) fn depth_renewed(&mut self, _at: SimTime, job: JobId) {
+        if self.depth_infer_expiry() {
+            let t = *self.job_mut(job);
+            self.depth.due.push(Reverse(Due {
+                at: t.lease_end(&self.config).saturating_add(1),
+                job: job.0,
+                fence: t.fence.0,
+            }));
+        }
+    }
+
+    pub(super) fn depth_expired_record(&mut self, r: &Record, job: JobId) {
+        if self.job_mut(job).place == Place::Leased {
+            self.depth_move(r.at, job, Place::Ready);
+        }
+    }
+
+    pub(super) fn depth_sampled(&mut self, r: &Record, depth: u64) {
+        let low = self.depth.ready;
+        // Transitions falling due at this very time may or may not have happened yet.
+        let mut same_time = Vec::new();
+        while let Some(Reverse(d)) = self.depth.due.peek().copied() {
+            if d.at != r.at {
+                break;
+            }
+            self.depth.due.pop();
+            same_time.push(d);
+        }
+        let pending = same_time.iter().filter(|d| self.depth_valid(d)).count() as u64;
+        for d in same_time {
+            self.depth.due.push(Reverse(d));
+        }
+        let high = low + pending;
+        if depth < low || depth > high {
+            let u = self.unit();
+            let at = r.at;
+            let expected = if pending == 0 {
+                format!("{low}")
+            } else {
+                format!("{low} to {high}")
+            };
+            self.violate(
+                Invariant::DepthMatchesHistory,
+                at,
+                None,
+                None,
+                || format!("the queue depth sampled at {at} {u} is {depth}, but the history has {expected} jobs visible, unleased and unfinished then"),
+                || vec![r.clone()],
+            );
+        }
+    }
+
+    /// The checker's own figures, named as `summary.json` names them.
+    pub(super) fn figures(&self) -> Vec<(&'static str, u64)> {
+        let t = &self.tally;
+        let jobs = self.jobs.iter().flatten();
+        let unfinished = jobs.clone().filter(|j| j.terminal.is_none()).count() as u64;
+        let max_attempts = jobs.clone().map(|j| j.leases as u64).max().unwrap_or(0);
+        let publishes: u64 = self.events.iter().map(|e| e.publishes as u64).sum();
+        let first_publishes = self.events.iter().filter(|e| e.publishes > 0).count() as u64;
+        vec![
+            ("jobs.enqueued", t.enqueued),
+            ("jobs.acked", t.acked),
+            ("jobs.deadLettered", t.dead_lettered),
+            ("jobs.cancelled", t.cancelled),
+            ("jobs.unfinished", unfinished),
+            ("jobs.enqueueDeduped", t.enqueue_deduped),
+            ("jobs.enqueueConflicts", t.enqueue_conflicts),
+            ("effects.extractCalls", t.extract_calls),
+            ("effects.resultsCommitted", t.results_committed),
+            ("effects.dedupedCommits", t.deduped_commits),
+            (
+                "effects.payloadConflicts",
+                t.enqueue_conflicts + t.commit_conflicts,
+            ),
+            ("effects.outboxEvents", t.outbox_events),
+            ("effects.published", t.published),
+            ("effects.republished", publishes - first_publishes),
+            ("effects.consumerApplied", t.consumer_applied),
+            ("effects.consumerDuplicates", t.consumer_duplicates),
+            ("effects.reviewsDone", t.reviews_done),
+            ("leases.granted", t.granted),
+            ("leases.expired", t.expired),
+            ("leases.heartbeats", t.heartbeats),
+            ("leases.staleRejections", self.stale_rejections),
+            ("leases.ackRejections", t.ack_rejections),
+            ("leases.maxAttemptsSeen", max_attempts),
+            ("crashes.worker", t.worker_crashes),
+            ("crashes.relay", t.relay_crashes),
+            ("crashes.stalls", t.stalls),
+            ("crashes.pauses", t.pauses),
+            ("dlq.permanentError", t.dlq_permanent),
+            ("dlq.maxAttemptsExceeded", t.dlq_max_attempts),
+            ("dlq.other", t.dlq_other),
+            ("dlq.evicted", t.evicted),
+            ("dlq.sizeMax", self.dlq.size_max),
+            ("reprocessed", t.reprocessed),
+            ("reprocessRefused", t.refused),
+            ("reprocessRateLimited", t.rate_limited),
+            ("retries.total", t.retries),
+            ("attempts", t.granted),
+        ]
+    }
+}
+
+impl CheckReport {
+    /// Compares the figures a run reported (`summary.json`'s, from the run's metrics) with the
+    /// checker's own: every difference is a `summary_matches_history` violation. A figure the
+    /// checker does not count is a programming error.
+    pub fn cross_check_figures(&mut self, reported: &[(&'static str, u64)]) {
+        let end = self.end;
+        for (name, value) in reported {
+            let own = self
+                .figures
+                .iter()
+                .find(|(n, _)| n == name)
+                .unwrap_or_else(|| panic!("the checker does not count summary figure {name}"))
+                .1;
+            if own != *value {
+                let v = self.verdict_mut(Invariant::SummaryMatchesHistory);
+                v.count += 1;
+                if v.first.is_none() {
+                    v.first = Some(super::Violation {
+                        invariant: Invariant::SummaryMatchesHistory,
+                        at: end,
+                        job: None,
+                        key: None,
+                        message: format!(
+                            "summary.json reports {name} = {value}, but the history gives {own}"
+                        ),
+                        evidence: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+}

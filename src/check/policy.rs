@@ -1,0 +1,234 @@
+//! Invariant family: the retry policy, backoff and deadlines.
+//!
+//! Owns: `retry_policy_followed` (every failed attempt gets the decision its error and the
+//! configuration call for; a cancel only past the deadline; a DLQ entry at pick time only for a
+//! job out of attempts), `backoff_respected` (no lease before the visible time, every retry delay
+//! within the configured backoff and jitter mode), and the cross-checks of an error's recorded
+//! class and a DLQ entry's recorded attempt count. The policy is restated here from the
+//! configuration, independently of the model's: `provider_unavailable` is transient,
+//! `schema_invalid` and `payload_conflict` permanent, `deadline_exceeded` a cancellation; the
+//! delay after attempt n is `d = min(base * 2^(n-1), cap)`, exactly `d` without jitter, in
+//! `[0, d]` with full jitter, in `[floor(d/2), d]` with equal jitter.
+//! Does not: judge who may write (see `leases`) or what the DLQ holds (see `dlq`).
+
+use super::checker::{Checker, Failure, JobTrack};
+use super::invariant::Invariant;
+use crate::history::{Op, Record};
+use crate::ids::{Fence, JobId, SimTime};
+use crate::vocab::config::Jitter;
+
+/// The class of an error, as the policy the checker restates gives it.
+pub(super) fn class_of(error: &str) -> &'static str {
+    match error {
+        "provider_unavailable" => "transient",
+        "schema_invalid" | "payload_conflict" => "permanent",
+        _ => "cancelled",
+    }
+}
+
+/// A decision about a failed attempt, as recorded or as expected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Decision {
+    Retry,
+    DeadLetter(&'static str),
+    Cancel,
+}
+
+impl Decision {
+    fn describe(self) -> String {
+        match self {
+            Decision::Retry => "a retry".into(),
+            Decision::DeadLetter(reason) => format!("the DLQ as {reason}"),
+            Decision::Cancel => "a cancel".into(),
+        }
+    }
+}
+
+impl Checker {
+    /// What the policy calls for after `f`, the job's failed attempt.
+    fn expected(&self, t: &JobTrack, f: &Failure) -> Decision {
+        match class_of(f.error) {
+            "permanent" => Decision::DeadLetter("permanent_error"),
+            "transient" if f.at > t.deadline_at => Decision::Cancel,
+            "transient" if t.leases < self.config.attempts_max => Decision::Retry,
+            "transient" => Decision::DeadLetter("max_attempts_exceeded"),
+            _ => Decision::Cancel,
+        }
+    }
+
+    /// The retry delay allowed after attempt `attempt` failed: `(least, most)`.
+    pub(super) fn backoff_bounds(&self, attempt: u32) -> (u64, u64) {
+        let c = &self.config;
+        let exponent = attempt.saturating_sub(1).min(62);
+        let d = c
+            .backoff_base
+            .saturating_mul(1u64 << exponent)
+            .min(c.backoff_cap);
+        match c.jitter {
+            Jitter::None => (d, d),
+            Jitter::Full => (0, d),
+            Jitter::Equal => (d / 2, d),
+        }
+    }
+
+    pub(super) fn on_attempt_failed(
+        &mut self,
+        r: &Record,
+        job: JobId,
+        fence: Fence,
+        error: &'static str,
+        class: Option<&'static str>,
+    ) {
+        let at = r.at;
+        let u = self.unit();
+        let expected = class_of(error);
+        if let Some(c) = class.filter(|c| *c != expected) {
+            self.violate_job(Invariant::RecordedValuesMatch, r, job, || {
+                format!("{job}'s attempt failed with {error}, a {expected} error, but the record gives it class {c}")
+            });
+        }
+        let t = *self.job_mut(job);
+        if error == "deadline_exceeded" && at <= t.deadline_at {
+            self.violate_job(Invariant::RetryPolicyFollowed, r, job, || {
+                format!(
+                    "{job}'s attempt failed with deadline_exceeded at {at} {u}, but its deadline is {} {u}",
+                    t.deadline_at
+                )
+            });
+        }
+        self.job_mut(job).failure = Some(Failure { fence, error, at });
+    }
+
+    /// A decision recorded for `job`: by the holder of `fence`, or at pick time (no fence).
+    fn decided(&mut self, r: &Record, job: JobId, fence: Option<Fence>, actual: Decision) {
+        let at = r.at;
+        let u = self.unit();
+        let t = *self.job_mut(job);
+        let max = self.config.attempts_max;
+        match fence {
+            Some(fence) => match t.failure.filter(|f| f.fence == fence) {
+                Some(f) => {
+                    self.job_mut(job).failure = None;
+                    let expected = self.expected(&t, &f);
+                    // A reason that is not a code is `redacted_dlq`'s to report.
+                    let same = match (expected, actual) {
+                        (Decision::DeadLetter(_), Decision::DeadLetter(got))
+                            if !crate::vocab::codes::DLQ_REASONS.contains(&got) =>
+                        {
+                            true
+                        }
+                        (e, a) => e == a,
+                    };
+                    if !same {
+                        let leases = t.leases;
+                        self.violate_job(Invariant::RetryPolicyFollowed, r, job, || {
+                            format!(
+                                "{job}'s attempt {leases} failed at {} {u} with {} ({}; max_attempts {max}, deadline {} {u}): the policy calls for {}, but it went to {}",
+                                f.at,
+                                f.error,
+                                class_of(f.error),
+                                t.deadline_at,
+                                expected.describe(),
+                                actual.describe()
+                            )
+                        });
+                    }
+                }
+                None => self.violate_job(Invariant::RetryPolicyFollowed, r, job, || {
+                    format!(
+                        "{} of {job} by the holder of {fence} answers no failed attempt",
+                        actual.describe()
+                    )
+                }),
+            },
+            None => match actual {
+                Decision::Cancel if at <= t.deadline_at => {
+                    self.violate_job(Invariant::RetryPolicyFollowed, r, job, || {
+                        format!(
+                            "{job} cancelled at {at} {u}, before its deadline {} {u}",
+                            t.deadline_at
+                        )
+                    })
+                }
+                Decision::DeadLetter(reason) if t.leases < max || reason == "permanent_error" => {
+                    let leases = t.leases;
+                    self.violate_job(Invariant::RetryPolicyFollowed, r, job, || {
+                        format!(
+                            "{job} went to the DLQ as {reason} when picked, after {leases} of {max} attempts and no failed attempt to answer"
+                        )
+                    })
+                }
+                _ => {}
+            },
+        }
+    }
+
+    pub(super) fn on_retry(
+        &mut self,
+        r: &Record,
+        job: JobId,
+        fence: Fence,
+        attempt: Option<u32>,
+        visible_at: SimTime,
+    ) {
+        self.decided(r, job, Some(fence), Decision::Retry);
+        let at = r.at;
+        let u = self.unit();
+        let t = *self.job_mut(job);
+        let n = t.leases;
+        if let Some(a) = attempt.filter(|a| *a != n) {
+            self.violate_job(Invariant::RecordedValuesMatch, r, job, || {
+                format!("{job}'s retry records attempt {a}, but the job was leased {n} times")
+            });
+        }
+        let (least, most) = self.backoff_bounds(n);
+        let delay = visible_at.checked_sub(at);
+        if delay.is_none_or(|d| d < least || d > most) {
+            let c = &self.config;
+            let (base, cap, jitter) = (c.backoff_base, c.backoff_cap, c.jitter.name());
+            self.violate_job(Invariant::BackoffRespected, r, job, || {
+                format!(
+                    "{job}'s retry after attempt {n} at {at} {u} makes it visible at {visible_at} {u}, a delay of {}; backoff base {base} {u}, cap {cap} {u}, jitter {jitter} allow {least}..={most} {u}",
+                    delay.map_or("less than nothing".to_string(), |d| format!("{d} {u}"))
+                )
+            });
+        }
+        let tm = self.job_mut(job);
+        tm.visible_from = visible_at;
+        tm.lease_held = false;
+        self.depth_waiting(at, job, visible_at);
+    }
+
+    pub(super) fn on_dead_letter_decision(
+        &mut self,
+        r: &Record,
+        job: JobId,
+        fence: Option<Fence>,
+        attempts: Option<u32>,
+        reason: &str,
+    ) {
+        let code = crate::vocab::codes::lookup(&crate::vocab::codes::DLQ_REASONS, reason)
+            .unwrap_or("(not a code)");
+        self.decided(r, job, fence, Decision::DeadLetter(code));
+        let n = self.job_mut(job).leases;
+        if let Some(a) = attempts.filter(|a| *a != n) {
+            self.violate_job(Invariant::RecordedValuesMatch, r, job, || {
+                format!("{job}'s DLQ entry records {a} attempts, but the job was leased {n} times")
+            });
+        }
+    }
+
+    pub(super) fn on_cancel_decision(&mut self, r: &Record, job: JobId, fence: Option<Fence>) {
+        self.decided(r, job, fence, Decision::Cancel);
+    }
+
+    /// A refused decision answers its failed attempt: there is nothing to judge.
+    pub(super) fn policy_rejected(&mut self, job: JobId, op: Op, presented: Fence) {
+        if matches!(op, Op::Retry | Op::DeadLetter | Op::Cancel) {
+            let t = self.job_mut(job);
+            if t.failure.is_some_and(|f| f.fence == presented) {
+                t.failure = None;
+            }
+        }
+    }
+}
