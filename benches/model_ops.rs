@@ -34,15 +34,7 @@ const POOL: u32 = 1 << 14;
 /// bench-pipeline's queue section. `attempts_max` is unbounded so that the lease bench can put
 /// the same jobs back in the ready heap for ever; it changes no cost (one comparison either way).
 fn config(attempts_max: u32) -> QueueConfig {
-    QueueConfig {
-        lease_ms: 500,
-        deadline_ms: 30_000,
-        attempts_max,
-        bug_no_fencing: false,
-        bug_skip_deadline_check: false,
-        bug_unbounded_retries: false,
-        bug_reuse_on_conflict: false,
-    }
+    QueueConfig::new(500, 30_000, attempts_max)
 }
 
 /// Keys and payload hashes of jobs 0..JOBS, built once (a run builds them once per job too, at

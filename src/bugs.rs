@@ -13,7 +13,7 @@ pub struct BugSwitch {
     pub caught_by: &'static str,
 }
 
-pub const ALL: [BugSwitch; 10] = [
+pub const ALL: [BugSwitch; 27] = [
     BugSwitch {
         name: "no_fencing",
         defect: "ack / nack / heartbeat accept a stale fencing token",
@@ -63,6 +63,91 @@ pub const ALL: [BugSwitch; 10] = [
         name: "nondeterministic_step",
         defect: "the model's output comes from an unrecorded, unseeded source",
         caught_by: "replay",
+    },
+    BugSwitch {
+        name: "token_reuse",
+        defect: "leaseNext re-leases an expired job under its old fencing token instead of a new one",
+        caught_by: "fencing_token_increases",
+    },
+    BugSwitch {
+        name: "ack_before_commit",
+        defect: "the worker acks the job, then commits the result (a crash in between loses the effect)",
+        caught_by: "acked_with_result",
+    },
+    BugSwitch {
+        name: "backoff_ignored",
+        defect: "the queue makes a retried job visible at once, ignoring the backoff the worker asked for",
+        caught_by: "backoff_respected",
+    },
+    BugSwitch {
+        name: "deadline_tripled",
+        defect: "the queue computes deadlineAt as createdAt + 3 x deadline_ms, and enforces that",
+        caught_by: "deadline_respected",
+    },
+    BugSwitch {
+        name: "permanent_error_retried",
+        defect: "the retry policy classifies schema_invalid as transient: permanent errors are retried",
+        caught_by: "retry_policy_followed",
+    },
+    BugSwitch {
+        name: "cancel_early",
+        defect: "a transient error is cancelled when its retry would land past the deadline, before the deadline has passed",
+        caught_by: "retry_policy_followed",
+    },
+    BugSwitch {
+        name: "reprocess_same_version",
+        defect: "an operator's reprocess resubmits the dead job's key without bumping its version: every reprocess is refused as version_exists",
+        caught_by: "reprocess_justified",
+    },
+    BugSwitch {
+        name: "reprocess_cancelled",
+        defect: "an operator's reprocess of a cancelled job is let through as if it were dead-lettered",
+        caught_by: "audited_reprocess",
+    },
+    BugSwitch {
+        name: "unrecorded_eviction",
+        defect: "a full DLQ evicts its oldest entry without recording the eviction",
+        caught_by: "dlq_bounded",
+    },
+    BugSwitch {
+        name: "evict_newest",
+        defect: "a full DLQ evicts its newest entry instead of its oldest",
+        caught_by: "dlq_bounded",
+    },
+    BugSwitch {
+        name: "depth_never_decrements",
+        defect: "the queue's depth counter is not decremented when a job is leased",
+        caught_by: "depth_matches_history",
+    },
+    BugSwitch {
+        name: "hash_ignores_content",
+        defect: "the payload hash is computed without the content: a changed payload under a key looks the same",
+        caught_by: "payload_conflict_rejected",
+    },
+    BugSwitch {
+        name: "heartbeat_not_stored",
+        defect: "a heartbeat answers the new leaseUntil but the queue keeps the old one: renewed leases expire early",
+        caught_by: "single_live_lease",
+    },
+    BugSwitch {
+        name: "early_expiry",
+        defect: "the queue treats leaseUntil as exclusive: a lease expires in its last millisecond, while still live",
+        caught_by: "single_live_lease",
+    },
+    BugSwitch {
+        name: "jitter_over_cap",
+        defect: "full jitter draws in [0, 2d] instead of [0, d]: retry delays exceed the capped backoff",
+        caught_by: "backoff_respected",
+    },
+    BugSwitch {
+        name: "unfenced_heartbeat",
+        defect: "heartbeats skip the fencing check (\"a heartbeat is harmless\"): a zombie's heartbeat renews the new holder's lease",
+        caught_by: "fenced_writes",
+    },
+    BugSwitch {
+        name: "republish_miscount",
+        defect: "the metrics count every publish as a republish in summary.json",
+        caught_by: "summary_matches_history",
     },
 ];
 

@@ -562,6 +562,7 @@ impl DlqSection {
                         .unwrap_or(DlqSection::DEFAULT_REPROCESS_WINDOW_MS),
                 }
             }),
+            bug_evict_newest: false,
         }
     }
 }
@@ -580,6 +581,23 @@ pub struct Bugs {
     pub raw_dlq_reason: bool,
     pub reuse_on_conflict: bool,
     pub nondeterministic_step: bool,
+    pub token_reuse: bool,
+    pub ack_before_commit: bool,
+    pub backoff_ignored: bool,
+    pub deadline_tripled: bool,
+    pub permanent_error_retried: bool,
+    pub cancel_early: bool,
+    pub reprocess_same_version: bool,
+    pub reprocess_cancelled: bool,
+    pub unrecorded_eviction: bool,
+    pub evict_newest: bool,
+    pub depth_never_decrements: bool,
+    pub hash_ignores_content: bool,
+    pub heartbeat_not_stored: bool,
+    pub early_expiry: bool,
+    pub jitter_over_cap: bool,
+    pub unfenced_heartbeat: bool,
+    pub republish_miscount: bool,
 }
 
 /// `--swarm` ranges: each seed of a swarm sweep draws its own settings inside these closed

@@ -97,9 +97,11 @@ fn chaos_seeds_with_and_without_bug_switches_read_back_to_the_same_verdicts() {
         r.seed = seed;
         round_trip(&s, &r, &format!("chaos seed {seed}"));
     }
+    // `republish_miscount` is a defect of the run's metrics, which `verify` recomputes from the
+    // history: there the figures are right, and only the run's summary is caught.
     for b in durasim::bugs::ALL
         .iter()
-        .filter(|b| b.name != "nondeterministic_step")
+        .filter(|b| !["nondeterministic_step", "republish_miscount"].contains(&b.name))
     {
         for seed in 0..5 {
             let mut r = RunRequest::for_scenario(&s);

@@ -202,6 +202,74 @@ fn every_bug_switch_is_caught_by_its_invariant_on_its_scenario() {
             "reuse_on_conflict",
             Invariant::PayloadConflictRejected,
         ),
+        (
+            "zombie-worker",
+            "token_reuse",
+            Invariant::FencingTokenIncreases,
+        ),
+        (
+            "incident-crash-before-ack",
+            "ack_before_commit",
+            Invariant::AckedWithResult,
+        ),
+        (
+            "failure-1-retry-storm",
+            "backoff_ignored",
+            Invariant::BackoffRespected,
+        ),
+        (
+            "deadline-cancel",
+            "deadline_tripled",
+            Invariant::DeadlineRespected,
+        ),
+        (
+            "dlq-reprocess",
+            "permanent_error_retried",
+            Invariant::RetryPolicyFollowed,
+        ),
+        (
+            "dlq-reprocess",
+            "reprocess_same_version",
+            Invariant::ReprocessJustified,
+        ),
+        (
+            "deadline-cancel",
+            "reprocess_cancelled",
+            Invariant::AuditedReprocess,
+        ),
+        ("dlq-eviction", "unrecorded_eviction", Invariant::DlqBounded),
+        ("dlq-eviction", "evict_newest", Invariant::DlqBounded),
+        (
+            "synthetic-12",
+            "depth_never_decrements",
+            Invariant::DepthMatchesHistory,
+        ),
+        (
+            "payload-conflict",
+            "hash_ignores_content",
+            Invariant::PayloadConflictRejected,
+        ),
+        (
+            "paused-holder",
+            "heartbeat_not_stored",
+            Invariant::SingleLiveLease,
+        ),
+        ("zombie-worker", "early_expiry", Invariant::SingleLiveLease),
+        (
+            "retry-storm-full-jitter",
+            "jitter_over_cap",
+            Invariant::BackoffRespected,
+        ),
+        (
+            "paused-holder",
+            "unfenced_heartbeat",
+            Invariant::FencedWrites,
+        ),
+        (
+            "relay-republish",
+            "republish_miscount",
+            Invariant::SummaryMatchesHistory,
+        ),
     ];
     for (name, bug, invariant) in cases {
         let s = load(name);
@@ -220,8 +288,12 @@ fn every_bug_switch_is_caught_by_its_invariant_on_its_scenario() {
             invariant.name()
         );
         let first = v.first.as_ref().unwrap();
+        let about_the_queue = matches!(
+            invariant,
+            Invariant::DepthMatchesHistory | Invariant::SummaryMatchesHistory
+        );
         assert!(
-            first.job.is_some() && first.key.is_some(),
+            (first.job.is_some() && first.key.is_some()) || about_the_queue,
             "a violation names its job and key"
         );
     }

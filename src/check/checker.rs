@@ -81,12 +81,27 @@ pub(super) enum DlqEntry {
     Evicted,
 }
 
-/// A failed attempt waiting for its decision: its token, its error's class, when.
+/// A failed attempt waiting for its decision: its token, its error, when.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Failure {
     pub fence: Fence,
-    pub error: &'static str,
     pub at: SimTime,
+    /// The error, as its index in `vocab::codes::ERRORS` (a job track is kept per job).
+    error: u8,
+}
+
+impl Failure {
+    pub fn new(fence: Fence, error: &str, at: SimTime) -> Failure {
+        let error = crate::vocab::codes::ERRORS
+            .iter()
+            .position(|e| *e == error)
+            .unwrap_or(crate::vocab::codes::ERRORS.len() - 1) as u8;
+        Failure { fence, at, error }
+    }
+
+    pub fn error(&self) -> &'static str {
+        crate::vocab::codes::ERRORS[self.error as usize]
+    }
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -47,7 +47,7 @@ impl Decision {
 impl Checker {
     /// What the policy calls for after `f`, the job's failed attempt.
     fn expected(&self, t: &JobTrack, f: &Failure) -> Decision {
-        match class_of(f.error) {
+        match class_of(f.error()) {
             "permanent" => Decision::DeadLetter("permanent_error"),
             "transient" if f.at > t.deadline_at => Decision::Cancel,
             "transient" if t.leases < self.config.attempts_max => Decision::Retry,
@@ -96,7 +96,7 @@ impl Checker {
                 )
             });
         }
-        self.job_mut(job).failure = Some(Failure { fence, error, at });
+        self.job_mut(job).failure = Some(Failure::new(fence, error, at));
     }
 
     /// A decision recorded for `job`: by the holder of `fence`, or at pick time (no fence).
@@ -125,8 +125,8 @@ impl Checker {
                             format!(
                                 "{job}'s attempt {leases} failed at {} {u} with {} ({}; max_attempts {max}, deadline {} {u}): the policy calls for {}, but it went to {}",
                                 f.at,
-                                f.error,
-                                class_of(f.error),
+                                f.error(),
+                                class_of(f.error()),
                                 t.deadline_at,
                                 expected.describe(),
                                 actual.describe()

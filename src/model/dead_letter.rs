@@ -101,6 +101,8 @@ pub struct DlqConfig {
     /// Maximum number of entries held; when full, a new entry evicts the oldest.
     pub capacity: Option<u32>,
     pub reprocess_limit: Option<ReprocessLimit>,
+    /// Bug switch `evict_newest`: a full DLQ evicts its newest entry instead.
+    pub bug_evict_newest: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -140,6 +142,16 @@ impl DeadLetterQueue {
         }
         assert_eq!(self.index[job.index()], ABSENT, "{job} dead-lettered twice");
         let evicted = match self.config.capacity {
+            Some(cap) if self.len() >= cap as usize && self.config.bug_evict_newest => {
+                // The newest entry goes: it is swapped to the head, which then moves past it.
+                let last = self.entries.len() - 1;
+                self.entries.swap(self.head, last);
+                let (moved, newest) = (self.entries[last].job, self.entries[self.head].job);
+                self.index[moved.index()] = last as u32;
+                self.index[newest.index()] = EVICTED;
+                self.head += 1;
+                Some(newest)
+            }
             Some(cap) if self.len() >= cap as usize => {
                 let oldest = self.entries[self.head].job;
                 self.index[oldest.index()] = EVICTED;

@@ -26,6 +26,42 @@ pub struct QueueConfig {
     pub bug_unbounded_retries: bool,
     /// Bug switch `reuse_on_conflict`: same key, different payload silently reuses the job.
     pub bug_reuse_on_conflict: bool,
+    /// Bug switch `token_reuse`: a re-lease after expiry keeps the old fencing token.
+    pub bug_token_reuse: bool,
+    /// Bug switch `backoff_ignored`: a retried job is visible at once.
+    pub bug_backoff_ignored: bool,
+    /// Bug switch `deadline_tripled`: deadlineAt = createdAt + 3 x deadline_ms.
+    pub bug_deadline_tripled: bool,
+    /// Bug switch `depth_never_decrements`: leasing a job does not decrement the depth.
+    pub bug_depth_never_decrements: bool,
+    /// Bug switch `heartbeat_not_stored`: a heartbeat does not move leaseUntil.
+    pub bug_heartbeat_not_stored: bool,
+    /// Bug switch `early_expiry`: a lease expires at leaseUntil instead of just after it.
+    pub bug_early_expiry: bool,
+    /// Bug switch `unfenced_heartbeat`: heartbeats skip the token check.
+    pub bug_unfenced_heartbeat: bool,
+}
+
+impl QueueConfig {
+    /// A queue with these settings and no bug switch on.
+    pub fn new(lease_ms: u64, deadline_ms: u64, attempts_max: u32) -> QueueConfig {
+        QueueConfig {
+            lease_ms,
+            deadline_ms,
+            attempts_max,
+            bug_no_fencing: false,
+            bug_skip_deadline_check: false,
+            bug_unbounded_retries: false,
+            bug_reuse_on_conflict: false,
+            bug_token_reuse: false,
+            bug_backoff_ignored: false,
+            bug_deadline_tripled: false,
+            bug_depth_never_decrements: false,
+            bug_heartbeat_not_stored: false,
+            bug_early_expiry: false,
+            bug_unfenced_heartbeat: false,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +113,9 @@ pub struct Job {
 
 impl Job {
     pub fn deadline_at(&self, config: &QueueConfig) -> SimTime {
+        if config.bug_deadline_tripled {
+            return self.created_at + 3 * config.deadline_ms;
+        }
         self.created_at + config.deadline_ms
     }
 }
@@ -293,9 +332,16 @@ impl Queue {
                     attempts: j.attempt,
                 };
             }
-            self.ready_count -= 1;
-            self.fence_counter += 1;
-            let fence = Fence(self.fence_counter);
+            if !self.config.bug_depth_never_decrements {
+                self.ready_count -= 1;
+            }
+            let reuse = self.config.bug_token_reuse && j.lease_expired;
+            let fence = if reuse {
+                j.fence
+            } else {
+                self.fence_counter += 1;
+                Fence(self.fence_counter)
+            };
             let lease_until = now + self.config.lease_ms;
             let jm = &mut self.jobs[job.index()];
             let after_expiry = jm.lease_expired;
@@ -339,11 +385,18 @@ impl Queue {
         job: JobId,
         fence: Fence,
     ) -> Result<SimTime, Rejection> {
-        self.check_fence(job, fence)?;
+        match self.check_fence(job, fence) {
+            Err(Rejection::StaleFence { .. }) if self.config.bug_unfenced_heartbeat => {}
+            other => other?,
+        }
         let lease_ms = self.config.lease_ms;
+        let not_stored = self.config.bug_heartbeat_not_stored;
         let j = &mut self.jobs[job.index()];
         if j.state != JobState::Leased {
             return Err(Rejection::NotLeased(j.state));
+        }
+        if not_stored {
+            return Ok(now + lease_ms);
         }
         j.lease_until = now + lease_ms;
         Ok(j.lease_until)
@@ -365,6 +418,7 @@ impl Queue {
         visible_at: SimTime,
     ) -> Result<(), Rejection> {
         self.check_fence(job, fence)?;
+        let ignored = self.config.bug_backoff_ignored;
         let j = &mut self.jobs[job.index()];
         if j.state == JobState::Ready {
             self.ready_count -= 1;
@@ -373,6 +427,10 @@ impl Queue {
         j.state = JobState::Waiting;
         j.lease_until = 0;
         j.lease_expired = false;
+        if ignored {
+            j.visible_at = _now;
+            self.set_ready(job);
+        }
         Ok(())
     }
 
@@ -395,13 +453,22 @@ impl Queue {
         Ok(())
     }
 
+    /// When a lease that runs until `lease_until` has expired: the moment after it (a lease is
+    /// live through its `lease_until`).
+    pub fn expiry_time(&self, lease_until: SimTime) -> SimTime {
+        if self.config.bug_early_expiry {
+            return lease_until;
+        }
+        lease_until + 1
+    }
+
     /// A lease-expiry timer for the lease `fence` fired at `now`.
     pub fn check_expiry(&mut self, now: SimTime, job: JobId, fence: Fence) -> ExpiryOutcome {
         let j = &self.jobs[job.index()];
         if j.fence != fence || j.state != JobState::Leased {
             return ExpiryOutcome::Stale;
         }
-        if j.lease_until >= now {
+        if self.expiry_time(j.lease_until) > now {
             return ExpiryOutcome::StillLeased {
                 lease_until: j.lease_until,
             };
@@ -424,15 +491,7 @@ mod tests {
     use crate::ids::DocumentId;
 
     fn config() -> QueueConfig {
-        QueueConfig {
-            lease_ms: 1000,
-            deadline_ms: 30_000,
-            attempts_max: 3,
-            bug_no_fencing: false,
-            bug_skip_deadline_check: false,
-            bug_unbounded_retries: false,
-            bug_reuse_on_conflict: false,
-        }
+        QueueConfig::new(1000, 30_000, 3)
     }
 
     fn request(doc: u32, payload: u64, visible_at: SimTime) -> EnqueueRequest {

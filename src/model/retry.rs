@@ -46,6 +46,10 @@ pub struct RetryPolicy {
     pub jitter: Jitter,
     /// The `unbounded_retries` bug switch: ignore `attempts_max`.
     pub bug_unbounded: bool,
+    /// The `permanent_error_retried` bug switch: a schema error is classified transient.
+    pub bug_permanent_transient: bool,
+    /// The `jitter_over_cap` bug switch: full jitter draws in [0, 2d].
+    pub bug_jitter_over_cap: bool,
 }
 
 pub fn classify(error: ErrorKind) -> ErrorClass {
@@ -57,10 +61,22 @@ pub fn classify(error: ErrorKind) -> ErrorClass {
 }
 
 impl RetryPolicy {
+    /// The class of `error` under this policy: [`classify`], unless a bug switch says otherwise.
+    pub fn class_of(&self, error: ErrorKind) -> ErrorClass {
+        match classify(error) {
+            ErrorClass::Permanent
+                if self.bug_permanent_transient && error == ErrorKind::SchemaInvalid =>
+            {
+                ErrorClass::Transient
+            }
+            class => class,
+        }
+    }
+
     /// Decide what happens after attempt number `attempt` (1-based) failed with `error`.
     /// `jitter_draw` is uniform in [0, 1), already drawn by the caller.
     pub fn decide(&self, error: ErrorKind, attempt: u32, jitter_draw: f64) -> Decision {
-        match classify(error) {
+        match self.class_of(error) {
             ErrorClass::Cancelled => Decision::Cancel,
             ErrorClass::Permanent => Decision::DeadLetter(DlqReason::PermanentError),
             ErrorClass::Transient if attempt < self.attempts_max || self.bug_unbounded => {
@@ -72,14 +88,21 @@ impl RetryPolicy {
         }
     }
 
+    /// `min(base * 2^(attempt-1), cap)`: the delay before jitter.
+    pub fn backoff_ms_unjittered(&self, attempt: u32) -> u64 {
+        let exponent = attempt.saturating_sub(1).min(62);
+        self.backoff_base_ms
+            .saturating_mul(1u64 << exponent)
+            .min(self.backoff_cap_ms)
+    }
+
     /// `min(base * 2^(attempt-1), cap)`, then jittered: none keeps it, full draws in [0, d],
     /// equal draws in [d/2, d].
     pub fn backoff_ms(&self, attempt: u32, jitter_draw: f64) -> u64 {
-        let exponent = attempt.saturating_sub(1).min(62);
-        let delay = self
-            .backoff_base_ms
-            .saturating_mul(1u64 << exponent)
-            .min(self.backoff_cap_ms);
+        let delay = self.backoff_ms_unjittered(attempt);
+        if self.bug_jitter_over_cap && self.jitter == Jitter::Full {
+            return (jitter_draw * (2 * delay + 1) as f64) as u64;
+        }
         match self.jitter {
             Jitter::None => delay,
             Jitter::Full => (jitter_draw * (delay + 1) as f64) as u64,
@@ -105,6 +128,8 @@ mod tests {
             backoff_cap_ms: 2000,
             jitter,
             bug_unbounded: false,
+            bug_permanent_transient: false,
+            bug_jitter_over_cap: false,
         }
     }
 

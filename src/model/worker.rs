@@ -100,12 +100,18 @@ pub enum Step {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Leased,
-    Extracting { remaining_ms: u64, slice_ms: u64 },
+    Extracting {
+        remaining_ms: u64,
+        slice_ms: u64,
+    },
     Extracted,
     Validating,
     Validated,
     Committed,
     Published,
+    /// Bug switch `ack_before_commit`: acked, the commit still to come.
+    AckedBeforeCommit,
+    CommittedAfterAck,
     Finished,
 }
 
@@ -120,6 +126,8 @@ pub struct Attempt {
     phase: Phase,
     /// The last step was a heartbeat, and the plan's pause has not been taken yet.
     pause_due: bool,
+    /// Bug switch `ack_before_commit`.
+    ack_before_commit: bool,
 }
 
 impl Attempt {
@@ -141,7 +149,15 @@ impl Attempt {
             naive_dual_write,
             phase: Phase::Leased,
             pause_due: false,
+            ack_before_commit: false,
         }
+    }
+
+    /// The defect behind the `ack_before_commit` bug switch: ack first, commit after (the crash
+    /// point `after_commit_before_ack` then falls between the two).
+    pub fn with_ack_before_commit(mut self, on: bool) -> Attempt {
+        self.ack_before_commit = on;
+        self
     }
 
     pub fn stalled(&self) -> bool {
@@ -223,6 +239,10 @@ impl Attempt {
                         self.phase = Phase::Finished;
                         Step::Fail(error)
                     }
+                    None if self.ack_before_commit => {
+                        self.phase = Phase::AckedBeforeCommit;
+                        Step::Ack
+                    }
                     None => Step::Commit,
                 }
             }
@@ -246,13 +266,31 @@ impl Attempt {
                 self.phase = Phase::Finished;
                 Step::Ack
             }
+            Phase::AckedBeforeCommit => {
+                if self.plan.crash == Some(CrashPoint::AfterCommitBeforeAck) {
+                    self.phase = Phase::Finished;
+                    return Step::Crash(CrashPoint::AfterCommitBeforeAck);
+                }
+                self.phase = Phase::CommittedAfterAck;
+                Step::Commit
+            }
+            Phase::CommittedAfterAck => {
+                self.phase = Phase::Finished;
+                if self.naive_dual_write {
+                    return Step::PublishDirect;
+                }
+                Step::Done
+            }
             Phase::Finished => Step::Done,
         }
     }
 
     /// The commit was refused (payload conflict): the attempt fails instead of acking.
     pub fn commit_refused(&mut self) -> Step {
-        debug_assert_eq!(self.phase, Phase::Validated);
+        debug_assert!(matches!(
+            self.phase,
+            Phase::Validated | Phase::CommittedAfterAck
+        ));
         self.phase = Phase::Finished;
         Step::Fail(ErrorKind::PayloadConflict)
     }
@@ -448,6 +486,29 @@ mod tests {
         while b.advance() != Step::Commit {}
         assert_eq!(b.commit_refused(), Step::Fail(ErrorKind::PayloadConflict));
         assert_eq!(b.advance(), Step::Done);
+    }
+
+    #[test]
+    fn ack_before_commit_acks_first_and_can_die_before_committing() {
+        let a =
+            Attempt::new(JobId(0), Fence(1), 1, plan(), 150, false).with_ack_before_commit(true);
+        let s = steps(a);
+        assert_eq!(&s[s.len() - 3..], &[Step::Ack, Step::Commit, Step::Done]);
+        let crash = AttemptPlan {
+            crash: Some(CrashPoint::AfterCommitBeforeAck),
+            ..plan()
+        };
+        let a = Attempt::new(JobId(0), Fence(1), 1, crash, 150, false).with_ack_before_commit(true);
+        let s = steps(a);
+        assert_eq!(
+            &s[s.len() - 3..],
+            &[
+                Step::Ack,
+                Step::Crash(CrashPoint::AfterCommitBeforeAck),
+                Step::Done
+            ]
+        );
+        assert!(!s.contains(&Step::Commit));
     }
 
     #[test]

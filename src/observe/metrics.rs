@@ -302,6 +302,8 @@ pub struct Metrics {
     /// Keep the per-100 ms retry timeline: off when judging a history recorded elsewhere,
     /// whose times need not be small (a timeline indexed by time would be unbounded).
     keep_timeline: bool,
+    /// Bug switch `republish_miscount`: every publish is counted as a republish.
+    pub bug_republish_miscount: bool,
     /// Outbox rows held at each depth sample.
     pub outbox_rows: Vec<(SimTime, u64)>,
     /// Per tenant, indexed by tenant id (a small vector: tenants are few and dense).
@@ -344,6 +346,7 @@ impl Metrics {
             retries: RetryWaves::default(),
             retries_per_100ms: Vec::new(),
             keep_timeline: true,
+            bug_republish_miscount: false,
             tenants: Vec::new(),
             job_tenant: Vec::with_capacity(jobs),
             job_leases: Vec::with_capacity(jobs),
@@ -816,7 +819,7 @@ impl Observer for Metrics {
                 self.close_attempt(at, *worker, *job, "crashed");
             }
             Event::Published { send, direct, .. } => {
-                if send.is_some_and(|s| s > 1) {
+                if send.is_some_and(|s| s > 1) || self.bug_republish_miscount {
                     self.effects.republished += 1;
                 }
                 // A direct (naive) publish is never marked by a relay.

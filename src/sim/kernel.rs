@@ -19,7 +19,7 @@ use crate::model::queue::{
     EnqueueOutcome, EnqueueRequest, ExpiryOutcome, JobState, LeaseOutcome, Queue, QueueConfig,
     Rejection,
 };
-use crate::model::retry::{classify, Decision, ErrorClass, ErrorKind, RetryPolicy};
+use crate::model::retry::{Decision, ErrorClass, ErrorKind, RetryPolicy};
 use crate::model::worker::{Attempt, Step};
 use crate::rng::{Purpose, Stream};
 use crate::scenario::{DepthSampling, FaultKind, OperatorTarget, Scenario};
@@ -141,6 +141,8 @@ pub struct Sim<'s, O: Observer> {
     bug_naive: bool,
     bug_raw_reason: bool,
     bug_nondeterministic: bool,
+    /// The bug switches the kernel itself carries (the others live in the model's configs).
+    bugs: crate::scenario::Bugs,
     time_limit_ms: SimTime,
     hash: TraceHash,
     observer: O,
@@ -160,6 +162,13 @@ impl<'s, O: Observer> Sim<'s, O> {
             bug_skip_deadline_check: bugs.skip_deadline_check,
             bug_unbounded_retries: bugs.unbounded_retries,
             bug_reuse_on_conflict: bugs.reuse_on_conflict,
+            bug_token_reuse: bugs.token_reuse,
+            bug_backoff_ignored: bugs.backoff_ignored,
+            bug_deadline_tripled: bugs.deadline_tripled,
+            bug_depth_never_decrements: bugs.depth_never_decrements,
+            bug_heartbeat_not_stored: bugs.heartbeat_not_stored,
+            bug_early_expiry: bugs.early_expiry,
+            bug_unfenced_heartbeat: bugs.unfenced_heartbeat,
         };
         let capacity =
             (jobs as usize + scenario.enqueue.len() + scenario.burst_jobs() as usize).min(1 << 24);
@@ -188,13 +197,18 @@ impl<'s, O: Observer> Sim<'s, O> {
                 bugs.no_consumer_dedupe,
                 scenario.consumer.dedupe_window_ms,
             ),
-            dlq: DeadLetterQueue::new(scenario.dlq.config()),
+            dlq: DeadLetterQueue::new(crate::model::dead_letter::DlqConfig {
+                bug_evict_newest: bugs.evict_newest,
+                ..scenario.dlq.config()
+            }),
             policy: RetryPolicy {
                 attempts_max: q.max_attempts,
                 backoff_base_ms: scenario.retry.backoff_base_ms,
                 backoff_cap_ms: scenario.retry.backoff_cap_ms,
                 jitter: scenario.retry.jitter,
                 bug_unbounded: bugs.unbounded_retries,
+                bug_permanent_transient: bugs.permanent_error_retried,
+                bug_jitter_over_cap: bugs.jitter_over_cap,
             },
             workers: vec![WorkerSlot::default(); workers as usize],
             worker_streams: (0..workers)
@@ -230,6 +244,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             bug_naive: bugs.naive_dual_write,
             bug_raw_reason: bugs.raw_dlq_reason,
             bug_nondeterministic: bugs.nondeterministic_step,
+            bugs: bugs.clone(),
             time_limit_ms: scenario.run.time_limit_ms,
             hash: TraceHash::default(),
             observer,
@@ -380,6 +395,19 @@ impl<'s, O: Observer> Sim<'s, O> {
 
     // ---- arrivals and enqueue -------------------------------------------------------------
 
+    /// The payload hash the queue and the outbox compare (`hash_ignores_content`: without the
+    /// content).
+    fn payload_hash(&self, payload: &Payload) -> crate::vocab::payload::PayloadHash {
+        if self.bugs.hash_ignores_content {
+            return Payload {
+                content: 0,
+                ..*payload
+            }
+            .hash(&self.names);
+        }
+        payload.hash(&self.names)
+    }
+
     fn key_for(&self, tenant: TenantId, payload: &Payload, version: u32) -> IdempotencyKey {
         if self.bug_tenantless {
             IdempotencyKey::tenantless_for_bug_switch(payload.document, version)
@@ -400,7 +428,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         reprocess_of: Option<JobId>,
     ) -> Option<JobId> {
         let key = self.key_for(tenant, &payload, version);
-        let hash = payload.hash(&self.names);
+        let hash = self.payload_hash(&payload);
         let request = EnqueueRequest {
             tenant,
             key,
@@ -591,7 +619,8 @@ impl<'s, O: Observer> Sim<'s, O> {
             plan,
             self.scenario.queue.heartbeat_ms,
             self.bug_naive,
-        );
+        )
+        .with_ack_before_commit(self.bugs.ack_before_commit);
         self.attempts_in_flight += 1;
         let slot = &mut self.workers[w.index()];
         slot.attempt = Some(attempt);
@@ -611,7 +640,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         slot.expiry_armed = true;
         let j = self.queue.job(job);
         if j.fence == fence && j.state == JobState::Leased {
-            let at = j.lease_until + 1;
+            let at = self.queue.expiry_time(j.lease_until);
             self.schedule(
                 at,
                 Ev::LeaseCheck {
@@ -626,7 +655,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         match self.queue.check_expiry(self.now, job, fence) {
             ExpiryOutcome::Stale => {}
             ExpiryOutcome::StillLeased { lease_until } => self.schedule(
-                lease_until + 1,
+                self.queue.expiry_time(lease_until),
                 Ev::LeaseCheck {
                     job: job.0,
                     fence: fence.0,
@@ -845,12 +874,21 @@ impl<'s, O: Observer> Sim<'s, O> {
     fn fail(&mut self, w: WorkerId, job: JobId, fence: Fence, error: ErrorKind) {
         let j = *self.queue.job(job);
         let deadline_at = j.deadline_at(self.queue.config());
-        let error = if self.now > deadline_at && classify(error) == ErrorClass::Transient {
+        let number = self.workers[w.index()]
+            .attempt
+            .as_ref()
+            .map_or(j.attempt, |a| a.number);
+        let transient = self.policy.class_of(error) == ErrorClass::Transient;
+        // Bug switch `cancel_early`: cancelled as soon as the (unjittered) retry would land past
+        // the deadline, before the deadline has passed.
+        let early = self.bugs.cancel_early
+            && self.now + self.policy.backoff_ms_unjittered(number) > deadline_at;
+        let error = if transient && (self.now > deadline_at || early) {
             ErrorKind::DeadlineExceeded
         } else {
             error
         };
-        let class = classify(error);
+        let class = self.policy.class_of(error);
         self.record(Event::AttemptFailed {
             job,
             worker: w,
@@ -858,10 +896,6 @@ impl<'s, O: Observer> Sim<'s, O> {
             error: error_name(error),
             class: Some(class_name(class)),
         });
-        let number = self.workers[w.index()]
-            .attempt
-            .as_ref()
-            .map_or(j.attempt, |a| a.number);
         let draw = if matches!(self.policy.jitter, crate::vocab::config::Jitter::None) {
             0.0
         } else {
@@ -931,7 +965,8 @@ impl<'s, O: Observer> Sim<'s, O> {
         };
         let text: Box<str> = stored.text().into();
         // A full DLQ makes room first: the eviction is recorded before the new entry.
-        if let Some(evicted) = self.dlq.push(self.now, job, stored) {
+        let evicted = self.dlq.push(self.now, job, stored);
+        if let Some(evicted) = evicted.filter(|_| !self.bugs.unrecorded_eviction) {
             self.record(Event::DlqEvicted {
                 job: evicted,
                 capacity: Some(
@@ -1073,10 +1108,14 @@ impl<'s, O: Observer> Sim<'s, O> {
             return;
         }
         let tenant = self.queue.job(old).tenant;
-        if let Err(refusal) =
-            self.dlq
-                .authorize_reprocess(self.now, old, tenant, operator.as_deref())
-        {
+        // Bug switch `reprocess_cancelled`: a cancelled job is let through as if dead-lettered.
+        let let_through = self.bugs.reprocess_cancelled
+            && self.queue.job(old).state == JobState::Cancelled
+            && operator.as_deref().is_some_and(|o| !o.trim().is_empty());
+        let authorized = self
+            .dlq
+            .authorize_reprocess(self.now, old, tenant, operator.as_deref());
+        if let (Err(refusal), false) = (authorized, let_through) {
             let reason = if self.queue.job(old).state == JobState::Cancelled
                 && refusal != crate::model::dead_letter::ReprocessRefusal::MissingOperator
             {
@@ -1096,11 +1135,15 @@ impl<'s, O: Observer> Sim<'s, O> {
         let payload = self.payloads[old.index()];
         let invalid = self.invalid[old.index()];
         // Same tenant, document and content, version + 1: a new job; the dead one stays dead.
-        let new = self.enqueue(o.tenant, payload, o.key.version + 1, invalid, Some(old));
+        // Bug switch `reprocess_same_version`: the version is not bumped.
+        let version = o.key.version + u32::from(!self.bugs.reprocess_same_version);
+        let new = self.enqueue(o.tenant, payload, version, invalid, Some(old));
         match new {
             Some(new) => {
-                self.dlq
-                    .record_reprocess(self.now, old, tenant, new, &operator);
+                if self.dlq.get(old).is_some() {
+                    self.dlq
+                        .record_reprocess(self.now, old, tenant, new, &operator);
+                }
                 self.record(Event::Reprocessed {
                     old_job: old,
                     new_job: new,
@@ -1127,7 +1170,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             .clone()
             .unwrap_or_else(|| format!("mutated at {} ms", self.now));
         let payload = Payload::from_text(document, &text);
-        let hash = payload.hash(&self.names);
+        let hash = self.payload_hash(&payload);
         self.payloads[job.index()] = payload;
         self.queue.mutate_payload(job, hash);
         self.record(Event::PayloadMutated {

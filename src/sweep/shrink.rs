@@ -1,9 +1,11 @@
 //! Shrinking: from a failing seed to a small explicit scenario that fails the same way.
 //!
 //! Owns: the search. It freezes the failing run (see `freeze`), checks the frozen file still
-//! fails, then greedily tries smaller variants (fewer jobs, fewer workers, fewer faults, earlier
-//! faults, shorter stalls, simpler arrivals and constant stage durations) and keeps each one that
-//! still breaks the target. Every candidate is judged by running it exactly as `durasim run`
+//! fails, tries the violating job alone (with 1 or 2 workers, drawn or constant inference, the
+//! deadline as it was or shorter), then greedily tries smaller variants (fewer jobs, fewer
+//! workers, fewer faults, earlier faults, shorter stalls and pauses, a shorter deadline, a
+//! smaller DLQ, simpler arrivals and constant stage durations) and keeps each one that still
+//! breaks the target. Every candidate is judged by running it exactly as `durasim run`
 //! would run the written file, so the result reproduces by construction.
 //! Does not: write files (the sweep does).
 
@@ -49,7 +51,7 @@ pub struct Shrunk {
     pub violated: Vec<Invariant>,
 }
 
-const BUDGET: u32 = 400;
+const BUDGET: u32 = 600;
 
 struct Search<'a> {
     target: Target,
@@ -132,13 +134,46 @@ fn renumbered(s: &Scenario) -> Option<Scenario> {
     Some(c)
 }
 
-fn constant_of(d: &Dist) -> Option<Dist> {
+/// Constant stand-ins for a drawn duration: its mean, then longer ones (a failure may need a
+/// long extraction: heartbeats, a lease running out).
+fn constants_of(d: &Dist) -> Vec<Dist> {
     match d {
-        Dist::Constant { .. } => None,
-        d => Some(Dist::Constant {
-            value: d.mean().round().max(0.0) as u64,
-        }),
+        Dist::Constant { .. } => Vec::new(),
+        d => {
+            let mean = d.mean().round().max(1.0) as u64;
+            [mean, mean * 2, mean * 4, mean * 8]
+                .into_iter()
+                .map(|value| Dist::Constant { value })
+                .collect()
+        }
     }
+}
+
+/// The drawn durations a shrink may make constant: inference, validation, review, arrivals.
+fn drawn(c: &mut Scenario, which: usize) -> &mut Dist {
+    match which {
+        0 => &mut c.stages.inference_ms,
+        1 => &mut c.stages.validate_ms,
+        2 => &mut c.stages.review_ms,
+        _ => &mut c.arrivals.interarrival_ms,
+    }
+}
+
+/// Only the faults of `job` (and the relay's), that job renumbered to 0, and nothing else: the
+/// failure is often one job's story.
+fn focused(s: &Scenario, job: u32) -> Scenario {
+    let mut c = s.clone();
+    c.script.retain(|e| e.job.is_none_or(|j| j == job));
+    for e in &mut c.script {
+        if e.job.is_some() {
+            e.job = Some(0);
+        }
+    }
+    c.operator.retain(|o| o.job.is_none());
+    c.arrivals.jobs = 1;
+    c.enqueue.clear();
+    c.burst.clear();
+    c
 }
 
 /// Searches for a smaller scenario that still hits `target`, starting from the failing run of
@@ -157,6 +192,10 @@ pub fn shrink(
         run_once(&plain, &traced, None)
     }))
     .ok()?;
+    let culprit = match target {
+        Target::Invariant(i) => report.check.verdict(i).first.as_ref().and_then(|v| v.job),
+        Target::Nondeterminism => None,
+    };
     let frozen = freeze(
         &plain,
         &traced,
@@ -185,6 +224,29 @@ pub fn shrink(
         }
     }
     let (mut s, seed_kept) = current?;
+    // The violating job alone with its faults: 1 or 2 workers, its drawn durations or
+    // constant ones, the deadline as it was or shorter (one job is never late otherwise).
+    if let Some(job) = culprit.filter(|j| (j.0 as u64) < s.jobs_planned()) {
+        let alone = focused(&s, job.0);
+        let mut candidates = Vec::new();
+        for workers in [1, 2.min(s.workers.count)] {
+            let mut inference = vec![alone.stages.inference_ms];
+            inference.extend(constants_of(&alone.stages.inference_ms));
+            for d in inference {
+                let deadlines =
+                    std::iter::successors(Some(alone.queue.deadline_ms), |d| Some(d / 2))
+                        .take_while(|d| *d > 0);
+                for deadline_ms in deadlines {
+                    let mut c = alone.clone();
+                    c.workers.count = workers;
+                    c.stages.inference_ms = d;
+                    c.queue.deadline_ms = deadline_ms;
+                    candidates.push(c);
+                }
+            }
+        }
+        search.first(&mut s, candidates);
+    }
     loop {
         let before = search.runs;
         let mut changed = false;
@@ -258,7 +320,7 @@ pub fn shrink(
                 changed |= search.first(&mut s, vec![c]);
             }
         }
-        // Shorter stalls.
+        // Shorter stalls and pauses.
         for i in 0..s.script.len() {
             while let Some(ms) = s.script[i].stall_ms.filter(|ms| *ms > 1) {
                 let mut c = s.clone();
@@ -268,6 +330,38 @@ pub fn shrink(
                 }
                 changed = true;
             }
+            while let Some(ms) = s.script[i].pause_ms.filter(|ms| *ms > 1) {
+                let mut c = s.clone();
+                c.script[i].pause_ms = Some(ms / 2);
+                if !search.first(&mut s, vec![c]) {
+                    break;
+                }
+                changed = true;
+            }
+        }
+        // A shorter deadline: overload is not the only way past it.
+        while s.queue.deadline_ms > 1 {
+            let mut c = s.clone();
+            c.queue.deadline_ms /= 2;
+            if !search.first(&mut s, vec![c]) {
+                break;
+            }
+            changed = true;
+        }
+        // A smaller DLQ: fewer dead jobs fill it.
+        while let Some(capacity) = s.dlq.capacity.filter(|c| *c > 1) {
+            let mut c = s.clone();
+            c.dlq.capacity = Some(capacity / 2);
+            if !search.first(&mut s, vec![c]) {
+                break;
+            }
+            changed = true;
+        }
+        // No DLQ limits, no operator automation left over.
+        if !s.dlq.is_default() {
+            let mut c = s.clone();
+            c.dlq = Default::default();
+            changed |= search.first(&mut s, vec![c]);
         }
         // Simpler arrivals and constant stage durations.
         let mut simpler = Vec::new();
@@ -293,21 +387,19 @@ pub fn shrink(
             c.arrivals.invalid_documents = None;
             simpler.push(c);
         }
-        for which in 0..4 {
-            let mut c = s.clone();
-            let d = match which {
-                0 => &mut c.stages.inference_ms,
-                1 => &mut c.stages.validate_ms,
-                2 => &mut c.stages.review_ms,
-                _ => &mut c.arrivals.interarrival_ms,
-            };
-            if let Some(k) = constant_of(d) {
-                *d = k;
-                simpler.push(c);
-            }
-        }
         for c in simpler {
             changed |= search.first(&mut s, vec![c]);
+        }
+        for which in 0..4 {
+            let candidates = constants_of(drawn(&mut s.clone(), which))
+                .into_iter()
+                .map(|k| {
+                    let mut c = s.clone();
+                    *drawn(&mut c, which) = k;
+                    c
+                })
+                .collect();
+            changed |= search.first(&mut s, candidates);
         }
         if !changed || search.runs == before || search.runs >= BUDGET {
             break;
