@@ -267,7 +267,7 @@ where
         let pad = if hi - lo < 10 { 5 } else { width };
         let x_lo = start.saturating_sub(pad) as f64;
         let x_hi = (hi + width + pad) as f64;
-        let y_max = y_top(bins.values().copied().max().unwrap_or(1) as f64 * 1.25);
+        let y_max = bins.values().copied().max().unwrap_or(1) as f64 / BARS_TOP;
         let mut hist = ChartBuilder::on(hist_area)
             .caption(
                 format!("{} — histogram ({}, n = {})", m.name, m.what, sorted.len()),
