@@ -359,8 +359,14 @@ fn every_subcommand_help_has_an_example_and_the_exit_codes() {
         assert_eq!(o.status.code(), Some(0), "{cmd}");
         let t = String::from_utf8_lossy(&o.stdout).into_owned();
         assert!(t.contains("Example"), "{cmd} --help has no example:\n{t}");
-        assert!(t.contains(&format!("durasim {cmd}")), "{cmd}: the example runs it:\n{t}");
-        assert!(t.contains("Exit codes"), "{cmd} --help has no exit codes:\n{t}");
+        assert!(
+            t.contains(&format!("durasim {cmd}")),
+            "{cmd}: the example runs it:\n{t}"
+        );
+        assert!(
+            t.contains("Exit codes"),
+            "{cmd} --help has no exit codes:\n{t}"
+        );
         assert!(t.contains("--deny-warnings"), "{cmd}");
         if cmd != "bugs" {
             assert!(t.contains("2 "), "{cmd}: exit 2 explained:\n{t}");
@@ -379,5 +385,8 @@ fn every_subcommand_help_has_an_example_and_the_exit_codes() {
     assert_eq!(out_lines.len(), 4);
     let o = durasim(&["--help"]);
     let t = String::from_utf8_lossy(&o.stdout);
-    assert!(t.contains("an expected violation") && t.contains("Exit codes"), "{t}");
+    assert!(
+        t.contains("an expected violation") && t.contains("Exit codes"),
+        "{t}"
+    );
 }

@@ -25,7 +25,11 @@ fn examples(lines: &[&str]) -> Vec<Example> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        if lines[i].starts_with("```") && lines.get(i + 1).is_some_and(|l| l.starts_with("$ durasim ")) {
+        if lines[i].starts_with("```")
+            && lines
+                .get(i + 1)
+                .is_some_and(|l| l.starts_with("$ durasim "))
+        {
             let end = (i + 2..lines.len())
                 .find(|&j| lines[j].starts_with("```"))
                 .expect("README: an example block is not closed");
@@ -107,7 +111,10 @@ fn readme_examples_are_what_durasim_prints() {
         let real = run(&sb, &ex.command);
         let shown = &lines[ex.first + 1..ex.end];
         let same = real.len() == shown.len()
-            && real.iter().zip(shown).all(|(a, b)| untimed(a) == untimed(b));
+            && real
+                .iter()
+                .zip(shown)
+                .all(|(a, b)| untimed(a) == untimed(b));
         if !same {
             stale.push(format!(
                 "$ {}\n--- README\n{}\n--- durasim\n{}",
@@ -144,5 +151,8 @@ fn timing_fields_are_the_only_ones_ignored() {
         untimed("  run        30 history events, 1046 ms virtual, 0.000 s wall"),
         untimed("  run        31 history events, 1046 ms virtual, 0.000 s wall")
     );
-    assert_ne!(untimed("PASS  x  seed 1  trace 431f62a4b70ec2d9"), untimed("PASS  x  seed 1  trace 431f62a4b70ec2da"));
+    assert_ne!(
+        untimed("PASS  x  seed 1  trace 431f62a4b70ec2d9"),
+        untimed("PASS  x  seed 1  trace 431f62a4b70ec2da")
+    );
 }

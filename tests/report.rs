@@ -196,9 +196,19 @@ fn chart_of_a_no_rows_run_names_the_charts_that_lack_data() {
         assert!(out.contains(needle), "lacks {needle:?}: {out}");
     }
     let svg_dir = tmp("no-rows-svg");
-    ok(&durasim(&["chart", d, "--out", svg_dir.to_str().unwrap(), "--format", "svg"]));
+    ok(&durasim(&[
+        "chart",
+        d,
+        "--out",
+        svg_dir.to_str().unwrap(),
+        "--format",
+        "svg",
+    ]));
     let svg = std::fs::read_to_string(svg_dir.join("charts/depth.svg")).unwrap();
-    assert!(!svg.contains("worker crash × 0"), "a count it does not know");
+    assert!(
+        !svg.contains("worker crash × 0"),
+        "a count it does not know"
+    );
     assert!(svg.contains("worker crash — not recorded"), "{svg}");
 }
 

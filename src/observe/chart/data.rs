@@ -163,9 +163,7 @@ impl RunData {
                     .into(),
             );
             out.push("stages: needs jobs.csv (the run used --no-rows)".into());
-            out.push(
-                "outcomes: needs jobs.csv and attempts.csv (the run used --no-rows)".into(),
-            );
+            out.push("outcomes: needs jobs.csv and attempts.csv (the run used --no-rows)".into());
         }
         if self.reviews.is_none() {
             out.push(

@@ -805,10 +805,13 @@ mod tests {
         for i in 0..3 {
             assert!(label_row(i) - half > LINE_TOP, "row {i} crosses the lines");
             if i > 0 {
-                assert!(label_row(i - 1) - label_row(i) > 2.0 * half, "rows {i} overlap");
+                assert!(
+                    label_row(i - 1) - label_row(i) > 2.0 * half,
+                    "rows {i} overlap"
+                );
             }
         }
         assert!(label_row(0) + half < 1.0);
-        assert!(BARS_TOP < LINE_TOP && 1.0 / CDF_TOP < LINE_TOP);
+        const { assert!(BARS_TOP < LINE_TOP && 1.0 / CDF_TOP < LINE_TOP) };
     }
 }
