@@ -354,7 +354,9 @@ fn a_closed_stdout_is_not_a_panic() {
 #[test]
 fn every_subcommand_help_has_an_example_and_the_exit_codes() {
     let mut out_lines = Vec::new();
-    for cmd in ["run", "replay", "check", "sweep", "merge", "chart", "bugs"] {
+    for cmd in [
+        "run", "replay", "check", "sweep", "merge", "chart", "bugs", "verify",
+    ] {
         let o = durasim(&[cmd, "--help"]);
         assert_eq!(o.status.code(), Some(0), "{cmd}");
         let t = String::from_utf8_lossy(&o.stdout).into_owned();

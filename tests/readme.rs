@@ -1,6 +1,7 @@
-//! README.md's example outputs are real: every fenced block whose first line is `$ durasim ...`
-//! is run (in a scratch directory with the bundled scenarios) and its output must equal the
-//! block's lines after the command, timing fields aside (`N s wall`, `(N events/s)`, a sweep's
+//! README.md's example outputs are real: in every fenced block whose first line is
+//! `$ durasim ...`, each `$ durasim ...` line is run in order (in one scratch directory with the
+//! bundled scenarios, so a later command can read what an earlier one wrote) and its output must
+//! equal the lines after it, timing fields aside (`N s wall`, `(N events/s)`, a sweep's
 //! throughput line).
 //!
 //! When the output changes on purpose (a new trace hash, a new summary line), regenerate the
@@ -14,10 +15,13 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A README example: the line index of its `$ ` command and of its closing fence.
+/// A README example: one `$ durasim ...` command line and the output lines after it (up to the
+/// next command or the closing fence). A block may hold several commands, run in order.
 struct Example {
     command: String,
+    /// Line index of the command.
     first: usize,
+    /// Line index just past its output.
     end: usize,
 }
 
@@ -30,15 +34,25 @@ fn examples(lines: &[&str]) -> Vec<Example> {
                 .get(i + 1)
                 .is_some_and(|l| l.starts_with("$ durasim "))
         {
-            let end = (i + 2..lines.len())
+            let close = (i + 2..lines.len())
                 .find(|&j| lines[j].starts_with("```"))
                 .expect("README: an example block is not closed");
-            out.push(Example {
-                command: lines[i + 1][2..].to_string(),
-                first: i + 1,
-                end,
-            });
-            i = end;
+            let commands: Vec<usize> = (i + 1..close)
+                .filter(|&j| lines[j].starts_with("$ "))
+                .collect();
+            for (k, &c) in commands.iter().enumerate() {
+                assert!(
+                    lines[c].starts_with("$ durasim "),
+                    "README line {}: an example command must be `$ durasim ...`",
+                    c + 1
+                );
+                out.push(Example {
+                    command: lines[c][2..].to_string(),
+                    first: c,
+                    end: commands.get(k + 1).copied().unwrap_or(close),
+                });
+            }
+            i = close;
         }
         i += 1;
     }
