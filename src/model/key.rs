@@ -13,12 +13,14 @@ use std::fmt;
 /// Why a key could not be built. Messages are lowercase and name the offending value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
-    #[error("invalid tenant id {0:?}: must match ^[a-z][a-z0-9-]{{1,32}}$")]
+    #[error("invalid tenant id {}: must match ^[a-z][a-z0-9-]{{1,32}}$", crate::messages::clip(.0))]
     InvalidTenant(String),
     #[error("documentId is required for an idempotency key (got an empty string)")]
     EmptyDocument,
-    #[error("invalid documentId {0:?}: must not contain ':' (the key separator)")]
+    #[error("invalid documentId {}: must not contain ':' (the key separator)", crate::messages::clip(.0))]
     DocumentWithSeparator(String),
+    #[error("invalid documentId {}: must be {DOCUMENT_RULE}", crate::messages::clip(.0))]
+    InvalidDocument(String),
     #[error("operationVersion must be an integer >= 1 (got {0})")]
     InvalidVersion(i64),
 }
@@ -38,11 +40,19 @@ pub fn validate_tenant(name: &str) -> Result<(), KeyError> {
     }
 }
 
+/// What a documentId may be: it is part of every idempotency key, audit record and history line.
+pub const DOCUMENT_RULE: &str =
+    "1 to 128 characters from A-Z, a-z, 0-9, '.', '_', '-' and '/' (':' separates the key's parts)";
+pub const MAX_DOCUMENT: usize = 128;
+
 pub fn validate_document(document: &str) -> Result<(), KeyError> {
+    let allowed = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'/');
     if document.is_empty() {
         Err(KeyError::EmptyDocument)
     } else if document.contains(':') {
         Err(KeyError::DocumentWithSeparator(document.to_string()))
+    } else if document.len() > MAX_DOCUMENT || !document.bytes().all(allowed) {
+        Err(KeyError::InvalidDocument(document.to_string()))
     } else {
         Ok(())
     }

@@ -112,7 +112,7 @@ pub struct Summary {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplayInfo {
-    pub scenario_file: String,
+    pub scenario_digest: String,
     pub seed: u64,
     pub jobs_override: Option<u64>,
     pub bugs: Vec<String>,
