@@ -1,4 +1,5 @@
-//! The command line: `run`, `replay`, `check`, `bugs`.
+//! The command line: `run`, `replay`, `check`, `bugs`, `verify`, and the sweep and chart
+//! commands (their own modules).
 //!
 //! Owns: parsing arguments (clap), reading scenario files, writing output directories, printing
 //! the human summary, and mapping outcomes to exit codes (0 holds, 1 violated or unmet, 2 bad
@@ -87,6 +88,12 @@ pub enum Command {
     },
     /// List the bug switches and the invariant each should break
     Bugs,
+    /// Judge a history file (a `--trace` file, or one recorded outside the simulator; see
+    /// docs/history-format.md) with the same checker, and print the same verdict block as `run`
+    Verify {
+        /// A history file: a header line with the configuration, then one record a line
+        file: PathBuf,
+    },
     /// Run many seeds in parallel, group failures, gate on coverage, shrink the first failures
     Sweep(crate::sweep::SweepArgs),
     /// Merge the outputs of sharded sweeps into what one unsharded sweep writes
@@ -158,6 +165,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Sweep(args) => crate::sweep::cmd_sweep(&args),
         Command::Merge(args) => crate::sweep::cmd_merge(&args),
         Command::Chart { dir, out, format } => cmd_chart(&dir, out.as_deref(), format),
+        Command::Verify { file } => cmd_verify(&file),
         Command::Bugs => {
             println!("{:<22} {:<26} defect", "switch", "caught by");
             for b in &crate::bugs::ALL {
@@ -484,14 +492,33 @@ fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
         "  latency    queueWaitMs p50 {} p95 {} p99 {} | inferenceMs p50 {} | reviewWaitMs p50 {} | depth {}..{}",
         m.queue_wait_ms.p50, m.queue_wait_ms.p95, m.queue_wait_ms.p99, m.inference_ms.p50, m.review_wait_ms.p50, m.queue_depth.min, m.queue_depth.max
     );
-    println!("  invariants {held}/{} hold", s.invariants.len());
-    for i in s.invariants.iter().filter(|i| !i.holds) {
+    print_verdicts(&s.invariants, "ms");
+    if s.expectations_met {
+        println!("  expect     met");
+    } else {
+        for u in &s.unmet_expectations {
+            println!(
+                "  expect     {}: expected {}, got {}",
+                u.field, u.expected, u.actual
+            );
+        }
+    }
+    let _ = report;
+    println!("  outputs    {}", dir.display());
+}
+
+/// The verdict block: how many invariants hold, then each violated one with its first violation
+/// and the records that prove it. `run` and `verify` print the same block.
+pub fn print_verdicts(invariants: &[crate::observe::summary::InvariantSummary], unit: &str) {
+    let held = invariants.iter().filter(|i| i.holds).count();
+    println!("  invariants {held}/{} hold", invariants.len());
+    for i in invariants.iter().filter(|i| !i.holds) {
         let f = i
             .first_violation
             .as_ref()
             .expect("a violated invariant has a first violation");
         println!(
-            "    VIOLATED {} ({} times); first at {} ms{}{}: {}",
+            "    VIOLATED {} ({} times); first at {} {unit}{}{}: {}",
             i.name,
             i.violations,
             f.at_ms,
@@ -506,18 +533,69 @@ fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
             println!("      evidence: {ev}");
         }
     }
-    if s.expectations_met {
-        println!("  expect     met");
-    } else {
-        for u in &s.unmet_expectations {
+}
+
+/// `durasim verify FILE`: reads a history (streaming, bounded), judges it with the checker `run`
+/// uses, prints the verdict block. Exit 0 when every invariant holds, 1 on a violation, 2 when
+/// the file cannot be read as a history.
+fn cmd_verify(path: &Path) -> anyhow::Result<Outcome> {
+    use crate::history::reader::{HistoryReader, Limits};
+    let mut reader =
+        HistoryReader::open(path, Limits::default()).map_err(|e| bad(e.to_string()))?;
+    let mut checker = crate::check::Checker::new();
+    let mut hash = TraceHash::default();
+    let (mut end, mut quiescent) = (0, false);
+    while let Some(r) = reader.next_record().map_err(|e| bad(e.to_string()))? {
+        hash.add(&r);
+        checker.observe_record(&r);
+        end = r.at;
+        if let crate::history::Event::RunEnded { quiescent: q } = r.event {
+            quiescent = q;
+        }
+    }
+    let report = checker.finish();
+    let config = reader
+        .config()
+        .expect("a history read to its end has a header")
+        .clone();
+    let unit = config.time_unit.suffix();
+    let mut invariants = crate::observe::summary::invariant_summaries(&report, reader.names());
+    for f in invariants
+        .iter_mut()
+        .filter_map(|i| i.first_violation.as_mut())
+    {
+        f.evidence.iter_mut().for_each(|e| reader.relabel(e));
+    }
+    let verdict = if report.holds() { "PASS" } else { "FAIL" };
+    println!(
+        "{verdict}  {}  trace {}",
+        path.display(),
+        TraceHash::hex(hash.finish())
+    );
+    println!(
+        "  history    {} records, {end} {unit} recorded{}{}",
+        hash.records(),
+        config
+            .seed
+            .map(|s| format!(", seed {s}"))
+            .unwrap_or_default(),
+        if quiescent { "" } else { ", NOT QUIESCENT" }
+    );
+    print_verdicts(&invariants, unit);
+    for i in &invariants {
+        let job = i.first_violation.as_ref().and_then(|f| f.job);
+        if let Some(label) = job.and_then(|j| reader.job_label(crate::ids::JobId(j))) {
             println!(
-                "  expect     {}: expected {}, got {}",
-                u.field, u.expected, u.actual
+                "  ids        job-{} is {label} in the file",
+                job.unwrap_or(0)
             );
         }
     }
-    let _ = report;
-    println!("  outputs    {}", dir.display());
+    Ok(if report.holds() {
+        Outcome::Ok
+    } else {
+        Outcome::Violated
+    })
 }
 
 /// What `replay` reads back from `DIR/summary.json`, checked as strictly as the flags it stands

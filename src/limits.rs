@@ -44,6 +44,14 @@ pub const MAX_SUMMARY_BYTES: u64 = 64 << 20;
 /// One line of a `trace.jsonl` or `seeds.jsonl` (read line by line, never whole).
 pub const MAX_LINE_BYTES: u64 = 1 << 20;
 
+/// A history file judged by `durasim verify` (read line by line, never whole: a million-job
+/// run's `trace.jsonl` is about 2 GB).
+pub const MAX_HISTORY_BYTES: u64 = 64 << 30;
+
+/// One line of a history file read by `durasim verify` (the longest the simulator writes is a
+/// few hundred bytes).
+pub const MAX_HISTORY_LINE_BYTES: usize = 64 << 10;
+
 /// A CSV or `trace.jsonl` read whole by `durasim chart` (a million-job run's are well below).
 pub const MAX_DATA_BYTES: u64 = 2 << 30;
 

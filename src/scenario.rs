@@ -7,9 +7,9 @@
 
 use crate::check::{Invariant, Sometimes};
 use crate::limits::MAX_JOBS;
-use crate::model::key::{validate_document, validate_tenant, MAX_VERSION};
-use crate::model::retry::Jitter;
 use crate::model::worker::CrashPoint;
+use crate::vocab::config::Jitter;
+use crate::vocab::key::{validate_document, validate_tenant, MAX_VERSION};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -937,6 +937,34 @@ impl Scenario {
                 message,
             })?;
         Ok(scenario)
+    }
+
+    /// The header of this scenario's histories: every setting a rule of the checker depends
+    /// on, in milliseconds, and the optional records the simulator writes (all of them).
+    pub fn run_config(&self, seed: u64) -> crate::vocab::config::RunConfig {
+        let dlq = self.dlq.config();
+        crate::vocab::config::RunConfig {
+            time_unit: crate::vocab::config::TimeUnit::Ms,
+            emits: crate::vocab::config::Emits::all(),
+            seed: Some(seed),
+            workers: Some(self.workers.count),
+            lease: self.queue.lease_ms,
+            heartbeat: self.queue.heartbeat_ms,
+            deadline: self.queue.deadline_ms,
+            attempts_max: self.queue.max_attempts,
+            backoff_base: self.retry.backoff_base_ms,
+            backoff_cap: self.retry.backoff_cap_ms,
+            jitter: self.retry.jitter,
+            dlq_capacity: dlq.capacity,
+            reprocess_limit: dlq
+                .reprocess_limit
+                .map(|l| crate::vocab::config::ReprocessLimit {
+                    max: l.max,
+                    window: l.window_ms,
+                }),
+            dedupe_window: self.consumer.dedupe_window_ms,
+            outbox_retention: self.outbox.retention_ms,
+        }
     }
 
     /// The number of jobs that can exist before any reprocess: generated plus explicit.

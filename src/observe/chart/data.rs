@@ -293,17 +293,14 @@ pub fn from_records(records: &[Record]) -> (Vec<Fault>, Vec<Review>) {
                 point.to_string(),
             ),
             Event::StallBegan {
-                worker,
-                job,
-                stall_ms,
-                ..
+                worker, job, stall, ..
             } => b.fault(
                 at,
                 FaultKind::Stall,
                 Some(worker.0),
                 Some(job.0),
-                Some(at + stall_ms),
-                format!("{stall_ms} ms"),
+                Some(at + stall),
+                format!("{stall} ms"),
             ),
             Event::RelayCrashed { unmarked } => b.fault(
                 at,
@@ -336,11 +333,11 @@ pub fn from_records(records: &[Record]) -> (Vec<Fault>, Vec<Review>) {
                 at,
                 FaultKind::Operator,
                 None,
-                Some(job.0),
+                job.map(|j| j.0),
                 None,
                 format!(
-                    "reprocess of job-{} by {} refused: {reason}",
-                    job.0,
+                    "reprocess of {} by {} refused: {reason}",
+                    job.map_or("an unknown job".to_string(), |j| j.to_string()),
                     operator.as_deref().unwrap_or("(no operator)")
                 ),
             ),
@@ -377,7 +374,7 @@ pub fn from_trace_file(path: &Path) -> anyhow::Result<(Vec<Fault>, Vec<Review>)>
         match v.get("type").and_then(|t| t.as_str()).unwrap_or("") {
             "worker_crashed" => b.fault(at, FaultKind::Crash, worker, job, None, s("point")),
             "stall_began" => {
-                let ms = u("stall_ms").unwrap_or(0);
+                let ms = u("stall").unwrap_or(0);
                 b.fault(
                     at,
                     FaultKind::Stall,
@@ -418,8 +415,8 @@ pub fn from_trace_file(path: &Path) -> anyhow::Result<(Vec<Fault>, Vec<Review>)>
                     job,
                     None,
                     format!(
-                        "reprocess of job-{} by {op} refused: {}",
-                        job.unwrap_or(0),
+                        "reprocess of {} by {op} refused: {}",
+                        job.map_or("an unknown job".to_string(), |j| format!("job-{j}")),
                         s("reason")
                     ),
                 )
