@@ -116,6 +116,19 @@ impl Latency {
         }
     }
 
+    /// The share of the recorded values above `t`: with `t = 0`, the share of attempts that
+    /// waited at all (queueing theory's probability of waiting). Exact for `t` below 2,048 ms,
+    /// where every value has its own bucket; past it, `t`'s whole bucket (3 significant
+    /// figures) counts as "not above". 0 when nothing was recorded.
+    pub fn share_above(&self, t: u64) -> f64 {
+        let h = self.histogram();
+        if h.is_empty() {
+            return 0.0;
+        }
+        let at_most = h.count_between(0, t);
+        (h.len() - at_most) as f64 / h.len() as f64
+    }
+
     pub fn stats(&self) -> Stats {
         let h = self.histogram();
         if h.is_empty() {
