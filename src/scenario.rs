@@ -914,7 +914,7 @@ impl Scenario {
             ScenarioError {
                 file: file.to_string(),
                 line,
-                field: crate::messages::clip_quoted(&field),
+                field: crate::messages::clip_name(&field),
                 message: crate::messages::plain(&message),
             }
         })?;
