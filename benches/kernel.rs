@@ -22,11 +22,11 @@ use criterion::{
 };
 use durasim::history::{NullObserver, TraceHash};
 use durasim::ids::SimTime;
-use durasim::model::payload::mix64;
 use durasim::scenario::Scenario;
 use durasim::sim::event_queue::EventQueue;
 use durasim::sim::kernel::Ev;
 use durasim::sim::{RunOptions, Sim};
+use durasim::vocab::payload::mix64;
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -15,10 +15,10 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use durasim::ids::{DocumentId, Fence, JobId, SimTime, TenantId};
-use durasim::model::key::IdempotencyKey;
 use durasim::model::outbox::{CommitOutcome, Outbox, OutboxConfig};
-use durasim::model::payload::{Payload, PayloadHash};
 use durasim::model::queue::{EnqueueOutcome, EnqueueRequest, LeaseOutcome, Queue, QueueConfig};
+use durasim::vocab::key::IdempotencyKey;
+use durasim::vocab::payload::{Payload, PayloadHash};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -61,15 +61,12 @@ impl Inputs {
                         .expect("version 1 is valid")
                 })
                 .collect(),
-            payloads: (0..JOBS)
-                .map(|i| {
-                    Payload {
-                        document: DocumentId(i),
-                        content: 0,
-                    }
-                    .hash()
-                })
-                .collect(),
+            payloads: {
+                let names = durasim::vocab::key::KeyNames::default();
+                (0..JOBS)
+                    .map(|i| Payload::of(DocumentId(i)).hash(&names))
+                    .collect()
+            },
         }
     }
 

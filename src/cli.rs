@@ -1,4 +1,5 @@
-//! The command line: `run`, `replay`, `check`, `bugs`.
+//! The command line: `run`, `replay`, `check`, `bugs`, `verify`, and the sweep and chart
+//! commands (their own modules).
 //!
 //! Owns: parsing arguments (clap), reading scenario files, writing output directories, printing
 //! the human summary, and mapping outcomes to exit codes (0 holds, 1 violated or unmet, 2 bad
@@ -24,7 +25,13 @@ use std::path::{Path, PathBuf};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Treat warnings (suspicious but valid scenario settings) as bad input: exit 2
+    #[arg(long, global = true)]
+    pub deny_warnings: bool,
 }
+
+/// `--deny-warnings`, for every scenario file this process reads.
+static DENY_WARNINGS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
@@ -94,6 +101,12 @@ pub enum Command {
         )]
         args: Vec<String>,
     },
+    /// Judge a history file (a `--trace` file, or one recorded outside the simulator; see
+    /// docs/history-format.md) with the same checker, and print the same verdict block as `run`
+    Verify {
+        /// A history file: a header line with the configuration, then one record a line
+        file: PathBuf,
+    },
     /// Run many seeds in parallel, group failures, gate on coverage, shrink the first failures
     Sweep(crate::sweep::SweepArgs),
     /// Merge the outputs of sharded sweeps into what one unsharded sweep writes
@@ -157,6 +170,7 @@ pub fn exit_code(result: &anyhow::Result<Outcome>) -> i32 {
 }
 
 pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
+    DENY_WARNINGS.store(cli.deny_warnings, std::sync::atomic::Ordering::Relaxed);
     match cli.command {
         Command::Run(args) => cmd_run(&args),
         Command::Replay { dir } => cmd_replay(&dir),
@@ -165,6 +179,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Merge(args) => crate::sweep::cmd_merge(&args),
         Command::Chart { dir, out, format } => cmd_chart(&dir, out.as_deref(), format),
         Command::Conform { args } => cmd_conform(&args),
+        Command::Verify { file } => cmd_verify(&file),
         Command::Bugs => {
             println!("{:<22} {:<26} defect", "switch", "caught by");
             for b in &crate::bugs::ALL {
@@ -204,14 +219,22 @@ fn cmd_conform(args: &[String]) -> anyhow::Result<Outcome> {
 
 /// Reads and validates a scenario file; every failure is bad input.
 pub fn load_scenario(path: &Path) -> anyhow::Result<(Scenario, String)> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        bad(format!(
-            "{}: cannot read scenario file: {e}",
-            path.display()
-        ))
-    })?;
-    let scenario =
-        Scenario::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))?;
+    let text = crate::limits::read_capped(path, crate::limits::MAX_SCENARIO_BYTES, "scenario file")
+        .map_err(bad)?;
+    let file = path.display().to_string();
+    let scenario = Scenario::parse(&file, &text).map_err(|e| bad(e.to_string()))?;
+    // Printed before any output directory exists (a closed stderr ends the process).
+    let warnings = crate::scenario_warnings::warnings(&scenario, &file, &text);
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    if !warnings.is_empty() && DENY_WARNINGS.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(bad(format!(
+            "{file}: {} warning{} and --deny-warnings is set",
+            warnings.len(),
+            if warnings.len() == 1 { "" } else { "s" }
+        )));
+    }
     Ok((scenario, text))
 }
 
@@ -247,9 +270,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         request.seed = seed;
     }
     if let Some(jobs) = args.jobs {
-        if jobs > 100_000_000 {
-            return Err(bad(format!("--jobs {jobs}: at most 100000000")));
-        }
+        crate::limits::check_jobs("--jobs", jobs).map_err(bad)?;
         request.jobs = Some(jobs);
     }
     request.keep_trace = args.trace || args.freeze.is_some();
@@ -512,28 +533,7 @@ pub fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
         "  latency    queueWaitMs p50 {} p95 {} p99 {} | inferenceMs p50 {} | reviewWaitMs p50 {} | depth {}..{}",
         m.queue_wait_ms.p50, m.queue_wait_ms.p95, m.queue_wait_ms.p99, m.inference_ms.p50, m.review_wait_ms.p50, m.queue_depth.min, m.queue_depth.max
     );
-    println!("  invariants {held}/{} hold", s.invariants.len());
-    for i in s.invariants.iter().filter(|i| !i.holds) {
-        let f = i
-            .first_violation
-            .as_ref()
-            .expect("a violated invariant has a first violation");
-        println!(
-            "    VIOLATED {} ({} times); first at {} ms{}{}: {}",
-            i.name,
-            i.violations,
-            f.at_ms,
-            f.job.map(|j| format!(", job-{j}")).unwrap_or_default(),
-            f.key
-                .as_ref()
-                .map(|k| format!(", key {k}"))
-                .unwrap_or_default(),
-            f.message
-        );
-        for ev in &f.evidence {
-            println!("      evidence: {ev}");
-        }
-    }
+    print_verdicts(&s.invariants, "ms");
     if s.expectations_met {
         println!("  expect     met");
     } else {
@@ -548,59 +548,197 @@ pub fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
     println!("  outputs    {}", dir.display());
 }
 
-fn cmd_replay(dir: &Path) -> anyhow::Result<Outcome> {
+/// The verdict block: how many invariants hold, then each violated one with its first violation
+/// and the records that prove it. `run` and `verify` print the same block.
+pub fn print_verdicts(invariants: &[crate::observe::summary::InvariantSummary], unit: &str) {
+    let held = invariants.iter().filter(|i| i.holds).count();
+    println!("  invariants {held}/{} hold", invariants.len());
+    for i in invariants.iter().filter(|i| !i.holds) {
+        let f = i
+            .first_violation
+            .as_ref()
+            .expect("a violated invariant has a first violation");
+        println!(
+            "    VIOLATED {} ({} times); first at {} {unit}{}{}: {}",
+            i.name,
+            i.violations,
+            f.at_ms,
+            f.job.map(|j| format!(", job-{j}")).unwrap_or_default(),
+            f.key
+                .as_ref()
+                .map(|k| format!(", key {k}"))
+                .unwrap_or_default(),
+            f.message
+        );
+        for ev in &f.evidence {
+            println!("      evidence: {ev}");
+        }
+    }
+}
+
+/// `durasim verify FILE`: reads a history (streaming, bounded), judges it with the checker `run`
+/// uses, prints the verdict block. Exit 0 when every invariant holds, 1 on a violation, 2 when
+/// the file cannot be read as a history.
+fn cmd_verify(path: &Path) -> anyhow::Result<Outcome> {
+    use crate::history::reader::{HistoryReader, Limits};
+    let mut reader =
+        HistoryReader::open(path, Limits::default()).map_err(|e| bad(e.to_string()))?;
+    let mut checker = crate::check::Checker::new();
+    let mut hash = TraceHash::default();
+    let (mut end, mut quiescent) = (0, false);
+    while let Some(r) = reader.next_record().map_err(|e| bad(e.to_string()))? {
+        hash.add(&r);
+        checker.observe_record(&r);
+        end = r.at;
+        if let crate::history::Event::RunEnded { quiescent: q } = r.event {
+            quiescent = q;
+        }
+    }
+    let report = checker.finish();
+    let config = reader
+        .config()
+        .expect("a history read to its end has a header")
+        .clone();
+    let unit = config.time_unit.suffix();
+    let mut invariants = crate::observe::summary::invariant_summaries(&report, reader.names());
+    for f in invariants
+        .iter_mut()
+        .filter_map(|i| i.first_violation.as_mut())
+    {
+        f.evidence.iter_mut().for_each(|e| reader.relabel(e));
+    }
+    let verdict = if report.holds() { "PASS" } else { "FAIL" };
+    println!(
+        "{verdict}  {}  trace {}",
+        path.display(),
+        TraceHash::hex(hash.finish())
+    );
+    println!(
+        "  history    {} records, {end} {unit} recorded{}{}",
+        hash.records(),
+        config
+            .seed
+            .map(|s| format!(", seed {s}"))
+            .unwrap_or_default(),
+        if quiescent { "" } else { ", NOT QUIESCENT" }
+    );
+    print_verdicts(&invariants, unit);
+    for i in &invariants {
+        let job = i.first_violation.as_ref().and_then(|f| f.job);
+        if let Some(label) = job.and_then(|j| reader.job_label(crate::ids::JobId(j))) {
+            println!(
+                "  ids        job-{} is {label} in the file",
+                job.unwrap_or(0)
+            );
+        }
+    }
+    Ok(if report.holds() {
+        Outcome::Ok
+    } else {
+        Outcome::Violated
+    })
+}
+
+/// What `replay` reads back from `DIR/summary.json`, checked as strictly as the flags it stands
+/// for: the scenario it runs is `DIR/scenario.toml`, and only if its digest is the recorded one.
+fn replay_request(dir: &Path) -> anyhow::Result<(PathBuf, Scenario, RunRequest, ReplayInfo)> {
+    use crate::limits::{read_capped, MAX_SUMMARY_BYTES};
     let summary_path = dir.join("summary.json");
-    let text = std::fs::read_to_string(&summary_path)
-        .map_err(|e| bad(format!("{}: cannot read: {e}", summary_path.display())))?;
+    let text = read_capped(&summary_path, MAX_SUMMARY_BYTES, "summary.json").map_err(bad)?;
     let info: ReplayInfo = serde_json::from_str(&text).map_err(|e| {
         bad(format!(
-            "{}: not a durasim summary: {e}",
-            summary_path.display()
+            "{}: not a durasim summary ({})",
+            summary_path.display(),
+            crate::messages::plain(&e.to_string())
         ))
     })?;
+    let field =
+        |name: &str, msg: String| bad(format!("{}: field `{name}`: {msg}", summary_path.display()));
+    if info.trace_hash.len() != 16 || !info.trace_hash.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return Err(field(
+            "traceHash",
+            format!(
+                "{} is not a trace hash (16 hex digits)",
+                crate::scenario::clip(&info.trace_hash)
+            ),
+        ));
+    }
+    if let Some(j) = info.jobs_override {
+        crate::limits::check_jobs("jobsOverride", j).map_err(|m| field("jobsOverride", m))?;
+    }
     let scenario_path = dir.join("scenario.toml");
-    let (scenario, _) = load_scenario(&scenario_path)?;
+    let (scenario, scenario_text) = load_scenario(&scenario_path)?;
+    let digest = blake3::hash(scenario_text.as_bytes()).to_hex().to_string();
+    if digest != info.scenario_digest {
+        return Err(bad(format!(
+            "{}: does not match the scenarioDigest recorded in {} (recorded {}, this file {}): \
+             the directory was edited after the run, so a replay would not re-run what was recorded",
+            scenario_path.display(),
+            summary_path.display(),
+            crate::scenario::clip(&info.scenario_digest),
+            &digest[..16]
+        )));
+    }
     let mut request = RunRequest::for_scenario(&scenario);
     request.bugs = crate::scenario::Bugs::default();
     apply_bug_flags(&mut request.bugs, &info.bugs)?;
     request.seed = info.seed;
     request.jobs = info.jobs_override;
+    Ok((scenario_path, scenario, request, info))
+}
+
+fn cmd_replay(dir: &Path) -> anyhow::Result<Outcome> {
+    let (scenario_path, scenario, mut request, info) = replay_request(dir)?;
     let recorded_trace = dir.join("trace.jsonl");
-    request.keep_trace = recorded_trace.exists();
+    request.keep_trace = recorded_trace.is_file();
     let report = run_once(&scenario, &request, None);
     let hash = TraceHash::hex(report.outcome.trace_hash);
+    let shown = scenario_path.display();
     if hash == info.trace_hash {
         println!(
-            "identical: {} seed {} trace {hash} ({} events)",
-            info.scenario_file, info.seed, report.outcome.records
+            "identical: {shown} seed {} trace {hash} ({} events)",
+            info.seed, report.outcome.records
         );
         return Ok(Outcome::Ok);
     }
     println!(
-        "DIVERGED: {} seed {}: recorded trace {}, replay {hash}",
-        info.scenario_file, info.seed, info.trace_hash
+        "DIVERGED: {shown} seed {}: recorded trace {}, replay {hash}",
+        info.seed, info.trace_hash
     );
-    match (&report.trace, std::fs::read_to_string(&recorded_trace)) {
-        (Some(trace), Ok(recorded)) => {
-            let names = &report.outcome.names;
-            let mut lines = recorded.lines();
-            for (i, r) in trace.iter().enumerate() {
-                let now = to_json_line(r, names);
-                match lines.next() {
-                    Some(old) if old == now => continue,
-                    old => {
-                        println!("first diverging event: #{i}");
-                        println!("  recorded: {}", old.unwrap_or("<end of recorded trace>"));
-                        println!("  replay:   {now}");
-                        return Ok(Outcome::Violated);
-                    }
-                }
-            }
-            if let Some(old) = lines.next() {
-                println!("first diverging event: #{}\n  recorded: {old}\n  replay:   <end of replayed trace>", trace.len());
-            }
+    let Some(trace) = &report.trace else {
+        println!("(the original run has no trace.jsonl; re-run it with --trace to see the first diverging event)");
+        return Ok(Outcome::Violated);
+    };
+    // The recorded trace is read a line at a time: it can be far larger than memory.
+    let file = crate::limits::open_regular(&recorded_trace, "trace.jsonl").map_err(bad)?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut old = String::new();
+    let names = &report.outcome.names;
+    for (i, r) in trace.iter().enumerate() {
+        let now = to_json_line(r, names);
+        let more = crate::limits::read_line_capped(&mut reader, &mut old, &recorded_trace, i + 1)
+            .map_err(bad)?;
+        if more && old == now {
+            continue;
         }
-        _ => println!("(the original run has no trace.jsonl; re-run it with --trace to see the first diverging event)"),
+        println!("first diverging event: #{i}");
+        let old = if more {
+            crate::messages::clip_line(&old)
+        } else {
+            "<end of recorded trace>".to_string()
+        };
+        println!("  recorded: {old}");
+        println!("  replay:   {now}");
+        return Ok(Outcome::Violated);
+    }
+    if crate::limits::read_line_capped(&mut reader, &mut old, &recorded_trace, trace.len() + 1)
+        .map_err(bad)?
+    {
+        println!(
+            "first diverging event: #{}\n  recorded: {}\n  replay:   <end of replayed trace>",
+            trace.len(),
+            crate::messages::clip_line(&old)
+        );
     }
     Ok(Outcome::Violated)
 }

@@ -13,7 +13,7 @@ pub struct MixHasher(u64);
 impl Hasher for MixHasher {
     #[inline]
     fn finish(&self) -> u64 {
-        crate::model::payload::mix64(self.0)
+        crate::vocab::payload::mix64(self.0)
     }
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
@@ -23,7 +23,7 @@ impl Hasher for MixHasher {
     }
     #[inline]
     fn write_u64(&mut self, x: u64) {
-        self.0 = crate::model::payload::mix64(self.0 ^ x);
+        self.0 = crate::vocab::payload::mix64(self.0 ^ x);
     }
     #[inline]
     fn write_u32(&mut self, x: u32) {

@@ -2,7 +2,7 @@
 //!
 //! Owns: the small `Copy` names the whole simulator passes around (jobs, workers, fencing
 //! tokens, outbox event ids, tenants, documents) and the unit of virtual time.
-//! Does not: validate tenant names (see `model::key`) or hand out ids (the queue, the outbox
+//! Does not: validate tenant names (see `vocab::key`) or hand out ids (the queue, the outbox
 //! and the kernel do, each for its own kind).
 
 use std::fmt;
@@ -61,3 +61,13 @@ id_type!(
     DocumentId(u32),
     "doc#"
 );
+id_type!(
+    /// An operation (part of a payload), by its index in the run's operation table.
+    OperationId(u16),
+    "op#"
+);
+
+impl OperationId {
+    /// The simulator's one operation, `extract`: first in every operation table.
+    pub const EXTRACT: OperationId = OperationId(0);
+}

@@ -12,7 +12,7 @@
 //! usually one. Documents numbered far beyond the keys seen so far (a scenario that names
 //! `doc-2000000000`) go to a small ordered map instead of growing the vector.
 
-use crate::model::key::IdempotencyKey;
+use crate::vocab::key::IdempotencyKey;
 use std::collections::BTreeMap;
 
 const NONE: u32 = u32::MAX;

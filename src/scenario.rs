@@ -6,9 +6,10 @@
 //! Does not: run anything (see `sim`) or read files (the CLI hands over the text).
 
 use crate::check::{Invariant, Sometimes};
-use crate::model::key::{validate_document, validate_tenant, MAX_VERSION};
-use crate::model::retry::Jitter;
+use crate::limits::MAX_JOBS;
 use crate::model::worker::CrashPoint;
+use crate::vocab::config::Jitter;
+use crate::vocab::key::{validate_document, validate_tenant, MAX_VERSION};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -35,42 +36,7 @@ impl fmt::Display for ScenarioError {
     }
 }
 
-/// How much of a user's value a message shows: longer values are cut (with their length said),
-/// so a 100 KB string cannot flood a terminal or a CI log.
-pub const MAX_SHOWN: usize = 80;
-
-/// A user's value as a message shows it: quoted, control and bidirectional-override characters
-/// escaped (they could reorder or hide what the terminal prints), at most [`MAX_SHOWN`]
-/// characters, and when cut, the value's full length.
-pub fn clip(value: &str) -> String {
-    let total = value.chars().count();
-    let keep = if total > MAX_SHOWN {
-        MAX_SHOWN - 20
-    } else {
-        total
-    };
-    let mut out = String::from("\"");
-    for c in value.chars().take(keep) {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() || is_invisible(c) => out.push_str(&c.escape_unicode().to_string()),
-            c => out.push(c),
-        }
-    }
-    if total > keep {
-        out.push_str(&format!("…\" ({total} characters)"));
-    } else {
-        out.push('"');
-    }
-    out
-}
-
-/// Format characters that change how text around them is shown: bidirectional controls
-/// (U+202A..U+202E, U+2066..U+2069), zero-width characters and the byte-order mark.
-fn is_invisible(c: char) -> bool {
-    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
-}
+pub use crate::messages::{clip, MAX_SHOWN};
 
 /// What a scenario name may be: it is the default output directory `reports/<name>/`, so it
 /// must never be a path (no `/`, no `.` or `..`, nothing a terminal would show differently).
@@ -124,16 +90,18 @@ impl Dist {
     }
 
     /// The sample a raw draw `bits` stands for.
+    /// Never above [`crate::limits::MAX_MS`], so adding it to a time cannot overflow.
     pub fn sample_from(&self, bits: u64) -> u64 {
         use crate::rng::{normal_of, range_of, unit_of};
-        match *self {
+        let v = match *self {
             Dist::Constant { value } => value,
             Dist::Uniform { min, max } => range_of(bits, min, max),
             Dist::Exponential { mean } => (-mean * (1.0 - unit_of(bits)).ln()).round() as u64,
             Dist::Lognormal { median, sigma } => {
                 (median * (sigma * normal_of(bits)).exp()).round() as u64
             }
-        }
+        };
+        v.min(crate::limits::MAX_MS)
     }
 
     pub fn mean(&self) -> f64 {
@@ -149,8 +117,8 @@ impl Dist {
         match *self {
             Dist::Uniform { min, max } if min > max => Err(format!("uniform needs min <= max (got min = {min}, max = {max})")),
             Dist::Exponential { mean } if !(mean.is_finite() && mean >= 0.0) => Err(format!("exponential needs a finite mean >= 0 (got {mean})")),
-            Dist::Lognormal { median, sigma } if !(median.is_finite() && median > 0.0 && sigma.is_finite() && sigma >= 0.0) => {
-                Err(format!("lognormal needs median > 0 and sigma >= 0 (got median = {median}, sigma = {sigma})"))
+            Dist::Lognormal { median, sigma } if !(median.is_finite() && median > 0.0 && sigma.is_finite() && (0.0..=10.0).contains(&sigma)) => {
+                Err(format!("lognormal needs median > 0 and 0 <= sigma <= 10 (got median = {median}, sigma = {sigma})"))
             }
             _ => Ok(()),
         }
@@ -454,6 +422,18 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// The name a scenario file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Crash => "crash",
+            FaultKind::Stall => "stall",
+            FaultKind::TransientError => "transient_error",
+            FaultKind::PermanentError => "permanent_error",
+            FaultKind::RelayCrash => "relay_crash",
+            FaultKind::MutatePayload => "mutate_payload",
+        }
+    }
+
     pub const ALLOWED: &'static str =
         "crash, stall, transient_error, permanent_error, relay_crash, mutate_payload";
 }
@@ -654,7 +634,8 @@ impl Swarm {
                     return err(
                         "crash_points",
                         format!(
-                            "unknown crash point {p:?}; allowed: {}",
+                            "unknown crash point {}; allowed: {}",
+                            clip(p),
                             crash_points_allowed()
                         ),
                     );
@@ -773,10 +754,21 @@ pub struct Scenario {
     pub swarm: Option<Swarm>,
 }
 
-/// Finds the line of `field` (a dotted path; `script.2.job` for the third `[[script]]`) in the
-/// source, for errors found after parsing.
-fn locate(source: &str, path: &str) -> Option<usize> {
-    let parts: Vec<&str> = path.split('.').collect();
+/// Splits a field path (`script[2].job`, `queue.lease_ms`) into its parts: `("script", Some(2))`,
+/// `("job", None)`.
+fn path_parts(path: &str) -> Vec<(&str, Option<usize>)> {
+    path.split('.')
+        .map(|p| match p.split_once('[') {
+            Some((name, rest)) => (name, rest.trim_end_matches(']').parse().ok()),
+            None => (p, None),
+        })
+        .collect()
+}
+
+/// Finds the line of `field` (a path such as `script[2].job` for the third `[[script]]`, or
+/// `queue.lease_ms`) in the source, for errors found after parsing.
+pub(crate) fn locate(source: &str, path: &str) -> Option<usize> {
+    let parts = path_parts(path);
     let lines: Vec<&str> = source.lines().collect();
     let key_of = |l: &str| {
         l.trim_start()
@@ -786,19 +778,21 @@ fn locate(source: &str, path: &str) -> Option<usize> {
             .trim()
             .to_string()
     };
-    let (mut from, key_parts): (usize, &[&str]) = match parts.as_slice() {
-        [table, index, rest @ ..] if index.parse::<usize>().is_ok() => {
-            let n: usize = index.parse().ok()?;
+    let (mut from, key_parts): (usize, &[(&str, Option<usize>)]) = match parts.as_slice() {
+        [(table, Some(n)), rest @ ..] => {
             let header = format!("[[{table}]]");
             let at = lines
                 .iter()
                 .enumerate()
                 .filter(|(_, l)| l.trim() == header)
-                .nth(n)?
+                .nth(*n)?
                 .0;
+            if rest.is_empty() {
+                return Some(at + 1);
+            }
             (at + 1, rest)
         }
-        [table, rest @ ..] if !rest.is_empty() => {
+        [(table, None), rest @ ..] if !rest.is_empty() => {
             let header = format!("[{table}]");
             match lines.iter().position(|l| l.trim() == header) {
                 Some(at) => (at + 1, rest),
@@ -814,13 +808,13 @@ fn locate(source: &str, path: &str) -> Option<usize> {
         [key] => (0, std::slice::from_ref(key)),
         _ => return None,
     };
-    let key = key_parts.first()?;
+    let key = key_parts.first()?.0;
     while from < lines.len() {
         let l = lines[from].trim();
         if l.starts_with('[') {
             break;
         }
-        if key_of(l) == *key {
+        if key_of(l) == key {
             return Some(from + 1);
         }
         from += 1;
@@ -828,23 +822,76 @@ fn locate(source: &str, path: &str) -> Option<usize> {
     None
 }
 
-/// The dotted name of the key defined on `line` (1-based), from its table header, if any.
-fn field_at_line(source: &str, line: usize) -> Option<String> {
+/// The path of the table a `[header]` or `[[header]]` line opens: `stages.inference_ms`, or
+/// `script[2]` for the third `[[script]]`.
+fn table_path(lines: &[&str], header_line: usize) -> String {
+    let h = lines[header_line].trim();
+    if let Some(name) = h
+        .strip_prefix("[[")
+        .and_then(|r| r.split_once("]]"))
+        .map(|(n, _)| n.trim())
+    {
+        let header = format!("[[{name}]]");
+        let index = lines[..header_line]
+            .iter()
+            .filter(|l| l.trim() == header)
+            .count();
+        format!("{name}[{index}]")
+    } else {
+        h.trim_start_matches('[')
+            .split(']')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    }
+}
+
+/// The path of the key defined on `line` (1-based), from its table header, if any; for a table
+/// header line, the table's path followed by `key` when one is given.
+fn field_at_line(source: &str, line: usize, key: Option<&str>) -> Option<String> {
     let lines: Vec<&str> = source.lines().collect();
-    let here = lines.get(line.checked_sub(1)?)?.trim();
-    let key = here.split('=').next()?.trim();
-    if here.starts_with('[') || key.is_empty() || !here.contains('=') {
+    let at = line.checked_sub(1)?;
+    let here = lines.get(at)?.trim();
+    if here.starts_with('[') {
+        let table = table_path(&lines, at);
+        return Some(match key {
+            Some(k) => format!("{table}.{k}"),
+            None => table,
+        });
+    }
+    let name = here.split('=').next()?.trim();
+    if name.is_empty() || !here.contains('=') {
         return None;
     }
-    let table = lines[..line - 1]
-        .iter()
-        .rev()
-        .map(|l| l.trim())
-        .find(|l| l.starts_with('['));
+    let table = (0..at).rev().find(|&i| lines[i].trim().starts_with('['));
     Some(match table {
-        Some(t) => format!("{}.{key}", t.trim_matches(|c| c == '[' || c == ']')),
-        None => key.to_string(),
+        Some(t) => format!("{}.{name}", table_path(&lines, t)),
+        None => name.to_string(),
     })
+}
+
+/// serde reads a `[min, max]` range from an array of any length of at least 2 (the TOML reader
+/// does not report the extra values); a range must have exactly two.
+fn check_ranges_are_pairs(source: &str) -> Result<(), (String, String)> {
+    let table: toml::Table = toml::from_str(source).map_err(|e| (String::new(), e.to_string()))?;
+    let Some(toml::Value::Table(swarm)) = table.get("swarm") else {
+        return Ok(());
+    };
+    for (k, v) in swarm {
+        if let toml::Value::Array(a) = v {
+            if k != "crash_points" && a.len() != 2 {
+                return Err((
+                    format!("swarm.{k}"),
+                    format!(
+                        "is a range [min, max] of exactly two values (got {} values)",
+                        a.len()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn toml_line(source: &str, span: Option<std::ops::Range<usize>>) -> Option<usize> {
@@ -856,30 +903,33 @@ impl Scenario {
     pub fn parse(file: &str, source: &str) -> Result<Scenario, ScenarioError> {
         let scenario: Scenario = toml::from_str(source).map_err(|e| {
             let message = e.message().trim().to_string();
-            let field = message
-                .split('`')
-                .nth(1)
-                .filter(|_| message.starts_with("unknown field"))
-                .unwrap_or("")
-                .to_string();
-            let message = if message.starts_with("unknown field") {
+            let unknown = message
+                .strip_prefix("unknown field `")
+                .and_then(|r| r.split('`').next())
+                .map(str::to_string);
+            let message = if unknown.is_some() {
                 message
+                    .replacen("unknown field", "unknown key", 1)
                     .replacen("expected one of", "allowed keys are", 1)
                     .replacen("expected", "allowed:", 1)
             } else {
                 message
             };
             let line = toml_line(source, e.span());
-            let field = line.and_then(|l| field_at_line(source, l)).unwrap_or(field);
+            let field = line
+                .and_then(|l| field_at_line(source, l, unknown.as_deref()))
+                .or(unknown)
+                .unwrap_or_default();
             ScenarioError {
                 file: file.to_string(),
                 line,
-                field,
-                message,
+                field: crate::messages::clip_quoted(&field),
+                message: crate::messages::plain(&message),
             }
         })?;
         scenario
             .validate()
+            .and_then(|()| check_ranges_are_pairs(source))
             .map_err(|(field, message)| ScenarioError {
                 file: file.to_string(),
                 line: locate(source, &field),
@@ -887,6 +937,34 @@ impl Scenario {
                 message,
             })?;
         Ok(scenario)
+    }
+
+    /// The header of this scenario's histories: every setting a rule of the checker depends
+    /// on, in milliseconds, and the optional records the simulator writes (all of them).
+    pub fn run_config(&self, seed: u64) -> crate::vocab::config::RunConfig {
+        let dlq = self.dlq.config();
+        crate::vocab::config::RunConfig {
+            time_unit: crate::vocab::config::TimeUnit::Ms,
+            emits: crate::vocab::config::Emits::all(),
+            seed: Some(seed),
+            workers: Some(self.workers.count),
+            lease: self.queue.lease_ms,
+            heartbeat: self.queue.heartbeat_ms,
+            deadline: self.queue.deadline_ms,
+            attempts_max: self.queue.max_attempts,
+            backoff_base: self.retry.backoff_base_ms,
+            backoff_cap: self.retry.backoff_cap_ms,
+            jitter: self.retry.jitter,
+            dlq_capacity: dlq.capacity,
+            reprocess_limit: dlq
+                .reprocess_limit
+                .map(|l| crate::vocab::config::ReprocessLimit {
+                    max: l.max,
+                    window: l.window_ms,
+                }),
+            dedupe_window: self.consumer.dedupe_window_ms,
+            outbox_retention: self.outbox.retention_ms,
+        }
     }
 
     /// The number of jobs that can exist before any reprocess: generated plus explicit.
@@ -902,6 +980,7 @@ impl Scenario {
     fn validate(&self) -> Result<(), (String, String)> {
         let err = |field: &str, message: String| Err((field.to_string(), message));
         validate_name(&self.name).or_else(|m| err("name", format!("{} {m}", clip(&self.name))))?;
+        crate::limits::check_times(self)?;
         if self.workers.count == 0 || self.workers.count > 1_000_000 {
             return err(
                 "workers.count",
@@ -955,10 +1034,10 @@ impl Scenario {
         for t in &a.tenants {
             validate_tenant(t).or_else(|e| err("arrivals.tenants", e.to_string()))?;
         }
-        if a.jobs > 100_000_000 {
+        if a.jobs > MAX_JOBS {
             return err(
                 "arrivals.jobs",
-                format!("at most 100000000 (got {})", a.jobs),
+                format!("at most {MAX_JOBS} (got {})", a.jobs),
             );
         }
         if let Some(inv) = a.invalid_documents {
@@ -1003,12 +1082,12 @@ impl Scenario {
         }
         for (i, e) in self.enqueue.iter().enumerate() {
             validate_tenant(&e.tenant)
-                .or_else(|m| err(&format!("enqueue.{i}.tenant"), m.to_string()))?;
+                .or_else(|m| err(&format!("enqueue[{i}].tenant"), m.to_string()))?;
             validate_document(&e.document)
-                .or_else(|m| err(&format!("enqueue.{i}.document"), m.to_string()))?;
+                .or_else(|m| err(&format!("enqueue[{i}].document"), m.to_string()))?;
             if e.version == 0 || e.version >= MAX_VERSION {
                 return err(
-                    &format!("enqueue.{i}.version"),
+                    &format!("enqueue[{i}].version"),
                     format!(
                         "operationVersion must be an integer >= 1 and < {MAX_VERSION} (got {})",
                         e.version
@@ -1018,18 +1097,21 @@ impl Scenario {
         }
         for (i, b) in self.burst.iter().enumerate() {
             validate_tenant(&b.tenant)
-                .or_else(|m| err(&format!("burst.{i}.tenant"), m.to_string()))?;
-            if b.jobs == 0 || b.jobs > 10_000_000 {
+                .or_else(|m| err(&format!("burst[{i}].tenant"), m.to_string()))?;
+            if b.jobs == 0 || b.jobs > MAX_JOBS {
                 return err(
-                    &format!("burst.{i}.jobs"),
-                    format!("must be between 1 and 10000000 (got {})", b.jobs),
+                    &format!("burst[{i}].jobs"),
+                    format!("must be between 1 and {MAX_JOBS} (got {})", b.jobs),
                 );
             }
         }
-        if a.jobs + self.burst_jobs() >= (1 << 31) {
+        if self.jobs_planned() > MAX_JOBS {
             return err(
                 "burst",
-                "arrivals.jobs plus the bursts' jobs must stay below 2^31 documents".into(),
+                format!(
+                    "arrivals.jobs, the [[enqueue]] entries and the bursts' jobs together must not exceed {MAX_JOBS} (got {})",
+                    self.jobs_planned()
+                ),
             );
         }
         if self.faults.crash > 0.0 && self.faults.crash_points.is_empty() {
@@ -1043,7 +1125,8 @@ impl Scenario {
                 return err(
                     "faults.crash_points",
                     format!(
-                        "unknown crash point {p:?}; allowed: {}",
+                        "unknown crash point {}; allowed: {}",
+                        clip(p),
                         crash_points_allowed()
                     ),
                 );
@@ -1086,7 +1169,7 @@ impl Scenario {
         }
         let planned = self.jobs_planned();
         for (i, s) in self.script.iter().enumerate() {
-            let field = |f: &str| format!("script.{i}.{f}");
+            let field = |f: &str| format!("script[{i}].{f}");
             let worker_fault = matches!(
                 s.fault,
                 FaultKind::Crash
@@ -1100,8 +1183,8 @@ impl Scenario {
                     return err(
                         &field("fault"),
                         format!(
-                            "fault {:?} needs `job` (a job id from 0 to {})",
-                            s.fault,
+                            "fault {} needs `job` (a job id from 0 to {})",
+                            s.fault.name(),
                             planned.saturating_sub(1)
                         ),
                     )
@@ -1125,7 +1208,8 @@ impl Scenario {
                     return err(
                         &field("point"),
                         format!(
-                            "unknown crash point {p:?}; allowed: {}",
+                            "unknown crash point {}; allowed: {}",
+                            clip(p),
                             crash_points_allowed()
                         ),
                     );
@@ -1175,7 +1259,7 @@ impl Scenario {
         for (i, o) in self.operator.iter().enumerate() {
             if o.repeat > 0 && o.every_ms == 0 {
                 return err(
-                    &format!("operator.{i}.repeat"),
+                    &format!("operator[{i}].repeat"),
                     format!(
                         "a repeated action (repeat = {}) needs every_ms > 0, the gap between runs",
                         o.repeat
@@ -1184,13 +1268,13 @@ impl Scenario {
             }
             if o.repeat > 1_000_000 {
                 return err(
-                    &format!("operator.{i}.repeat"),
+                    &format!("operator[{i}].repeat"),
                     format!("at most 1000000 (got {})", o.repeat),
                 );
             }
             if o.job as u64 >= planned {
                 return err(
-                    &format!("operator.{i}.job"),
+                    &format!("operator[{i}].job"),
                     format!(
                         "no job {} exists: this scenario creates jobs 0 to {} before any reprocess",
                         o.job,
@@ -1199,13 +1283,27 @@ impl Scenario {
                 );
             }
         }
+        for (i, o) in self.operator.iter().enumerate() {
+            if let Some(id) = &o.operator {
+                crate::limits::validate_operator(id).or_else(|m| {
+                    err(
+                        &format!("operator[{i}].operator"),
+                        format!("{} {m}", clip(id)),
+                    )
+                })?;
+            }
+        }
         if let Some(names) = &self.expect.violations {
             for n in names {
                 if Invariant::parse(n).is_none() {
                     let allowed: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
                     return err(
                         "expect.violations",
-                        format!("unknown invariant {n:?}; allowed: {}", allowed.join(", ")),
+                        format!(
+                            "unknown invariant {}; allowed: {}",
+                            clip(n),
+                            allowed.join(", ")
+                        ),
                     );
                 }
             }
@@ -1219,7 +1317,11 @@ impl Scenario {
                     let allowed: Vec<&str> = Sometimes::ALL.iter().map(|i| i.name()).collect();
                     return err(
                         "expect.sometimes",
-                        format!("unknown property {n:?}; allowed: {}", allowed.join(", ")),
+                        format!(
+                            "unknown property {}; allowed: {}",
+                            clip(n),
+                            allowed.join(", ")
+                        ),
                     );
                 }
             }
@@ -1228,7 +1330,7 @@ impl Scenario {
             if h.len() != 16 || !h.chars().all(|c| c.is_ascii_hexdigit()) {
                 return err(
                     "expect.trace_hash",
-                    format!("{h:?} is not a trace hash; allowed: 16 hex digits, as summary.json's traceHash"),
+                    format!("{} is not a trace hash; allowed: 16 hex digits, as summary.json's traceHash", clip(h)),
                 );
             }
         }
@@ -1292,14 +1394,14 @@ mod tests {
         assert_eq!((e.field.as_str(), e.line), ("faults.crash", Some(3)));
         let src = "name = \"x\"\n[arrivals]\njobs = 2\n[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lease\"\njob = 0\n[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lunch\"\njob = 0\n";
         let e = parse(src).unwrap_err();
-        assert_eq!((e.field.as_str(), e.line), ("script.1.point", Some(12)));
+        assert_eq!((e.field.as_str(), e.line), ("script[1].point", Some(12)));
         assert!(e.message.contains("after_commit_before_ack"));
         let e = parse(
             &src.replace("after_lunch", "after_lease")
                 .replace("job = 0\n[[script]]", "job = 7\n[[script]]"),
         )
         .unwrap_err();
-        assert_eq!((e.field.as_str(), e.line), ("script.0.job", Some(8)));
+        assert_eq!((e.field.as_str(), e.line), ("script[0].job", Some(8)));
     }
 
     #[test]

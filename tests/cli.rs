@@ -158,8 +158,8 @@ fn bad_input_exits_two_with_a_clear_message_and_no_outputs() {
         ("wrong-type.toml", format!("{base}[workers]\ncount = \"many\"\n"), vec![":6", "count"]),
         ("out-of-range.toml", format!("{base}[faults]\ncrash = 1.5\n"), vec![":6", "faults.crash", "between 0 and 1"]),
         ("bad-tenant.toml", "name = \"bad\"\n[arrivals]\ntenants = [\"Acme Corp\"]\n".to_string(), vec![":3", "arrivals.tenants", "^[a-z][a-z0-9-]{1,32}$"]),
-        ("bad-job.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lease\"\njob = 9\n"), vec![":9", "script.0.job", "jobs 0 to 1"]),
-        ("bad-point.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"before_lunch\"\njob = 0\n"), vec![":8", "script.0.point", "after_commit_before_ack"]),
+        ("bad-job.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lease\"\njob = 9\n"), vec![":9", "script[0].job", "jobs 0 to 1"]),
+        ("bad-point.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"before_lunch\"\njob = 0\n"), vec![":8", "script[0].point", "after_commit_before_ack"]),
         ("bad-fault.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"meteor\"\njob = 0\n"), vec![":7", "meteor", "relay_crash"]),
         ("bad-dist.toml", format!("{base}[stages]\ninference_ms = {{ dist = \"uniform\", min = 9, max = 1 }}\n"), vec![":6", "stages.inference_ms", "min <= max"]),
         ("bad-expect.toml", format!("{base}[expect]\nviolations = [\"all_good\"]\n"), vec![":6", "expect.violations", "fenced_writes"]),
@@ -264,7 +264,7 @@ fn bad_beyond_the_chapter_keys_exit_two_with_the_field_and_what_is_allowed() {
             format!(
                 "{base}[[operator]]\nat_ms = 0\naction = \"reprocess_dlq\"\njob = 0\nrepeat = 3\n"
             ),
-            vec![":9", "operator.0.repeat", "every_ms > 0"],
+            vec![":9", "operator[0].repeat", "every_ms > 0"],
         ),
         (
             "consumer-zero.toml",
@@ -299,12 +299,12 @@ fn bad_beyond_the_chapter_keys_exit_two_with_the_field_and_what_is_allowed() {
         (
             "burst-zero.toml",
             format!("{base}[[burst]]\nat_ms = 0\ntenant = \"acme\"\njobs = 0\n"),
-            vec![":8", "burst.0.jobs", "between 1 and"],
+            vec![":8", "burst[0].jobs", "between 1 and"],
         ),
         (
             "burst-tenant.toml",
             format!("{base}[[burst]]\nat_ms = 0\ntenant = \"Acme\"\njobs = 5\n"),
-            vec![":7", "burst.0.tenant", "^[a-z][a-z0-9-]{1,32}$"],
+            vec![":7", "burst[0].tenant", "^[a-z][a-z0-9-]{1,32}$"],
         ),
         (
             "outage-typo.toml",

@@ -111,9 +111,9 @@ fn same_seed_gives_the_same_trace_hash() {
 #[test]
 fn golden_trace_hashes() {
     let cases = [
-        ("incident-crash-before-ack", None, 1, "431f62a4b70ec2d9"),
-        ("chaos", None, 0, "fdc7bf8a34de9b6b"),
-        ("bench-pipeline", Some(5_000), 42, "86ad0a5e5e24118c"),
+        ("incident-crash-before-ack", None, 1, "a12fc0682193dc23"),
+        ("chaos", None, 0, "d31ba0da831b3e9d"),
+        ("bench-pipeline", Some(5_000), 42, "85ed9cd2c751f317"),
     ];
     for (name, jobs, seed, golden) in cases {
         let s = load(name);

@@ -6,14 +6,31 @@
 //! Does not: keep the history (a violation keeps the few records that prove it).
 
 use super::invariant::{Invariant, Sometimes};
-use crate::history::{Event, Observer, Origin, Record};
-use crate::ids::{EventId, Fence, JobId, SimTime, TenantId};
+use crate::history::{Event, Observer, Record};
+use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId};
 use crate::key_index::KeyIndex;
-use crate::model::key::IdempotencyKey;
-use crate::model::payload::PayloadHash;
+use crate::vocab::codes::DLQ_REASONS as DLQ_CODES;
+use crate::vocab::config::RunConfig;
+use crate::vocab::key::IdempotencyKey;
 
-/// The closed set of dead-letter reason codes a redacted DLQ may contain.
-const DLQ_CODES: [&str; 2] = ["permanent_error", "max_attempts_exceeded"];
+/// What a payload is, as the history records it at enqueue: the operation and the content's
+/// fingerprint (the document is the key's). Two requests under one key carry the same payload
+/// exactly when these are equal; the recorded payload hash is not trusted for that.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PayloadId {
+    pub operation: OperationId,
+    pub content: u64,
+}
+
+impl std::fmt::Display for PayloadId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "content {:016x}", self.content)?;
+        if self.operation != OperationId::EXTRACT {
+            write!(f, " ({})", self.operation)?;
+        }
+        Ok(())
+    }
+}
 
 /// One violation, with the records that prove it.
 #[derive(Clone, Debug)]
@@ -43,6 +60,8 @@ enum Terminal {
 struct JobTrack {
     tenant: TenantId,
     key: IdempotencyKey,
+    /// The payload as enqueued, or as last changed by `payload_mutated`.
+    payload: PayloadId,
     enqueued_at: SimTime,
     deadline_at: SimTime,
     /// The fence of the latest lease, and whether that lease is still held.
@@ -62,7 +81,7 @@ struct JobTrack {
 /// fields are kept as values plus flags (`first_*` is meaningful once `results > 0`).
 #[derive(Clone, Copy, Debug, Default)]
 struct KeyTrack {
-    payload: PayloadHash,
+    payload: PayloadId,
     first_at: SimTime,
     first_output: u64,
     result_event: EventId,
@@ -79,11 +98,11 @@ struct KeyTrack {
 }
 
 impl KeyTrack {
-    fn payload(&self) -> Option<PayloadHash> {
+    fn payload(&self) -> Option<PayloadId> {
         self.has_payload.then_some(self.payload)
     }
 
-    fn set_payload(&mut self, payload: PayloadHash) {
+    fn set_payload(&mut self, payload: PayloadId) {
         self.payload = payload;
         self.has_payload = true;
     }
@@ -118,7 +137,7 @@ struct EventTrack {
 }
 
 pub struct Checker {
-    attempts_max: u32,
+    config: RunConfig,
     jobs: Vec<Option<JobTrack>>,
     /// Per-key state, `keys[slot]` for the key in `slot` of `key_index` (slots in the order the
     /// history first names each key).
@@ -139,7 +158,7 @@ impl Default for Checker {
 impl Checker {
     pub fn new() -> Checker {
         Checker {
-            attempts_max: u32::MAX,
+            config: RunConfig::default(),
             jobs: Vec::new(),
             key_index: KeyIndex::default(),
             keys: Vec::new(),
@@ -274,34 +293,36 @@ impl Checker {
     pub fn observe_record(&mut self, r: &Record) {
         let at = r.at;
         match &r.event {
-            Event::RunStarted { attempts_max, .. } => self.attempts_max = *attempts_max,
+            Event::RunStarted { config } => self.config = (**config).clone(),
             Event::Enqueued {
                 job,
                 tenant,
                 key,
-                payload,
-                deadline_at,
-                origin,
+                operation,
+                content,
+                reprocess_of,
                 ..
             } => {
+                let payload = PayloadId {
+                    operation: *operation,
+                    content: *content,
+                };
                 if self.jobs.len() <= job.index() {
                     self.jobs.resize(job.index() + 1, None);
                 }
                 self.jobs[job.index()] = Some(JobTrack {
                     tenant: *tenant,
                     key: *key,
+                    payload,
                     enqueued_at: at,
-                    deadline_at: *deadline_at,
+                    deadline_at: at.saturating_add(self.config.deadline),
                     fence: Fence(0),
                     lease_until: 0,
                     lease_held: false,
                     leased_at: 0,
                     leases: 0,
                     terminal: None,
-                    reprocessed_from: match origin {
-                        Origin::Reprocess { from } => Some(*from),
-                        Origin::Arrival => None,
-                    },
+                    reprocessed_from: *reprocess_of,
                     audited: false,
                     reprocessed: false,
                 });
@@ -318,15 +339,21 @@ impl Checker {
                 let k = self.key_mut(key);
                 if !k.enqueued {
                     k.enqueued = true;
-                    k.set_payload(*payload);
+                    k.set_payload(payload);
                 }
             }
             Event::EnqueueDeduped {
                 tenant,
                 key,
-                payload,
+                operation,
+                content,
                 existing,
+                ..
             } => {
+                let payload = PayloadId {
+                    operation: *operation,
+                    content: *content,
+                };
                 self.reached(Sometimes::EnqueueDeduped);
                 let existing_tenant = self.job(*existing).map(|j| j.tenant);
                 let k = self.key_track(key);
@@ -340,13 +367,13 @@ impl Checker {
                         || vec![r.clone()],
                     );
                 }
-                if k.payload() != Some(*payload) {
+                if k.payload() != Some(payload) {
                     self.violate(
                         Invariant::PayloadConflictRejected,
                         at,
                         Some(*existing),
                         Some(*key),
-                        || format!("an enqueue with payload {payload} was deduplicated onto {existing}, enqueued with payload {:?}", k.payload().map(|p| p.to_string())),
+                        || format!("an enqueue with {payload} was deduplicated onto {existing}, enqueued with {}", k.payload().map_or("no payload".to_string(), |p| p.to_string())),
                         || vec![r.clone()],
                     );
                 }
@@ -357,9 +384,9 @@ impl Checker {
                 job,
                 fence,
                 attempt,
-                lease_until,
                 ..
             } => {
+                let lease_until = at.saturating_add(self.config.lease);
                 let t = *self.job_mut(*job);
                 if t.lease_held && t.lease_until >= at {
                     self.violate(
@@ -372,8 +399,8 @@ impl Checker {
                     );
                 }
                 let leases = t.leases + 1;
-                if leases > self.attempts_max || *attempt > self.attempts_max {
-                    let max = self.attempts_max;
+                let max = self.config.attempts_max;
+                if leases > max || attempt.is_some_and(|a| a > max) {
                     self.violate(
                         Invariant::AttemptsBounded,
                         at,
@@ -411,7 +438,7 @@ impl Checker {
                 let tm = self.job_mut(*job);
                 tm.leases = leases;
                 tm.fence = *fence;
-                tm.lease_until = *lease_until;
+                tm.lease_until = lease_until;
                 tm.lease_held = true;
                 tm.leased_at = at;
             }
@@ -422,23 +449,19 @@ impl Checker {
                     t.lease_held = false;
                 }
             }
-            Event::Heartbeat {
-                job,
-                fence,
-                lease_until,
-                ..
-            } => {
+            Event::Heartbeat { job, fence, .. } => {
                 self.reached(Sometimes::HeartbeatRenewed);
                 self.fenced(r, *job, *fence, "heartbeat");
+                let lease_until = at.saturating_add(self.config.lease);
                 let t = self.job_mut(*job);
                 if t.fence == *fence {
-                    t.lease_until = *lease_until;
+                    t.lease_until = lease_until;
                 }
             }
-            Event::Rejected {
-                presented, held, ..
-            } => {
-                if presented != held {
+            Event::Rejected { job, presented, .. } => {
+                // A writer whose token is not the job's latest was refused, whatever the reason
+                // the queue gave (a queue without tokens records none).
+                if self.job_mut(*job).fence != *presented {
                     self.reached(Sometimes::StaleFenceRejected);
                 }
             }
@@ -451,16 +474,16 @@ impl Checker {
             Event::ResultCommitted {
                 job,
                 key,
-                payload,
                 output,
                 event,
                 ..
             } => {
+                let payload = self.job_mut(*job).payload;
                 let k = self.key_mut(key);
                 let first = k.first_commit();
                 if first.is_none() {
                     (k.first_at, k.first_job, k.first_output) = (at, *job, *output);
-                    k.set_payload(*payload);
+                    k.set_payload(payload);
                 }
                 k.results += 1;
                 let results = k.results;
@@ -485,18 +508,17 @@ impl Checker {
                     );
                 }
             }
-            Event::CommitDeduped {
-                job, key, payload, ..
-            } => {
+            Event::CommitDeduped { job, key, .. } => {
                 self.reached(Sometimes::CommitDeduped);
+                let payload = self.job_mut(*job).payload;
                 let k = self.key_track(key);
-                if k.payload() != Some(*payload) {
+                if k.payload() != Some(payload) {
                     self.violate(
                         Invariant::PayloadConflictRejected,
                         at,
                         Some(*job),
                         Some(*key),
-                        || format!("a commit by {job} with payload {payload} was deduplicated onto a result committed with payload {:?}", k.payload().map(|p| p.to_string())),
+                        || format!("a commit by {job} with {payload} was deduplicated onto a result committed with {}", k.payload().map_or("no payload".to_string(), |p| p.to_string())),
                         || vec![r.clone()],
                     );
                 }
@@ -538,7 +560,11 @@ impl Checker {
                 }
                 self.terminal(r, *job, Terminal::Cancelled);
             }
-            Event::DlqEvicted { job, capacity } => {
+            Event::DlqEvicted { job, .. } => {
+                let capacity = self
+                    .config
+                    .dlq_capacity
+                    .map_or("unbounded".to_string(), |c| c.to_string());
                 // The DLQ entry was the job's terminal record. Unless a reprocess already carried
                 // the work on, the job has now left the system with no record of how it ended.
                 let t = *self.job_mut(*job);
@@ -624,7 +650,9 @@ impl Checker {
             Event::ReviewDone { key, .. } => {
                 self.key_mut(key).reviewed = true;
             }
-            Event::PayloadMutated { .. } => {}
+            Event::PayloadMutated { job, content, .. } => {
+                self.job_mut(*job).payload.content = *content;
+            }
             Event::ReprocessRefused { .. } => {}
             Event::Reprocessed {
                 old_job,
@@ -843,7 +871,6 @@ mod tests {
     //! The checker judges hand-written histories: it needs no model to run.
     use super::*;
     use crate::ids::{DocumentId, WorkerId};
-    use crate::model::key::IdempotencyKey;
 
     const T: TenantId = TenantId(0);
 
@@ -856,11 +883,13 @@ mod tests {
         c.observe_record(&Record {
             at: 0,
             event: Event::RunStarted {
-                seed: 0,
-                attempts_max: 3,
-                lease_ms: 100,
-                deadline_ms: 1000,
-                workers: 2,
+                config: Box::new(RunConfig {
+                    attempts_max: 3,
+                    lease: 100,
+                    deadline: 1000,
+                    dlq_capacity: Some(2),
+                    ..RunConfig::default()
+                }),
             },
         });
         for (at, event) in records {
@@ -869,16 +898,22 @@ mod tests {
         c.finish()
     }
 
-    fn enqueued() -> Event {
+    fn enqueue(job: u32, tenant: TenantId, key: IdempotencyKey, from: Option<u32>) -> Event {
         Event::Enqueued {
-            job: JobId(0),
-            tenant: T,
-            key: key(),
-            payload: PayloadHash(7),
-            visible_at: 0,
-            deadline_at: 1000,
-            origin: Origin::Arrival,
+            job: JobId(job),
+            tenant,
+            key,
+            operation: OperationId::EXTRACT,
+            content: 7,
+            payload: None,
+            visible_at: None,
+            deadline_at: None,
+            reprocess_of: from.map(JobId),
         }
+    }
+
+    fn enqueued() -> Event {
+        enqueue(0, T, key(), None)
     }
 
     fn leased(fence: u64, attempt: u32) -> Event {
@@ -886,9 +921,9 @@ mod tests {
             job: JobId(0),
             worker: WorkerId(0),
             fence: Fence(fence),
-            attempt,
-            lease_until: 100,
-            visible_at: 0,
+            attempt: Some(attempt),
+            lease_until: None,
+            visible_at: None,
         }
     }
 
@@ -897,7 +932,7 @@ mod tests {
             job: JobId(0),
             worker: WorkerId(0),
             key: key(),
-            payload: PayloadHash(7),
+            payload: None,
             output,
             event: Some(EventId(event)),
         }
@@ -910,7 +945,7 @@ mod tests {
                 key: key(),
                 job: JobId(0),
                 output,
-                send: 1,
+                send: Some(1),
                 direct: false,
             },
             Event::EffectApplied {
@@ -1028,7 +1063,7 @@ mod tests {
                     job: JobId(0),
                     worker: WorkerId(0),
                     key: key(),
-                    payload: PayloadHash(7),
+                    payload: None,
                     output: 5,
                     event: None,
                 },
@@ -1060,21 +1095,18 @@ mod tests {
                     job: JobId(0),
                     worker: None,
                     fence: None,
-                    attempts: 1,
+                    attempts: Some(1),
                     reason: "parser: total 'ACME' invalid".into(),
                 },
             ),
             (
                 9,
-                Event::Enqueued {
-                    job: JobId(1),
-                    tenant: T,
-                    key: IdempotencyKey::new(T, DocumentId(1), 2).unwrap(),
-                    payload: PayloadHash(7),
-                    visible_at: 9,
-                    deadline_at: 1009,
-                    origin: Origin::Reprocess { from: JobId(0) },
-                },
+                enqueue(
+                    1,
+                    T,
+                    IdempotencyKey::new(T, DocumentId(1), 2).unwrap(),
+                    Some(0),
+                ),
             ),
             (
                 9,
@@ -1082,7 +1114,7 @@ mod tests {
                     job: JobId(1),
                     worker: None,
                     fence: None,
-                    deadline_at: 1009,
+                    deadline_at: None,
                 },
             ),
             (10, ended()),
@@ -1098,24 +1130,15 @@ mod tests {
     fn a_request_resolved_to_another_tenants_job_breaks_isolation() {
         let tenantless = IdempotencyKey::tenantless_for_bug_switch(DocumentId(1), 1);
         let h = vec![
-            (
-                0,
-                Event::Enqueued {
-                    job: JobId(0),
-                    tenant: T,
-                    key: tenantless,
-                    payload: PayloadHash(7),
-                    visible_at: 0,
-                    deadline_at: 1000,
-                    origin: Origin::Arrival,
-                },
-            ),
+            (0, enqueue(0, T, tenantless, None)),
             (
                 1,
                 Event::EnqueueDeduped {
                     tenant: TenantId(1),
                     key: tenantless,
-                    payload: PayloadHash(7),
+                    operation: OperationId::EXTRACT,
+                    content: 7,
+                    payload: None,
                     existing: JobId(0),
                 },
             ),
@@ -1129,24 +1152,18 @@ mod tests {
             job: JobId(job),
             worker: None,
             fence: None,
-            attempts: 1,
+            attempts: Some(1),
             reason: "permanent_error".into(),
         }
     }
 
     fn enqueued_doc(job: u32, version: u32, from: Option<u32>) -> Event {
-        Event::Enqueued {
-            job: JobId(job),
-            tenant: T,
-            key: IdempotencyKey::new(T, DocumentId(job), version).unwrap(),
-            payload: PayloadHash(7),
-            visible_at: 0,
-            deadline_at: 1000,
-            origin: match from {
-                Some(f) => Origin::Reprocess { from: JobId(f) },
-                None => Origin::Arrival,
-            },
-        }
+        enqueue(
+            job,
+            T,
+            IdempotencyKey::new(T, DocumentId(job), version).unwrap(),
+            from,
+        )
     }
 
     // A DLQ with a capacity: the entry evicted before any reprocess was the job's only terminal
@@ -1176,14 +1193,14 @@ mod tests {
                 8,
                 Event::DlqEvicted {
                     job: JobId(0),
-                    capacity: 2,
+                    capacity: Some(2),
                 },
             ),
             (
                 9,
                 Event::DlqEvicted {
                     job: JobId(1),
-                    capacity: 2,
+                    capacity: Some(2),
                 },
             ),
             (10, ended()),
@@ -1213,7 +1230,7 @@ mod tests {
                     job: JobId(0),
                     worker: None,
                     fence: None,
-                    deadline_at: 1000,
+                    deadline_at: None,
                 },
             ),
         );

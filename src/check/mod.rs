@@ -1,7 +1,40 @@
 //! Invariants over the recorded history only (always / eventually / sometimes).
+//!
+//! The checker depends on the history (`crate::history`) and its vocabulary (`crate::vocab`,
+//! `crate::ids`, `crate::key_index`), never on the model: it restates each rule (the retry
+//! policy, the backoff bounds, the lease arithmetic) from the configuration recorded in the
+//! history's header, so a wrong model cannot make it agree.
 
 pub mod checker;
 pub mod invariant;
 
-pub use checker::{CheckReport, Checker, Verdict, Violation};
+pub use checker::{CheckReport, Checker, PayloadId, Verdict, Violation};
 pub use invariant::{Invariant, Kind, Sometimes};
+
+#[cfg(test)]
+mod tests {
+    /// The independence is visible in the imports: no file of `check/` names the model, the
+    /// kernel or a bug switch.
+    #[test]
+    fn the_checker_imports_nothing_from_the_model() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/check");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                files += 1;
+                let text = std::fs::read_to_string(&path).unwrap();
+                for module in ["model", "sim", "bugs", "scenario", "run"] {
+                    let forbidden = format!("crate::{module}");
+                    assert!(
+                        !text.contains(&format!("{forbidden}::"))
+                            && !text.contains(&format!("{forbidden};")),
+                        "{} uses {forbidden}: the checker must judge the history alone",
+                        path.display()
+                    );
+                }
+            }
+        }
+        assert!(files >= 2);
+    }
+}

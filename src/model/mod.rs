@@ -5,9 +5,7 @@
 
 pub mod consumer;
 pub mod dead_letter;
-pub mod key;
 pub mod outbox;
-pub mod payload;
 pub mod queue;
 pub mod retry;
 pub mod worker;

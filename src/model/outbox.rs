@@ -11,8 +11,8 @@
 
 use crate::ids::{EventId, JobId, SimTime};
 use crate::key_index::KeyIndex;
-use crate::model::key::IdempotencyKey;
-use crate::model::payload::PayloadHash;
+use crate::vocab::key::IdempotencyKey;
+use crate::vocab::payload::PayloadHash;
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, Default)]

@@ -8,8 +8,8 @@
 
 use crate::ids::{Fence, JobId, SimTime, TenantId};
 use crate::key_index::KeyIndex;
-use crate::model::key::IdempotencyKey;
-use crate::model::payload::PayloadHash;
+use crate::vocab::key::IdempotencyKey;
+use crate::vocab::payload::PayloadHash;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

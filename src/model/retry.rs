@@ -8,6 +8,7 @@
 
 use crate::ids::SimTime;
 use crate::model::dead_letter::DlqReason;
+use crate::vocab::config::Jitter;
 
 /// What went wrong in an attempt, as the worker saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,14 +36,6 @@ pub enum Decision {
     Retry { delay_ms: u64 },
     DeadLetter(DlqReason),
     Cancel,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Jitter {
-    None,
-    Full,
-    Equal,
 }
 
 #[derive(Clone, Copy, Debug)]

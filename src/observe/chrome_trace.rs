@@ -13,7 +13,7 @@
 //! Does not: decide anything; every slice comes from a record.
 
 use crate::history::{Event, Op, Record};
-use crate::model::key::KeyNames;
+use crate::vocab::key::KeyNames;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -160,14 +160,14 @@ impl Builder {
     fn observe(&mut self, r: &Record, names: &KeyNames) {
         let at = r.at;
         match &r.event {
-            Event::RunStarted { workers, .. } => self.workers = *workers,
-            Event::Enqueued { job, key, tenant, origin, .. } => {
+            Event::RunStarted { config } => self.workers = config.workers.unwrap_or(0),
+            Event::Enqueued { job, key, tenant, reprocess_of, .. } => {
                 let key = names.key(key);
                 self.instant(PIPELINE, QUEUE, "enqueue", "queue", at, json!({"job": job.0, "key": key}));
                 self.job_open.insert(job.0, at);
-                let origin = match origin {
-                    crate::history::Origin::Arrival => "arrival".to_string(),
-                    crate::history::Origin::Reprocess { from } => format!("reprocess of job-{}", from.0),
+                let origin = match reprocess_of {
+                    None => "arrival".to_string(),
+                    Some(from) => format!("reprocess of job-{}", from.0),
                 };
                 self.events.push(json!({
                     "name": format!("job-{}", job.0), "cat": "job", "ph": "b", "id": job.0, "ts": us(at), "pid": JOBS, "tid": 1,
@@ -188,7 +188,7 @@ impl Builder {
                     Attempt {
                         job: job.0,
                         start: at,
-                        args: json!({"job": job.0, "attempt": attempt, "fence": fence.0, "queueWaitMs": at - visible_at, "leaseUntil": lease_until}),
+                        args: json!({"job": job.0, "attempt": attempt, "fence": fence.0, "queueWaitMs": visible_at.map(|v| at.saturating_sub(v)), "leaseUntil": lease_until}),
                         children: Vec::new(),
                         open: None,
                         stall: None,
@@ -210,7 +210,7 @@ impl Builder {
                     &name,
                     "fence",
                     at,
-                    json!({"job": job.0, "presented": presented.0, "held": held.0, "reason": reason}),
+                    json!({"job": job.0, "presented": presented.0, "held": held.map(|h| h.0), "reason": reason}),
                 );
                 if *op != Op::Heartbeat {
                     self.end_attempt(worker.0, at, &name);
@@ -219,14 +219,14 @@ impl Builder {
             Event::ExtractStarted { job, worker, stalled, .. } => {
                 self.open_child(worker.0, at, "extract", json!({"job": job.0, "stalled": stalled}))
             }
-            Event::StallBegan { worker, job, stall_ms, .. } => {
+            Event::StallBegan { worker, job, stall, .. } => {
                 if let Some(a) = self.attempts.get_mut(&worker.0) {
-                    a.stall = Some((at, at + stall_ms));
+                    a.stall = Some((at, at + stall));
                 }
-                self.instant(WORKERS, Self::tid(worker.0), "STALL", "fault", at, json!({"job": job.0, "stallMs": stall_ms}));
+                self.instant(WORKERS, Self::tid(worker.0), "STALL", "fault", at, json!({"job": job.0, "stallMs": stall}));
             }
-            Event::ExtractDone { job, worker, inference_ms, .. } => {
-                self.open_child(worker.0, at, "validate", json!({"job": job.0, "inferenceMs": inference_ms}))
+            Event::ExtractDone { job, worker, inference, .. } => {
+                self.open_child(worker.0, at, "validate", json!({"job": job.0, "inferenceMs": inference}))
             }
             Event::AttemptFailed { job, worker, error, class, .. } => {
                 self.close_child(worker.0, at);
@@ -289,7 +289,7 @@ impl Builder {
             }
             Event::Published { event, job, send, direct, .. } => {
                 let tid = if *direct { CONSUMER } else { RELAY };
-                let name = if *send > 1 { "republish" } else { "publish" };
+                let name = if send.is_some_and(|s| s > 1) { "republish" } else { "publish" };
                 self.instant(PIPELINE, tid, name, "relay", at, json!({"event": event.0, "job": job.0, "send": send, "direct": direct}));
             }
             Event::MarkedPublished { count } => {
@@ -329,7 +329,7 @@ impl Builder {
                 "OPERATOR reprocess refused",
                 "operator",
                 at,
-                json!({"job": job.0, "operator": operator.as_deref(), "reason": reason}),
+                json!({"job": job.map(|j| j.0), "operator": operator.as_deref(), "reason": reason}),
             ),
             Event::Reprocessed { old_job, new_job, operator } => self.instant(
                 PIPELINE,

@@ -7,7 +7,7 @@
 
 use crate::history::{Event, Observer, Record};
 use crate::ids::{JobId, SimTime, TenantId, WorkerId};
-use crate::model::key::IdempotencyKey;
+use crate::vocab::key::IdempotencyKey;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::io::Write;
@@ -426,7 +426,7 @@ impl Metrics {
     pub fn write_jobs_csv(
         &self,
         out: impl Write,
-        names: &crate::model::key::KeyNames,
+        names: &crate::vocab::key::KeyNames,
     ) -> Result<(), csv::Error> {
         #[derive(Serialize)]
         #[serde(rename_all = "camelCase")]
@@ -496,7 +496,7 @@ impl Metrics {
     pub fn write_tenants_csv(
         &self,
         out: impl Write,
-        names: &crate::model::key::KeyNames,
+        names: &crate::vocab::key::KeyNames,
     ) -> Result<(), csv::Error> {
         let mut w = csv::Writer::from_writer(out);
         w.write_record([
@@ -571,7 +571,7 @@ impl Observer for Metrics {
                 job,
                 tenant,
                 key,
-                origin,
+                reprocess_of,
                 ..
             } => {
                 self.jobs.enqueued += 1;
@@ -604,10 +604,7 @@ impl Observer for Metrics {
                     created_at: at,
                     attempts: 0,
                     terminal: None,
-                    reprocessed_from: match origin {
-                        crate::history::Origin::Reprocess { from } => Some(*from),
-                        crate::history::Origin::Arrival => None,
-                    },
+                    reprocessed_from: *reprocess_of,
                 });
             }
             Event::EnqueueDeduped { .. } => self.jobs.enqueue_deduped += 1,
@@ -624,8 +621,10 @@ impl Observer for Metrics {
                 ..
             } => {
                 self.leases.granted += 1;
-                self.leases.max_attempts_seen = self.leases.max_attempts_seen.max(*attempt as u64);
-                let wait = at - visible_at;
+                // An external recorder may leave out what the simulator computes.
+                let (attempt, visible_at) = (attempt.unwrap_or(0), visible_at.unwrap_or(at));
+                self.leases.max_attempts_seen = self.leases.max_attempts_seen.max(attempt as u64);
+                let wait = at.saturating_sub(visible_at);
                 self.queue_wait.record(wait);
                 if let Some(t) = self.tenant_of(*job) {
                     t.queue_wait.record(wait);
@@ -636,10 +635,10 @@ impl Observer for Metrics {
                 if let Some(slot) = self.open_attempts.get_mut(worker.index()) {
                     *slot = Some(AttemptRow {
                         job: job.0,
-                        attempt: *attempt,
+                        attempt,
                         worker: worker.0,
                         fence: fence.0,
-                        visible_at_ms: *visible_at,
+                        visible_at_ms: visible_at,
                         leased_at_ms: at,
                         queue_wait_ms: wait,
                         inference_ms: None,
@@ -658,7 +657,7 @@ impl Observer for Metrics {
                 held,
                 ..
             } => {
-                if presented != held {
+                if held.is_some_and(|h| h != *presented) {
                     self.leases.stale_rejections += 1;
                 }
                 let outcome = match op {
@@ -676,13 +675,11 @@ impl Observer for Metrics {
             Event::ExtractStarted { .. } => self.effects.extract_calls += 1,
             Event::StallBegan { .. } => self.crashes.stalls += 1,
             Event::ExtractDone {
-                worker,
-                inference_ms,
-                ..
+                worker, inference, ..
             } => {
-                self.inference.record(*inference_ms);
+                self.inference.record(*inference);
                 if let Some(Some(row)) = self.open_attempts.get_mut(worker.index()) {
-                    row.inference_ms = Some(*inference_ms);
+                    row.inference_ms = Some(*inference);
                 }
             }
             Event::AttemptFailed { .. } => {}
@@ -742,7 +739,7 @@ impl Observer for Metrics {
                 self.close_attempt(at, *worker, *job, "crashed");
             }
             Event::Published { send, direct, .. } => {
-                if *send > 1 {
+                if send.is_some_and(|s| s > 1) {
                     self.effects.republished += 1;
                 }
                 // A direct (naive) publish is never marked by a relay.

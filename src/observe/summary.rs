@@ -4,14 +4,14 @@
 //! and the trace's JSON lines. The directory they go into is `observe::output_dir`'s.
 //! Does not: compute anything new; it formats what the run, the checker and the metrics found.
 
-use crate::check::{Invariant, Kind, Violation};
+use crate::check::{CheckReport, Invariant, Kind, Violation};
 use crate::history::{to_json_line, Record};
-use crate::model::key::KeyNames;
 use crate::observe::metrics::{
     CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, OutboxRows,
     RetryWaves, Stats,
 };
 use crate::run::{RunReport, Unmet};
+use crate::vocab::key::KeyNames;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -110,7 +110,7 @@ pub struct Summary {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplayInfo {
-    pub scenario_file: String,
+    pub scenario_digest: String,
     pub seed: u64,
     pub jobs_override: Option<u64>,
     pub bugs: Vec<String>,
@@ -199,19 +199,7 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
                 job_age_ms: t.job_age.stats(),
             })
             .collect(),
-        invariants: Invariant::ALL
-            .iter()
-            .map(|i| {
-                let v = report.check.verdict(*i);
-                InvariantSummary {
-                    name: i.name(),
-                    kind: i.kind(),
-                    holds: v.count == 0,
-                    violations: v.count,
-                    first_violation: v.first.as_ref().map(|f| violation_summary(f, names)),
-                }
-            })
-            .collect(),
+        invariants: invariant_summaries(&report.check, names),
         sometimes: report
             .check
             .sometimes
@@ -234,12 +222,26 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
     }
 }
 
-/// Writes a trace as JSON lines.
+/// Every invariant's verdict, in `Invariant::ALL` order, as `summary.json` and the verdict block
+/// show it.
+pub fn invariant_summaries(check: &CheckReport, names: &KeyNames) -> Vec<InvariantSummary> {
+    Invariant::ALL
+        .iter()
+        .map(|i| {
+            let v = check.verdict(*i);
+            InvariantSummary {
+                name: i.name(),
+                kind: i.kind(),
+                holds: v.count == 0,
+                violations: v.count,
+                first_violation: v.first.as_ref().map(|f| violation_summary(f, names)),
+            }
+        })
+        .collect()
+}
+
+/// Writes a trace as a history file (`docs/history-format.md`): the header line, then one
+/// record a line.
 pub fn write_trace(path: &Path, trace: &[Record], names: &KeyNames) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
-    for r in trace {
-        writeln!(w, "{}", to_json_line(r, names))?;
-    }
-    w.flush()
+    crate::history::format::write_history(std::fs::File::create(path)?, trace, names)
 }

@@ -7,10 +7,10 @@
 //! Does not: enqueue anything (the kernel does).
 
 use crate::ids::TenantId;
-use crate::model::key::Documents;
-use crate::model::payload::{mix64, Payload};
 use crate::rng::Stream;
 use crate::scenario::Arrivals as Config;
+use crate::vocab::key::Documents;
+use crate::vocab::payload::{mix64, Payload};
 
 /// How far back collisions and resubmissions look.
 const RECENT: usize = 64;
@@ -61,10 +61,7 @@ impl ArrivalProcess {
             .is_some_and(|v| (i % v.every as u64) < v.first as u64);
         let mut arrival = Arrival {
             tenant,
-            payload: Payload {
-                document: Documents::generated(i as u32),
-                content: 0,
-            },
+            payload: Payload::of(Documents::generated(i as u32)),
             invalid,
         };
         let roll = if (config.document_collision > 0.0 || config.resubmit > 0.0)

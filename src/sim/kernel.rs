@@ -10,13 +10,11 @@
 use super::arrivals::ArrivalProcess;
 use super::event_queue::EventQueue;
 use super::faults::{draw_plan, FaultRates, Script};
-use crate::history::{Event, Observer, Op, Origin, Record, TraceHash};
+use crate::history::{Event, Observer, Op, Record, TraceHash};
 use crate::ids::{EventId, Fence, JobId, SimTime, TenantId, WorkerId};
 use crate::model::consumer::{Consumer, HandleOutcome};
 use crate::model::dead_letter::{DeadLetterQueue, DlqReason, StoredReason};
-use crate::model::key::{IdempotencyKey, KeyNames};
 use crate::model::outbox::{CommitOutcome, Outbox, OutboxConfig};
-use crate::model::payload::{Payload, PayloadHash};
 use crate::model::queue::{
     EnqueueOutcome, EnqueueRequest, ExpiryOutcome, JobState, LeaseOutcome, Queue, QueueConfig,
     Rejection,
@@ -25,6 +23,8 @@ use crate::model::retry::{classify, Decision, ErrorClass, ErrorKind, RetryPolicy
 use crate::model::worker::{Attempt, Step};
 use crate::rng::{Purpose, Stream};
 use crate::scenario::{DepthSampling, FaultKind, Scenario};
+use crate::vocab::key::{IdempotencyKey, KeyNames};
+use crate::vocab::payload::Payload;
 use std::collections::VecDeque;
 
 /// Everything that can be scheduled. One `match` in [`Sim::dispatch_event`] shows the world.
@@ -124,6 +124,8 @@ pub struct Sim<'s, O: Observer> {
     script: Script,
     /// Per job: the document fails validation on every attempt.
     invalid: Vec<bool>,
+    /// Per job: its payload as submitted (or as last mutated), which a reprocess resubmits.
+    payloads: Vec<Payload>,
     names: KeyNames,
     tenant_ids: Vec<TenantId>,
     pending_timed: u64,
@@ -158,17 +160,10 @@ impl<'s, O: Observer> Sim<'s, O> {
         };
         let capacity =
             (jobs as usize + scenario.enqueue.len() + scenario.burst_jobs() as usize).min(1 << 24);
-        let mut names = KeyNames::default();
-        let tenant_ids = scenario
-            .arrivals
-            .tenants
-            .iter()
-            .map(|t| {
-                names
-                    .tenants
-                    .register(t)
-                    .expect("scenario validated its tenants")
-            })
+        let names = scenario_names(scenario);
+        // `scenario_names` registers the generated arrivals' tenants first, in order.
+        let tenant_ids = (0..scenario.arrivals.tenants.len())
+            .map(|t| TenantId(t as u16))
             .collect();
         let workers = scenario.workers.count;
         Sim {
@@ -217,6 +212,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 .unwrap_or_else(|| FaultRates::from_scenario(scenario)),
             script: Script::from_scenario(scenario),
             invalid: Vec::with_capacity(capacity),
+            payloads: Vec::with_capacity(capacity),
             names,
             tenant_ids,
             pending_timed: 0,
@@ -252,11 +248,7 @@ impl<'s, O: Observer> Sim<'s, O> {
     pub fn run(mut self) -> (RunOutcome, O) {
         let s = self.scenario;
         self.record(Event::RunStarted {
-            seed: self.seed,
-            attempts_max: s.queue.max_attempts,
-            lease_ms: s.queue.lease_ms,
-            deadline_ms: s.queue.deadline_ms,
-            workers: s.workers.count,
+            config: Box::new(s.run_config(self.seed)),
         });
         if self.arrivals.remaining() > 0 {
             let gap = self.arrivals.next_gap_ms(&s.arrivals);
@@ -389,43 +381,53 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
     }
 
+    /// The enqueue-time idempotency check, then a new job (recorded). A reprocess
+    /// (`reprocess_of`) that finds its key taken records nothing here: the caller records the
+    /// refusal.
     fn enqueue(
         &mut self,
         tenant: TenantId,
         payload: Payload,
         version: u32,
         invalid: bool,
-        origin: Origin,
+        reprocess_of: Option<JobId>,
     ) -> Option<JobId> {
         let key = self.key_for(tenant, &payload, version);
-        let hash = payload.hash();
+        let hash = payload.hash(&self.names);
         let request = EnqueueRequest {
             tenant,
             key,
             payload: hash,
             visible_at: self.now,
         };
+        let (operation, content) = (payload.operation, payload.content);
         match self.queue.enqueue(self.now, request) {
             EnqueueOutcome::Created(job) => {
                 self.invalid.push(invalid);
+                self.payloads.push(payload);
                 let deadline_at = self.queue.job(job).deadline_at(self.queue.config());
                 self.record(Event::Enqueued {
                     job,
                     tenant,
                     key,
-                    payload: hash,
-                    visible_at: self.now,
-                    deadline_at,
-                    origin,
+                    operation,
+                    content,
+                    payload: Some(hash),
+                    visible_at: Some(self.now),
+                    deadline_at: Some(deadline_at),
+                    reprocess_of,
                 });
                 self.hand_out();
                 Some(job)
             }
+            _ if reprocess_of.is_some() => None,
             EnqueueOutcome::Deduplicated { existing } => {
                 self.record(Event::EnqueueDeduped {
                     tenant,
                     key,
-                    payload: hash,
+                    operation,
+                    content,
+                    payload: Some(hash),
                     existing,
                 });
                 None
@@ -437,9 +439,11 @@ impl<'s, O: Observer> Sim<'s, O> {
                 self.record(Event::EnqueueConflict {
                     tenant,
                     key,
-                    payload: hash,
+                    operation,
+                    content,
+                    payload: Some(hash),
                     existing,
-                    existing_payload,
+                    existing_payload: Some(existing_payload),
                 });
                 None
             }
@@ -449,7 +453,7 @@ impl<'s, O: Observer> Sim<'s, O> {
     fn on_arrival(&mut self) {
         let a = self.arrivals.next(&self.scenario.arrivals);
         let tenant = self.tenant_ids[a.tenant.index()];
-        self.enqueue(tenant, a.payload, 1, a.invalid, Origin::Arrival);
+        self.enqueue(tenant, a.payload, 1, a.invalid, None);
         if self.arrivals.remaining() > 0 {
             let gap = self.arrivals.next_gap_ms(&self.scenario.arrivals);
             self.schedule(self.now + gap, Ev::Arrival);
@@ -463,13 +467,10 @@ impl<'s, O: Observer> Sim<'s, O> {
         let document = self.names.documents.named(&e.document).expect("validated");
         let payload = match &e.payload {
             Some(text) => Payload::from_text(document, text),
-            None => Payload {
-                document,
-                content: 0,
-            },
+            None => Payload::of(document),
         };
         let (version, invalid) = (e.version, e.invalid);
-        self.enqueue(tenant, payload, version, invalid, Origin::Arrival);
+        self.enqueue(tenant, payload, version, invalid, None);
     }
 
     /// A burst's documents are numbered after the generated arrivals' and the earlier bursts'.
@@ -479,11 +480,8 @@ impl<'s, O: Observer> Sim<'s, O> {
         let tenant = self.names.tenants.register(&b.tenant).expect("validated");
         let first = self.arrivals_total + s.burst[..index].iter().map(|b| b.jobs).sum::<u64>();
         for k in 0..b.jobs {
-            let payload = Payload {
-                document: crate::model::key::Documents::generated((first + k) as u32),
-                content: 0,
-            };
-            self.enqueue(tenant, payload, 1, false, Origin::Arrival);
+            let payload = Payload::of(crate::vocab::key::Documents::generated((first + k) as u32));
+            self.enqueue(tenant, payload, 1, false, None);
         }
     }
 
@@ -522,7 +520,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                         job,
                         worker: None,
                         fence: None,
-                        deadline_at,
+                        deadline_at: Some(deadline_at),
                     });
                 }
                 LeaseOutcome::AttemptsExhausted { job, attempts } => {
@@ -547,9 +545,9 @@ impl<'s, O: Observer> Sim<'s, O> {
                         job,
                         worker: w,
                         fence,
-                        attempt,
-                        lease_until,
-                        visible_at,
+                        attempt: Some(attempt),
+                        lease_until: Some(lease_until),
+                        visible_at: Some(visible_at),
                     });
                     self.start_attempt(w, job, fence, attempt);
                     return true;
@@ -673,7 +671,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                             worker: w,
                             job,
                             fence,
-                            stall_ms,
+                            stall: stall_ms,
                         });
                     }
                 }
@@ -690,7 +688,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                         job,
                         worker: w,
                         fence,
-                        lease_until,
+                        lease_until: Some(lease_until),
                     }),
                     Err(rejection) => self.rejected(w, job, fence, Op::Heartbeat, rejection),
                 },
@@ -702,7 +700,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                         job,
                         worker: w,
                         fence,
-                        inference_ms,
+                        inference: inference_ms,
                         output,
                     });
                 }
@@ -750,7 +748,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             worker: w,
             op,
             presented,
-            held,
+            held: Some(held),
             reason,
         });
     }
@@ -778,7 +776,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                     job,
                     worker: w,
                     key: j.key,
-                    payload: j.payload,
+                    payload: Some(j.payload),
                     output,
                     event,
                 });
@@ -788,9 +786,9 @@ impl<'s, O: Observer> Sim<'s, O> {
                     job,
                     worker: w,
                     key: j.key,
-                    payload: j.payload,
+                    payload: Some(j.payload),
                     output,
-                    existing_payload: existing.payload,
+                    existing_payload: Some(existing.payload),
                     existing_event: existing.event,
                 });
             }
@@ -799,8 +797,8 @@ impl<'s, O: Observer> Sim<'s, O> {
                     job,
                     worker: w,
                     key: j.key,
-                    payload: j.payload,
-                    existing_payload: existing.payload,
+                    payload: Some(j.payload),
+                    existing_payload: Some(existing.payload),
                 });
                 let attempt = self.workers[w.index()]
                     .attempt
@@ -831,13 +829,13 @@ impl<'s, O: Observer> Sim<'s, O> {
             worker: w,
             fence,
             error: error_name(error),
-            class: class_name(class),
+            class: Some(class_name(class)),
         });
         let number = self.workers[w.index()]
             .attempt
             .as_ref()
             .map_or(j.attempt, |a| a.number);
-        let draw = if matches!(self.policy.jitter, crate::model::retry::Jitter::None) {
+        let draw = if matches!(self.policy.jitter, crate::vocab::config::Jitter::None) {
             0.0
         } else {
             self.jitter_stream.unit()
@@ -851,7 +849,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                             job,
                             worker: w,
                             fence,
-                            attempt: number,
+                            attempt: Some(number),
                             visible_at,
                         });
                         self.schedule(
@@ -876,7 +874,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                     job,
                     worker: Some(w),
                     fence: Some(fence),
-                    deadline_at,
+                    deadline_at: Some(deadline_at),
                 }),
                 Err(rejection) => self.rejected(w, job, fence, Op::Cancel, rejection),
             },
@@ -902,18 +900,19 @@ impl<'s, O: Observer> Sim<'s, O> {
         if let Some(evicted) = self.dlq.push(self.now, job, stored) {
             self.record(Event::DlqEvicted {
                 job: evicted,
-                capacity: self
-                    .dlq
-                    .config()
-                    .capacity
-                    .expect("only a bounded DLQ evicts"),
+                capacity: Some(
+                    self.dlq
+                        .config()
+                        .capacity
+                        .expect("only a bounded DLQ evicts"),
+                ),
             });
         }
         self.record(Event::DeadLettered {
             job,
             worker: w,
             fence,
-            attempts,
+            attempts: Some(attempts),
             reason: text,
         });
     }
@@ -984,7 +983,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             key,
             job,
             output,
-            send,
+            send: Some(send),
             direct,
         });
         match self.consumer.handle(self.now, event) {
@@ -1025,7 +1024,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         let operator = action.operator.clone();
         if old.index() >= self.queue.len() {
             self.record(Event::ReprocessRefused {
-                job: old,
+                job: None,
                 operator: operator.map(Into::into),
                 reason: "no_such_job",
             });
@@ -1044,7 +1043,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 refusal.code()
             };
             self.record(Event::ReprocessRefused {
-                job: old,
+                job: Some(old),
                 operator: operator.map(Into::into),
                 reason,
             });
@@ -1052,20 +1051,10 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
         let operator = operator.expect("authorized reprocess has an operator");
         let o = *self.queue.job(old);
-        let payload = Payload {
-            document: o.key.document,
-            content: 0,
-        };
+        let payload = self.payloads[old.index()];
         let invalid = self.invalid[old.index()];
-        // Same tenant and document, version + 1: a new job; the dead one stays dead.
-        let new = self.enqueue_reprocess(
-            o.tenant,
-            payload,
-            o.payload,
-            o.key.version + 1,
-            invalid,
-            old,
-        );
+        // Same tenant, document and content, version + 1: a new job; the dead one stays dead.
+        let new = self.enqueue(o.tenant, payload, o.key.version + 1, invalid, Some(old));
         match new {
             Some(new) => {
                 self.dlq
@@ -1077,46 +1066,10 @@ impl<'s, O: Observer> Sim<'s, O> {
                 });
             }
             None => self.record(Event::ReprocessRefused {
-                job: old,
+                job: Some(old),
                 operator: Some(operator.into()),
                 reason: "version_exists",
             }),
-        }
-    }
-
-    fn enqueue_reprocess(
-        &mut self,
-        tenant: TenantId,
-        payload: Payload,
-        hash: PayloadHash,
-        version: u32,
-        invalid: bool,
-        from: JobId,
-    ) -> Option<JobId> {
-        let key = self.key_for(tenant, &payload, version);
-        let request = EnqueueRequest {
-            tenant,
-            key,
-            payload: hash,
-            visible_at: self.now,
-        };
-        match self.queue.enqueue(self.now, request) {
-            EnqueueOutcome::Created(job) => {
-                self.invalid.push(invalid);
-                let deadline_at = self.queue.job(job).deadline_at(self.queue.config());
-                self.record(Event::Enqueued {
-                    job,
-                    tenant,
-                    key,
-                    payload: hash,
-                    visible_at: self.now,
-                    deadline_at,
-                    origin: Origin::Reprocess { from },
-                });
-                self.hand_out();
-                Some(job)
-            }
-            _ => None,
         }
     }
 
@@ -1131,10 +1084,37 @@ impl<'s, O: Observer> Sim<'s, O> {
             .payload
             .clone()
             .unwrap_or_else(|| format!("mutated at {} ms", self.now));
-        let payload = Payload::from_text(document, &text).hash();
-        self.queue.mutate_payload(job, payload);
-        self.record(Event::PayloadMutated { job, payload });
+        let payload = Payload::from_text(document, &text);
+        let hash = payload.hash(&self.names);
+        self.payloads[job.index()] = payload;
+        self.queue.mutate_payload(job, hash);
+        self.record(Event::PayloadMutated {
+            job,
+            content: payload.content,
+            payload: Some(hash),
+        });
     }
+}
+
+/// Every name the run can use, registered before it starts, in a fixed order: the generated
+/// arrivals' tenants, then the tenants and documents of `[[enqueue]]` and the tenants of
+/// `[[burst]]`, in file order. The checker is given the same table.
+pub fn scenario_names(s: &Scenario) -> KeyNames {
+    let mut names = KeyNames::default();
+    for t in &s.arrivals.tenants {
+        names
+            .tenants
+            .register(t)
+            .expect("scenario validated its tenants");
+    }
+    for e in &s.enqueue {
+        names.tenants.register(&e.tenant).expect("validated");
+        names.documents.named(&e.document).expect("validated");
+    }
+    for b in &s.burst {
+        names.tenants.register(&b.tenant).expect("validated");
+    }
+    names
 }
 
 /// The defect behind `nondeterministic_step`: the model's answer comes from a source the run

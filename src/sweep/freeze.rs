@@ -14,9 +14,9 @@
 use crate::fastmap::FastMap;
 use crate::history::{Event, Record};
 use crate::ids::JobId;
-use crate::model::key::KeyNames;
 use crate::run::RunRequest;
 use crate::scenario::{Expect, FaultKind, Scenario, Script};
+use crate::vocab::key::KeyNames;
 
 /// Whether a job's document fails validation on every attempt (not an injected fault).
 fn document_invalid(base: &Scenario, names: &KeyNames, document: crate::ids::DocumentId) -> bool {
@@ -72,7 +72,8 @@ pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<
                 attempt,
                 ..
             } => {
-                leases.insert((*job, fence.0), (*attempt, r.at));
+                let attempt = attempt.expect("the simulator records every lease's attempt");
+                leases.insert((*job, fence.0), (attempt, r.at));
             }
             Event::WorkerCrashed {
                 job, fence, point, ..
@@ -83,14 +84,11 @@ pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<
                 out.push(e);
             }
             Event::StallBegan {
-                job,
-                fence,
-                stall_ms,
-                ..
+                job, fence, stall, ..
             } => {
                 let (attempt, at) = leases[&(*job, fence.0)];
                 let mut e = entry(at, FaultKind::Stall, *job, attempt);
-                e.stall_ms = Some(*stall_ms);
+                e.stall_ms = Some(*stall);
                 out.push(e);
             }
             Event::AttemptFailed {

@@ -123,8 +123,11 @@ impl Shard {
             .trim()
             .parse()
             .map_err(|_| format!("--shard {text:?}: N is not a number"))?;
-        if count == 0 || index >= count {
-            return Err(format!("--shard {text:?}: needs 0 <= I < N"));
+        if count == 0 || index >= count || count > crate::limits::MAX_SHARDS {
+            return Err(format!(
+                "--shard {text:?}: needs 0 <= I < N <= {}",
+                crate::limits::MAX_SHARDS
+            ));
         }
         Ok(Shard { index, count })
     }
@@ -188,14 +191,21 @@ impl Plan {
         }
     }
 
-    /// The seeds this plan runs, in order.
-    pub fn seed_list(&self) -> Vec<u64> {
+    /// How many seeds this plan runs (never listed: a range can be far larger than memory).
+    pub fn seed_count(&self) -> u64 {
         let (a, b) = self.seeds;
         match self.shard {
-            None => (a..b).collect(),
-            Some(s) => (a..b)
-                .filter(|x| (x - a) % s.count as u64 == s.index as u64)
-                .collect(),
+            None => b - a,
+            Some(s) => crate::limits::shard_len(a, b, s.index, s.count),
+        }
+    }
+
+    /// The `i`-th seed this plan runs (`i < seed_count()`), in order.
+    pub fn seed_at(&self, i: u64) -> u64 {
+        debug_assert!(i < self.seed_count());
+        match self.shard {
+            None => self.seeds.0 + i,
+            Some(s) => self.seeds.0 + i * s.count as u64 + s.index as u64,
         }
     }
 }
@@ -786,6 +796,17 @@ fn shrunk_path(invariant: &str, k: usize) -> String {
     }
 }
 
+/// `shrunk/NAME.toml` with NAME a plain file name: what [`shrunk_path`] writes.
+fn is_shrunk_path(p: &str) -> bool {
+    p.strip_prefix("shrunk/")
+        .and_then(|n| n.strip_suffix(".toml"))
+        .is_some_and(|n| {
+            !n.is_empty()
+                && n.bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+        })
+}
+
 /// A sweep's result in memory: sweep.json, the per-seed records and the shrunk files.
 pub struct SweepOutput {
     pub json: SweepJson,
@@ -864,7 +885,11 @@ fn shrink_groups(plan: &Plan, json: &mut SweepJson) -> Vec<(String, String)> {
 
 /// Runs a sweep in memory.
 pub fn sweep(plan: &Plan) -> anyhow::Result<SweepOutput> {
-    let seeds = plan.seed_list();
+    let count = plan.seed_count();
+    assert!(
+        count <= crate::limits::MAX_SWEEP_SEEDS,
+        "a sweep's seed count is checked before it starts"
+    );
     let mut builder = rayon::ThreadPoolBuilder::new();
     if plan.threads > 0 {
         builder = builder.num_threads(plan.threads);
@@ -872,7 +897,7 @@ pub fn sweep(plan: &Plan) -> anyhow::Result<SweepOutput> {
     let pool = builder.build().context("cannot start the thread pool")?;
     let threads = pool.current_num_threads();
     let bar = if plan.progress {
-        let b = indicatif::ProgressBar::new(seeds.len() as u64);
+        let b = indicatif::ProgressBar::new(count);
         b.set_style(
             indicatif::ProgressStyle::with_template(
                 "{spinner} {pos}/{len} seeds [{bar:40}] {per_sec} eta {eta} {msg}",
@@ -887,10 +912,10 @@ pub fn sweep(plan: &Plan) -> anyhow::Result<SweepOutput> {
     let started = std::time::Instant::now();
     let failed = std::sync::atomic::AtomicU64::new(0);
     let records: Vec<SeedRecord> = pool.install(|| {
-        seeds
-            .par_iter()
-            .map(|&seed| {
-                let r = run_seed(plan, seed);
+        (0..count)
+            .into_par_iter()
+            .map(|i| {
+                let r = run_seed(plan, plan.seed_at(i));
                 if plan.progress {
                     if !r.failures.is_empty() {
                         let n = failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
@@ -1099,17 +1124,16 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
             args.scenario.display()
         )));
     }
-    if args.threads == Some(0) {
-        return Err(bad("--threads 0: needs at least one thread"));
+    if let Some(t) = args.threads {
+        crate::limits::check_threads(t).map_err(bad)?;
     }
     if let Some(j) = args.jobs {
-        if j > 100_000_000 {
-            return Err(bad(format!("--jobs {j}: at most 100000000")));
-        }
+        crate::limits::check_jobs("--jobs", j).map_err(bad)?;
     }
     let mut plan = Plan::new(scenario, &args.scenario.display().to_string(), seeds);
     apply_bug_flags(&mut plan.bugs, &args.bugs)?;
     plan.shard = shard;
+    crate::limits::check_sweep_seeds(&args.seeds, plan.seed_count()).map_err(bad)?;
     plan.swarm = args.swarm;
     plan.jobs = args.jobs;
     plan.threads = args.threads.unwrap_or(0);
@@ -1140,10 +1164,26 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
     let mut shards: Vec<(PathBuf, SweepJson)> = Vec::new();
     for d in &args.dirs {
         let p = d.join("sweep.json");
-        let text = std::fs::read_to_string(&p)
-            .map_err(|e| bad(format!("{}: cannot read: {e}", p.display())))?;
-        let json: SweepJson = serde_json::from_str(&text)
-            .map_err(|e| bad(format!("{}: not a durasim sweep.json: {e}", p.display())))?;
+        let text = crate::limits::read_capped(&p, crate::limits::MAX_SUMMARY_BYTES, "sweep.json")
+            .map_err(bad)?;
+        let json: SweepJson = serde_json::from_str(&text).map_err(|e| {
+            bad(format!(
+                "{}: not a durasim sweep.json ({})",
+                p.display(),
+                crate::messages::plain(&e.to_string())
+            ))
+        })?;
+        if let Some(s) = json.shard {
+            Shard::parse(&format!("{}/{}", s.index, s.count))
+                .map_err(|m| bad(format!("{}: field `shard`: {m}", p.display())))?;
+        }
+        if json.seeds.start >= json.seeds.end || json.seeds_run > crate::limits::MAX_SWEEP_SEEDS {
+            return Err(bad(format!(
+                "{}: fields `seeds` and `seedsRun`: not a sweep durasim wrote (an empty range, or more than {} seeds in one shard)",
+                p.display(),
+                crate::limits::MAX_SWEEP_SEEDS
+            )));
+        }
         shards.push((d.clone(), json));
     }
     let first = shards[0].1.clone();
@@ -1206,24 +1246,45 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
     plan.jobs = first.jobs_override;
     plan.bugs = Bugs::default();
     apply_bug_flags(&mut plan.bugs, &first.bugs)?;
+    let expected: u64 = shards.iter().map(|(_, j)| j.seeds_run).sum();
+    if expected > crate::limits::MAX_MERGED_SEEDS {
+        return Err(bad(format!(
+            "the shards hold {expected} seeds together; a merge holds at most {} in memory",
+            crate::limits::MAX_MERGED_SEEDS
+        )));
+    }
     let mut records: Vec<SeedRecord> = Vec::new();
     let mut wall = 0.0;
     let mut threads = 0;
     for (d, j) in &shards {
         let p = d.join("seeds.jsonl");
-        let text = std::fs::read_to_string(&p)
-            .map_err(|e| bad(format!("{}: cannot read: {e}", p.display())))?;
-        for (n, line) in text.lines().enumerate() {
-            records.push(
-                serde_json::from_str(line)
-                    .map_err(|e| bad(format!("{}:{}: {e}", p.display(), n + 1)))?,
-            );
+        let file = crate::limits::open_regular(&p, "seeds.jsonl").map_err(bad)?;
+        let mut reader = std::io::BufReader::new(file);
+        let mut line = String::new();
+        let mut n = 0u64;
+        while crate::limits::read_line_capped(&mut reader, &mut line, &p, n as usize + 1)
+            .map_err(bad)?
+        {
+            n += 1;
+            if n > j.seeds_run {
+                return Err(bad(format!(
+                    "{}: more records than the {} seeds its sweep.json says were run",
+                    p.display(),
+                    j.seeds_run
+                )));
+            }
+            records.push(serde_json::from_str(&line).map_err(|e| {
+                bad(format!(
+                    "{}:{n}: not a seed record ({})",
+                    p.display(),
+                    crate::messages::plain(&e.to_string())
+                ))
+            })?);
         }
         wall += j.throughput.wall_s;
         threads += j.throughput.threads;
     }
     records.sort_by_key(|r| r.seed);
-    let expected: u64 = shards.iter().map(|(_, j)| j.seeds_run).sum();
     if records.len() as u64 != expected || records.windows(2).any(|w| w[0].seed == w[1].seed) {
         return Err(bad("the shards' seeds.jsonl files do not match their sweep.json (missing or repeated seeds)"));
     }
@@ -1244,12 +1305,19 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
                     .map(|y| (d, y.shrunk.clone()))
             });
             if let Some((d, Some(mut info))) = found {
-                let text = std::fs::read_to_string(d.join(&info.path)).map_err(|e| {
-                    bad(format!(
-                        "{}: cannot read: {e}",
-                        d.join(&info.path).display()
-                    ))
-                })?;
+                if !is_shrunk_path(&info.path) {
+                    return Err(bad(format!(
+                        "{}: a shrunk path {} that durasim does not write (shrunk/NAME.toml)",
+                        d.join("sweep.json").display(),
+                        crate::messages::clip(&info.path)
+                    )));
+                }
+                let text = crate::limits::read_capped(
+                    &d.join(&info.path),
+                    crate::limits::MAX_SCENARIO_BYTES,
+                    "shrunk scenario",
+                )
+                .map_err(bad)?;
                 let path = shrunk_path(&g.invariant, si);
                 let own = format!(
                     "-shrunk-{}",

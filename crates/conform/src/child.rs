@@ -103,13 +103,13 @@ fn attempt(
         kill_here(KillPoint::AfterLease, l, "-");
     }
     let stalled = p.stall_ms.is_some();
+    let began = std::time::Instant::now();
     store.note(json!({"type": "extract_started", "job": l.job, "worker": w, "fence": l.fence, "stalled": stalled}))?;
-    let inference_ms = if let Some(stall_ms) = p.stall_ms {
-        store.note(json!({"type": "stall_began", "worker": w, "job": l.job, "fence": l.fence, "stall_ms": stall_ms}))?;
+    if let Some(stall_ms) = p.stall_ms {
+        store.note(json!({"type": "stall_began", "worker": w, "job": l.job, "fence": l.fence, "stall": stall_ms * 1000}))?;
         // A real pause: the harness stops this process (SIGSTOP) for stall_ms; no heartbeat
         // can be sent while it is stopped.
         handshake(&format!("STALL {stall_ms} {} {}", l.job, l.fence), true);
-        stall_ms
     } else {
         let kill_at = (fate.kill == Some(KillPoint::MidExtract))
             .then(|| ((p.extract_ms as f64 * fate.kill_fraction) as u64).max(1));
@@ -130,9 +130,8 @@ fn attempt(
         if kill_at.is_some() && p.extract_ms == 0 {
             kill_here(KillPoint::MidExtract, l, "-");
         }
-        p.extract_ms
-    };
-    store.note(json!({"type": "extract_done", "job": l.job, "worker": w, "fence": l.fence, "inference_ms": inference_ms, "output": p.output}))?;
+    }
+    store.note(json!({"type": "extract_done", "job": l.job, "worker": w, "fence": l.fence, "inference": began.elapsed().as_micros() as u64, "output": crate::store::hex(p.output as i64)}))?;
     if fate.kill == Some(KillPoint::AfterExtract) {
         kill_here(KillPoint::AfterExtract, l, "-");
     }

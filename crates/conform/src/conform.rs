@@ -7,7 +7,6 @@
 //! scenario simulated, side by side), and the verdict's exit code.
 //! Does not: judge anything itself.
 
-use crate::export::Converter;
 use crate::harness::{Harness, RunFacts};
 use crate::plan;
 use crate::spec::Spec;
@@ -16,7 +15,8 @@ use anyhow::{anyhow, Context, Result};
 use clap::Parser;
 use durasim::check::Checker;
 use durasim::cli::{load_scenario, output_error, BadInput, Outcome};
-use durasim::history::{Event, Record, TraceHash};
+use durasim::history::reader::{HistoryReader, Limits};
+use durasim::history::TraceHash;
 use durasim::observe::metrics::Metrics;
 use durasim::observe::output_dir::{Kind as OutKind, OutputDir};
 use durasim::observe::summary::{summarize, RunIdentity};
@@ -339,7 +339,6 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
     }
     let spec_path = workdir.join("spec.json");
     std::fs::write(&spec_path, serde_json::to_string(&spec)?)?;
-    store.note(json!({"type": "run_started", "seed": seed, "attempts_max": scenario.queue.max_attempts, "lease_ms": lease_ms, "deadline_ms": scenario.queue.deadline_ms, "workers": scenario.workers.count}))?;
     let requests = plan::requests(&scenario, seed, args.jobs, spec.bug("tenantless_keys"));
     let harness = Harness::new(&spec, &spec_path, store)?;
     let run = harness.run(requests, args.time_limit_s * 1000);
@@ -348,7 +347,48 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
     let rows = store.history()?;
     drop(store);
     drop(pg);
-    judge(args, &scenario, &text, seed, kind, &facts, &rows, out)
+    // pgmq's visibility timeouts are whole seconds: the lease and the retry delays the
+    // application asks for are rounded up, and the header says what was applied.
+    let secs = |ms: u64| {
+        if kind == Kind::Pgmq {
+            ms.div_ceil(1000) * 1000
+        } else {
+            ms
+        }
+    };
+    let applied = crate::export::Applied {
+        seed,
+        workers: scenario.workers.count,
+        lease_ms,
+        heartbeat_ms: scenario.queue.heartbeat_ms,
+        deadline_ms: scenario.queue.deadline_ms,
+        attempts_max: scenario.queue.max_attempts,
+        backoff_base_ms: secs(scenario.retry.backoff_base_ms),
+        backoff_cap_ms: secs(scenario.retry.backoff_cap_ms),
+        jitter: scenario.retry.jitter,
+    };
+    let path = out.file("history.jsonl");
+    let mut file = std::io::BufWriter::new(
+        std::fs::File::create(&path).context("cannot create history.jsonl")?,
+    );
+    crate::export::write(
+        &mut file,
+        &crate::export::header(&applied, false),
+        &rows,
+        false,
+    )?;
+    std::io::Write::flush(&mut file)?;
+    drop(file);
+    let mut in_ms = Vec::new();
+    crate::export::write(
+        &mut in_ms,
+        &crate::export::header(&applied, true),
+        &rows,
+        true,
+    )?;
+    judge(
+        args, &scenario, &text, seed, kind, &facts, &path, &in_ms, out,
+    )
 }
 
 fn tempdir_for_spec() -> Result<PathBuf> {
@@ -407,21 +447,38 @@ fn judge(
     seed: u64,
     kind: Kind,
     facts: &RunFacts,
-    rows: &[(i64, String)],
+    history: &std::path::Path,
+    in_ms: &[u8],
     out: OutputDir,
 ) -> Result<Outcome> {
-    let mut conv = Converter::default();
-    for t in &scenario.arrivals.tenants {
-        conv.tenant_of(t)?;
+    // The verdict: the library's reader reads the file the store's history was written to
+    // (µs), exactly as `durasim verify` would, and its checker judges it. A history the reader
+    // refuses is a defect of this harness.
+    let refused = |e| anyhow!("the store's history does not read back: {e}");
+    let mut reader = HistoryReader::open(history, Limits::default()).map_err(refused)?;
+    let mut verdict = Checker::new();
+    let mut hash = TraceHash::default();
+    let mut last = 0;
+    while let Some(r) = reader.next_record().map_err(refused)? {
+        hash.add(&r);
+        last = r.at;
+        verdict.observe_record(&r);
     }
-    let records: Vec<Record> = rows
-        .iter()
-        .map(|(at, body)| conv.record(*at, body))
-        .collect::<Result<_>>()?;
-    let jobs = records
-        .iter()
-        .filter(|r| matches!(r.event, Event::Enqueued { .. }))
-        .count();
+    let names = reader.names().clone();
+    let mut check = verdict.finish();
+    // Violation times in the summary are in ms, as `run`'s.
+    for (_, v) in check.verdicts.iter_mut() {
+        if let Some(f) = v.first.as_mut() {
+            f.at /= 1000;
+        }
+    }
+    // The figures: the same history in ms, through the same metrics as `durasim run`.
+    let mut reader = HistoryReader::from_reader(
+        "history (ms)",
+        std::io::Cursor::new(in_ms),
+        Limits::default(),
+    );
+    let jobs = rows_hint(history);
     let attempt_rows: Box<dyn std::io::Write> = Box::new(std::io::BufWriter::new(
         std::fs::File::create(out.file("attempts.csv")).context("cannot create attempts.csv")?,
     ));
@@ -432,34 +489,20 @@ fn judge(
         trace_filter: None,
         progress: None,
     };
-    let mut hash = TraceHash::default();
-    for r in &records {
-        hash.add(r);
-        durasim::history::Observer::observe(&mut observers, r);
+    while let Some(r) = reader.next_record().map_err(refused)? {
+        durasim::history::Observer::observe(&mut observers, &r);
     }
-    let mut history = std::io::BufWriter::new(
-        std::fs::File::create(out.file("history.jsonl")).context("cannot create history.jsonl")?,
-    );
-    for r in &records {
-        use std::io::Write;
-        writeln!(
-            history,
-            "{}",
-            durasim::history::to_json_line(r, &conv.names)
-        )?;
-    }
-    std::io::Write::flush(&mut history)?;
     let outcome = RunOutcome {
         trace_hash: hash.finish(),
-        records: records.len() as u64,
+        records: hash.records(),
         heap_events: 0,
-        virtual_time_ms: records.last().map_or(0, |r| r.at),
+        virtual_time_ms: last / 1000,
         quiescent: facts.settled,
-        names: conv.names.clone(),
+        names,
     };
     let mut report = RunReport {
         outcome,
-        check: observers.checker.finish(),
+        check,
         metrics: observers.metrics,
         trace: None,
         wall_s: facts.wall_s,
@@ -538,4 +581,11 @@ fn judge(
         println!("reproduce: {reproduce}");
     }
     Ok(if ok { Outcome::Ok } else { Outcome::Violated })
+}
+
+/// How many jobs to size the checker for: the history's lines bound it.
+fn rows_hint(path: &std::path::Path) -> usize {
+    std::fs::metadata(path)
+        .map_or(0, |m| (m.len() / 200) as usize)
+        .min(1 << 20)
 }

@@ -1,331 +1,87 @@
-//! The store's history, as the simulator's history records.
+//! The store's history as a history file (`docs/history-format.md`, version 1).
 //!
-//! Owns: reading the `history` table in the store's order, converting its µs clock to the
-//! history's ms (a record whose clock reading is earlier than its predecessor's — two
+//! Owns: the header (the run's configuration as the store applied it, in µs, and the optional
+//! records this recorder writes: `lease_expired`, recorded by the store when it re-leases a job
+//! whose lease ran out), and one line per `history` row in the store's order, its `at` the
+//! store's clock in µs. A row whose clock reading is earlier than its predecessor's — two
 //! concurrent PostgreSQL transactions that drew their sequence number and their clock in
-//! opposite order, microseconds apart — keeps its predecessor's time), mapping tenant,
-//! document and key strings to the simulator's ids, and writing `history.jsonl`.
-//! Does not: judge (the library's checker does, unchanged).
+//! opposite order, microseconds apart — keeps its predecessor's time, so `at` never decreases.
+//! Does not: judge, or convert anything into the simulator's types: the library's history reader
+//! reads the file back, and its checker judges it, unchanged.
 
-use anyhow::{anyhow, bail, Context, Result};
-use durasim::history::{Event, Op, Origin, Record};
-use durasim::ids::{EventId, Fence, JobId, TenantId, WorkerId};
-use durasim::model::key::{IdempotencyKey, KeyNames};
-use durasim::model::payload::PayloadHash;
+use anyhow::{anyhow, Result};
+use durasim::vocab::config::{Emits, RunConfig, TimeUnit};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::io::Write;
 
-/// Converts store rows to records.
-#[derive(Default)]
-pub struct Converter {
-    pub names: KeyNames,
-    statics: BTreeMap<String, &'static str>,
-    last_ms: u64,
+/// The run's configuration as the store applies it, in µs.
+#[derive(Clone, Debug)]
+pub struct Applied {
+    pub seed: u64,
+    pub workers: u32,
+    pub lease_ms: u64,
+    pub heartbeat_ms: u64,
+    pub deadline_ms: u64,
+    pub attempts_max: u32,
+    pub backoff_base_ms: u64,
+    pub backoff_cap_ms: u64,
+    pub jitter: durasim::vocab::config::Jitter,
 }
 
-fn field<'v>(b: &'v Value, name: &str) -> Result<&'v Value> {
-    b.get(name).ok_or_else(|| anyhow!("missing field `{name}`"))
+/// The header, in µs or (`ms`) in ms.
+pub fn header(a: &Applied, ms: bool) -> String {
+    let us = |x: u64| if ms { x } else { x * 1000 };
+    durasim::history::format::header_line(&RunConfig {
+        time_unit: if ms { TimeUnit::Ms } else { TimeUnit::Us },
+        emits: Emits {
+            lease_expired: true,
+            ..Emits::default()
+        },
+        seed: Some(a.seed),
+        workers: Some(a.workers),
+        lease: us(a.lease_ms),
+        heartbeat: us(a.heartbeat_ms),
+        deadline: us(a.deadline_ms),
+        attempts_max: a.attempts_max,
+        backoff_base: us(a.backoff_base_ms),
+        backoff_cap: us(a.backoff_cap_ms),
+        jitter: a.jitter,
+        dlq_capacity: None,
+        reprocess_limit: None,
+        dedupe_window: None,
+        outbox_retention: None,
+    })
 }
 
-fn u(b: &Value, name: &str) -> Result<u64> {
-    field(b, name)?
-        .as_u64()
-        .ok_or_else(|| anyhow!("field `{name}` is not an unsigned integer"))
-}
+/// The fields this recorder writes that hold a time or a duration.
+const TIME_FIELDS: [&str; 3] = ["visible_at", "inference", "stall"];
 
-fn s<'v>(b: &'v Value, name: &str) -> Result<&'v str> {
-    field(b, name)?
-        .as_str()
-        .ok_or_else(|| anyhow!("field `{name}` is not a string"))
-}
-
-fn ou(b: &Value, name: &str) -> Result<Option<u64>> {
-    match b.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| anyhow!("field `{name}` is not an unsigned integer")),
-    }
-}
-
-/// µs on the store's clock → ms of the history.
-pub fn ms(us: u64) -> u64 {
-    us / 1000
-}
-
-impl Converter {
-    fn intern(&mut self, text: &str) -> &'static str {
-        if let Some(s) = self.statics.get(text) {
-            return s;
-        }
-        let leaked: &'static str = Box::leak(text.to_string().into_boxed_str());
-        self.statics.insert(text.to_string(), leaked);
-        leaked
-    }
-
-    /// Registers a tenant (the scenario's tenants first, so their ids match the simulator's).
-    pub fn tenant_of(&mut self, name: &str) -> Result<TenantId> {
-        self.tenant(name)
-    }
-
-    fn tenant(&mut self, name: &str) -> Result<TenantId> {
-        self.names
-            .tenants
-            .register(name)
-            .map_err(|e| anyhow!("{e}"))
-    }
-
-    fn key(&mut self, text: &str) -> Result<IdempotencyKey> {
-        let parts: Vec<&str> = text.split(':').collect();
-        let (tenant, document, version) = match parts.as_slice() {
-            [t, d, v] => (Some(*t), *d, *v),
-            [d, v] => (None, *d, *v),
-            _ => bail!("key {text:?} is not tenant:document:vN"),
-        };
-        let version: u32 = version
-            .strip_prefix('v')
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| anyhow!("key {text:?}: bad version"))?;
-        let document = self
-            .names
-            .documents
-            .named(document)
-            .map_err(|e| anyhow!("{e}"))?;
-        Ok(match tenant {
-            Some(t) => {
-                let t = self.tenant(t)?;
-                IdempotencyKey::new(t, document, version).map_err(|e| anyhow!("{e}"))?
+/// Writes the history file: the header, then each row with its `at`. With `ms`, every time is
+/// divided by 1000 (the rendering the metrics read: they count in ms, like `durasim run`'s);
+/// the µs file is the one judged.
+pub fn write(out: &mut impl Write, header: &str, rows: &[(i64, String)], ms: bool) -> Result<()> {
+    writeln!(out, "{header}")?;
+    let mut last = 0i64;
+    for (at, body) in rows {
+        let mut v: Value =
+            serde_json::from_str(body).map_err(|e| anyhow!("history row {body:?}: {e}"))?;
+        let at = (*at).max(last).max(0);
+        last = at;
+        let map = v
+            .as_object_mut()
+            .ok_or_else(|| anyhow!("history row {body:?} is not an object"))?;
+        // Absent and null mean the same; the file leaves them out.
+        map.retain(|_, x| !x.is_null());
+        let scale = |x: i64| if ms { x / 1000 } else { x };
+        for f in TIME_FIELDS {
+            if let Some(t) = map.get_mut(f) {
+                *t = Value::from(scale(t.as_i64().unwrap_or(0)).max(0));
             }
-            None => IdempotencyKey::tenantless_for_bug_switch(document, version),
-        })
+        }
+        map.insert("at".into(), Value::from(scale(at)));
+        writeln!(out, "{}", serde_json::to_string(&v)?)?;
     }
-
-    fn payload(b: &Value, name: &str) -> Result<PayloadHash> {
-        let hex = s(b, name)?;
-        Ok(PayloadHash(
-            u64::from_str_radix(hex, 16).with_context(|| format!("payload {hex:?}"))?,
-        ))
-    }
-
-    /// One store row (its clock reading in µs and its JSON body) as a record.
-    pub fn record(&mut self, at_us: i64, body: &str) -> Result<Record> {
-        let b: Value =
-            serde_json::from_str(body).with_context(|| format!("history body {body:?}"))?;
-        let at = ms(at_us.max(0) as u64).max(self.last_ms);
-        self.last_ms = at;
-        let event = self
-            .event(&b)
-            .with_context(|| format!("history body {body}"))?;
-        Ok(Record { at, event })
-    }
-
-    fn event(&mut self, b: &Value) -> Result<Event> {
-        let job = |b: &Value, n: &str| -> Result<JobId> { Ok(JobId(u(b, n)? as u32)) };
-        let worker = |b: &Value| -> Result<WorkerId> { Ok(WorkerId(u(b, "worker")? as u32)) };
-        let fence = |b: &Value| -> Result<Fence> { Ok(Fence(u(b, "fence")?)) };
-        let time = |b: &Value, n: &str| -> Result<u64> { Ok(ms(u(b, n)?)) };
-        let kind = s(b, "type")?.to_string();
-        Ok(match kind.as_str() {
-            "run_started" => Event::RunStarted {
-                seed: u(b, "seed")?,
-                attempts_max: u(b, "attempts_max")? as u32,
-                lease_ms: u(b, "lease_ms")?,
-                deadline_ms: u(b, "deadline_ms")?,
-                workers: u(b, "workers")? as u32,
-            },
-            "enqueued" => Event::Enqueued {
-                job: job(b, "job")?,
-                tenant: self.tenant(s(b, "tenant")?)?,
-                key: self.key(s(b, "key")?)?,
-                payload: Self::payload(b, "payload")?,
-                visible_at: time(b, "visible_at")?,
-                deadline_at: time(b, "deadline_at")?,
-                origin: match field(b, "origin")? {
-                    Value::String(a) if a == "arrival" => Origin::Arrival,
-                    o => Origin::Reprocess {
-                        from: JobId(
-                            o.pointer("/reprocess/from")
-                                .and_then(Value::as_u64)
-                                .ok_or_else(|| anyhow!("bad origin"))?
-                                as u32,
-                        ),
-                    },
-                },
-            },
-            "enqueue_deduped" => Event::EnqueueDeduped {
-                tenant: self.tenant(s(b, "tenant")?)?,
-                key: self.key(s(b, "key")?)?,
-                payload: Self::payload(b, "payload")?,
-                existing: job(b, "existing")?,
-            },
-            "enqueue_conflict" => Event::EnqueueConflict {
-                tenant: self.tenant(s(b, "tenant")?)?,
-                key: self.key(s(b, "key")?)?,
-                payload: Self::payload(b, "payload")?,
-                existing: job(b, "existing")?,
-                existing_payload: Self::payload(b, "existing_payload")?,
-            },
-            "leased" => Event::Leased {
-                job: job(b, "job")?,
-                worker: worker(b)?,
-                fence: fence(b)?,
-                attempt: u(b, "attempt")? as u32,
-                lease_until: time(b, "lease_until")?,
-                visible_at: time(b, "visible_at")?,
-            },
-            "lease_expired" => Event::LeaseExpired {
-                job: job(b, "job")?,
-                fence: fence(b)?,
-            },
-            "heartbeat" => Event::Heartbeat {
-                job: job(b, "job")?,
-                worker: worker(b)?,
-                fence: fence(b)?,
-                lease_until: time(b, "lease_until")?,
-            },
-            "rejected" => Event::Rejected {
-                job: job(b, "job")?,
-                worker: worker(b)?,
-                op: match s(b, "op")? {
-                    "heartbeat" => Op::Heartbeat,
-                    "ack" => Op::Ack,
-                    "retry" => Op::Retry,
-                    "dead_letter" => Op::DeadLetter,
-                    "cancel" => Op::Cancel,
-                    other => bail!("unknown op {other:?}"),
-                },
-                presented: Fence(u(b, "presented")?),
-                held: Fence(u(b, "held")?),
-                reason: self.intern(s(b, "reason")?),
-            },
-            "extract_started" => Event::ExtractStarted {
-                job: job(b, "job")?,
-                worker: worker(b)?,
-                fence: fence(b)?,
-                stalled: field(b, "stalled")?.as_bool().unwrap_or(false),
-            },
-            "extract_done" => Event::ExtractDone {
-                job: job(b, "job")?,
-                worker: worker(b)?,
-                fence: fence(b)?,
-                inference_ms: u(b, "inference_ms")?,
-                output: u(b, "output")?,
-            },
-            "attempt_failed" => Event::AttemptFailed {
-                job: job(b, "job")?,
-                worker: worker(b)?,
-                fence: fence(b)?,
-                error: self.intern(s(b, "error")?),
-                class: self.intern(s(b, "class")?),
-            },
-            "result_committed" => Event::ResultCommitted {
-                job: job(b, "job")?,
-                worker: worker(b)?,
-                key: self.key(s(b, "key")?)?,
-                payload: Self::payload(b, "payload")?,
-                output: u(b, "output")?,
-                event: ou(b, "event")?.map(EventId),
-            },
-            "commit_deduped" => Event::CommitDeduped {
-                job: job(b, "job")?,
-                worker: worker(b)?,
-                key: self.key(s(b, "key")?)?,
-                payload: Self::payload(b, "payload")?,
-                output: u(b, "output")?,
-                existing_payload: Self::payload(b, "existing_payload")?,
-                existing_event: ou(b, "existing_event")?.map(EventId),
-            },
-            "commit_conflict" => Event::CommitConflict {
-                job: job(b, "job")?,
-                worker: worker(b)?,
-                key: self.key(s(b, "key")?)?,
-                payload: Self::payload(b, "payload")?,
-                existing_payload: Self::payload(b, "existing_payload")?,
-            },
-            "acked" => Event::Acked {
-                job: job(b, "job")?,
-                worker: worker(b)?,
-                fence: fence(b)?,
-            },
-            "retry_scheduled" => Event::RetryScheduled {
-                job: job(b, "job")?,
-                worker: worker(b)?,
-                fence: fence(b)?,
-                attempt: u(b, "attempt")? as u32,
-                visible_at: time(b, "visible_at")?,
-            },
-            "dead_lettered" => Event::DeadLettered {
-                job: job(b, "job")?,
-                worker: ou(b, "worker")?.map(|w| WorkerId(w as u32)),
-                fence: ou(b, "fence")?.map(Fence),
-                attempts: u(b, "attempts")? as u32,
-                reason: s(b, "reason")?.into(),
-            },
-            "cancelled" => Event::Cancelled {
-                job: job(b, "job")?,
-                worker: ou(b, "worker")?.map(|w| WorkerId(w as u32)),
-                fence: ou(b, "fence")?.map(Fence),
-                deadline_at: time(b, "deadline_at")?,
-            },
-            "worker_crashed" => Event::WorkerCrashed {
-                worker: worker(b)?,
-                job: job(b, "job")?,
-                fence: fence(b)?,
-                point: self.intern(s(b, "point")?),
-            },
-            "worker_restarted" => Event::WorkerRestarted { worker: worker(b)? },
-            "stall_began" => Event::StallBegan {
-                worker: worker(b)?,
-                job: job(b, "job")?,
-                fence: fence(b)?,
-                stall_ms: u(b, "stall_ms")?,
-            },
-            "published" => Event::Published {
-                event: EventId(u(b, "event")?),
-                key: self.key(s(b, "key")?)?,
-                job: job(b, "job")?,
-                output: u(b, "output")?,
-                send: u(b, "send")? as u32,
-                direct: field(b, "direct")?.as_bool().unwrap_or(false),
-            },
-            "marked_published" => Event::MarkedPublished {
-                count: u(b, "count")? as u32,
-            },
-            "relay_crashed" => Event::RelayCrashed {
-                unmarked: u(b, "unmarked")? as u32,
-            },
-            "effect_applied" => Event::EffectApplied {
-                event: EventId(u(b, "event")?),
-                key: self.key(s(b, "key")?)?,
-                job: job(b, "job")?,
-                output: u(b, "output")?,
-            },
-            "duplicate_event" => Event::DuplicateEvent {
-                event: EventId(u(b, "event")?),
-                key: self.key(s(b, "key")?)?,
-            },
-            "review_done" => Event::ReviewDone {
-                event: EventId(u(b, "event")?),
-                key: self.key(s(b, "key")?)?,
-                job: job(b, "job")?,
-            },
-            "reprocess_refused" => Event::ReprocessRefused {
-                job: job(b, "job")?,
-                operator: b.get("operator").and_then(Value::as_str).map(Into::into),
-                reason: self.intern(s(b, "reason")?),
-            },
-            "reprocessed" => Event::Reprocessed {
-                old_job: job(b, "old_job")?,
-                new_job: job(b, "new_job")?,
-                operator: s(b, "operator")?.into(),
-            },
-            "run_ended" => Event::RunEnded {
-                quiescent: field(b, "quiescent")?.as_bool().unwrap_or(false),
-            },
-            other => bail!("unknown history record type {other:?}"),
-        })
-    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -333,29 +89,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn times_are_ms_and_never_go_back() {
-        let mut c = Converter::default();
-        let r = c
-            .record(5_400, r#"{"type":"worker_restarted","worker":1}"#)
-            .unwrap();
-        assert_eq!(r.at, 5);
-        let r = c
-            .record(4_900, r#"{"type":"worker_restarted","worker":1}"#)
-            .unwrap();
+    fn times_never_go_back_and_nulls_are_left_out() {
+        let mut out = Vec::new();
+        let rows = vec![
+            (
+                5_400,
+                r#"{"type":"worker_restarted","worker":1}"#.to_string(),
+            ),
+            (
+                4_900,
+                r#"{"type":"cancelled","job":0,"worker":null}"#.to_string(),
+            ),
+        ];
+        write(&mut out, "{}", &rows, false).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
-            r.at, 5,
-            "an earlier clock reading keeps its predecessor's time"
+            lines[1],
+            r#"{"at":5400,"type":"worker_restarted","worker":1}"#
         );
-    }
-
-    #[test]
-    fn keys_with_and_without_tenant() {
-        let mut c = Converter::default();
-        let k = c.key("acme:doc-3:v2").unwrap();
-        assert_eq!(c.names.key(&k), "acme:doc-3:v2");
-        let k = c.key("doc-3:v1").unwrap();
-        assert_eq!(k.tenant, None);
-        assert!(c.key("a:b:c:d").is_err());
-        assert!(c.record(0, r#"{"type":"leased","job":1}"#).is_err());
+        assert_eq!(lines[2], r#"{"at":5400,"job":0,"type":"cancelled"}"#);
     }
 }

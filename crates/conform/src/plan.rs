@@ -10,13 +10,13 @@
 //! Does not: run anything or read a clock.
 
 use crate::store::Request;
-use durasim::model::key::Documents;
-use durasim::model::payload::Payload;
 use durasim::model::worker::{AttemptPlan, CrashPoint};
 use durasim::rng::{Purpose, Stream};
 use durasim::scenario::{FaultKind, Scenario};
 use durasim::sim::arrivals::ArrivalProcess;
 use durasim::sim::faults::{draw_plan, FaultRates};
+use durasim::vocab::key::{Documents, KeyNames};
+use durasim::vocab::payload::Payload;
 
 /// Where the harness kills a worker. Each of the simulator's three crash points is split in
 /// two: the point itself, and the real-only point just after it (`mid_extract` lies between
@@ -180,7 +180,7 @@ pub fn key(tenant: &str, document: &str, version: u32, tenantless: bool) -> Stri
     if tenantless {
         format!("{document}:v{version}")
     } else {
-        durasim::model::key::build_idempotency_key(tenant, document, version as i64)
+        durasim::vocab::key::build_idempotency_key(tenant, document, version as i64)
             .expect("tenants and documents are validated by the scenario")
     }
 }
@@ -200,21 +200,23 @@ pub fn requests(
         scenario.arrivals.tenants.len(),
         total,
     );
-    let mut names = Documents::default();
+    let mut names = KeyNames::default();
     let mut push = |at_ms: u64,
                     tenant: &str,
                     payload: Payload,
                     version: u32,
                     invalid: bool,
-                    names: &Documents| {
-        let document = names.name(payload.document);
+                    names: &KeyNames| {
+        let document = names.documents.name(payload.document);
         out.push(Request {
             at_ms,
             key: key(tenant, &document, version, tenantless),
             tenant: tenant.to_string(),
             document,
             version,
-            payload: format!("{:016x}", payload.hash().0),
+            operation: names.operations.name(payload.operation).to_string(),
+            content: durasim::vocab::payload::content_hex(payload.content),
+            payload: format!("{:016x}", payload.hash(names).0),
             invalid,
         });
     };
@@ -231,23 +233,20 @@ pub fn requests(
         }
     }
     for e in &scenario.enqueue {
-        let document = names.named(&e.document).expect("validated by the scenario");
+        let document = names
+            .documents
+            .named(&e.document)
+            .expect("validated by the scenario");
         let payload = match &e.payload {
             Some(text) => Payload::from_text(document, text),
-            None => Payload {
-                document,
-                content: 0,
-            },
+            None => Payload::of(document),
         };
         push(e.at_ms, &e.tenant, payload, e.version, e.invalid, &names);
     }
     let mut first = total;
     for b in &scenario.burst {
         for k in 0..b.jobs {
-            let payload = Payload {
-                document: Documents::generated((first + k) as u32),
-                content: 0,
-            };
+            let payload = Payload::of(Documents::generated((first + k) as u32));
             push(b.at_ms, &b.tenant, payload, 1, false, &names);
         }
         first += b.jobs;

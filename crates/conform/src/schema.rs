@@ -15,6 +15,8 @@ CREATE TABLE jobs (
     version BIGINT NOT NULL,
     key TEXT NOT NULL UNIQUE,
     payload TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    content TEXT NOT NULL,
     invalid BIGINT NOT NULL,
     state TEXT NOT NULL,
     created_us BIGINT NOT NULL,

@@ -17,7 +17,7 @@
 use crate::db::{Db, Row, Val};
 use anyhow::{anyhow, bail, Result};
 use durasim::model::retry::{classify, Decision, ErrorClass, ErrorKind, RetryPolicy};
-use durasim::sim::kernel::{class_name, error_name};
+use durasim::sim::kernel::error_name;
 use serde_json::{json, Value};
 
 /// Which real store.
@@ -66,7 +66,12 @@ pub struct Request {
     pub version: u32,
     /// The idempotency key as the application built it.
     pub key: String,
-    /// The payload fingerprint, 16 hex digits.
+    /// The operation asked for (`extract`).
+    pub operation: String,
+    /// A fingerprint of the submitted bytes, 16 hex digits.
+    pub content: String,
+    /// The payload hash (document, operation, content), 16 hex digits: what "same payload"
+    /// compares.
     pub payload: String,
     pub invalid: bool,
 }
@@ -112,6 +117,11 @@ pub struct OutboxRow {
 pub struct Store {
     pub db: Db,
     pub cfg: StoreConfig,
+}
+
+/// A fingerprint (payload, content, model output) as the history spells it.
+pub fn hex(x: i64) -> String {
+    format!("{:016x}", x as u64)
 }
 
 fn terminal(state: &str) -> bool {
@@ -179,10 +189,10 @@ impl Store {
             Some(row) => {
                 let id = row[0].i() as u32;
                 if row[1].t() == r.payload {
-                    self.hist(now, json!({"type": "enqueue_deduped", "tenant": r.tenant, "key": r.key, "payload": r.payload, "existing": id}))?;
+                    self.hist(now, json!({"type": "enqueue_deduped", "tenant": r.tenant, "key": r.key, "operation": r.operation, "content": r.content, "payload": r.payload, "existing": id}))?;
                     Enqueued::Deduped(id)
                 } else {
-                    self.hist(now, json!({"type": "enqueue_conflict", "tenant": r.tenant, "key": r.key, "payload": r.payload, "existing": id, "existing_payload": row[1].t()}))?;
+                    self.hist(now, json!({"type": "enqueue_conflict", "tenant": r.tenant, "key": r.key, "operation": r.operation, "content": r.content, "payload": r.payload, "existing": id, "existing_payload": row[1].t()}))?;
                     Enqueued::Conflict(id)
                 }
             }
@@ -199,8 +209,8 @@ impl Store {
                     None
                 };
                 self.db.exec(
-                    "INSERT INTO jobs (id, tenant, document, version, key, payload, invalid, state, created_us, visible_us, deadline_us, msg_id)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $8, $9, $10)",
+                    "INSERT INTO jobs (id, tenant, document, version, key, payload, invalid, state, created_us, visible_us, deadline_us, msg_id, operation, content)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $8, $9, $10, $11, $12)",
                     &[
                         id.into(),
                         r.tenant.as_str().into(),
@@ -212,13 +222,11 @@ impl Store {
                         now.into(),
                         deadline.into(),
                         msg_id.into(),
+                        r.operation.as_str().into(),
+                        r.content.as_str().into(),
                     ],
                 )?;
-                let origin = match from {
-                    Some(f) => json!({"reprocess": {"from": f}}),
-                    None => json!("arrival"),
-                };
-                self.hist(now, json!({"type": "enqueued", "job": id, "tenant": r.tenant, "key": r.key, "payload": r.payload, "visible_at": now, "deadline_at": deadline, "origin": origin}))?;
+                self.hist(now, json!({"type": "enqueued", "job": id, "tenant": r.tenant, "key": r.key, "operation": r.operation, "content": r.content, "payload": r.payload, "visible_at": now, "reprocess_of": from}))?;
                 Enqueued::Created(id as u32)
             }
         };
@@ -235,7 +243,7 @@ impl Store {
         key_of: &dyn Fn(&str, &str, u32) -> String,
     ) -> Result<()> {
         let row = self.db.query_opt(
-            "SELECT state, tenant, document, version, payload, invalid FROM jobs WHERE id = $1",
+            "SELECT state, tenant, document, version, payload, invalid, operation, content FROM jobs WHERE id = $1",
             &[old.into()],
         )?;
         let refuse = |s: &mut Store, reason: &str| -> Result<()> {
@@ -263,6 +271,8 @@ impl Store {
             tenant,
             document,
             version,
+            operation: row[6].t().to_string(),
+            content: row[7].t().to_string(),
             payload: row[4].t().to_string(),
             invalid: row[5].i() != 0,
         };
@@ -349,7 +359,10 @@ impl Store {
                     "UPDATE jobs SET state = 'cancelled' WHERE id = $1",
                     &[id.into()],
                 )?;
-                self.hist(now, json!({"type": "cancelled", "job": id, "worker": null, "fence": null, "deadline_at": deadline}))?;
+                self.hist(
+                    now,
+                    json!({"type": "cancelled", "job": id, "worker": null, "fence": null}),
+                )?;
                 continue;
             }
             if attempt >= self.cfg.max_attempts as i64 {
@@ -362,7 +375,7 @@ impl Store {
                 "UPDATE jobs SET state = 'leased', fence = $2, attempt = attempt + 1, lease_until_us = $3 WHERE id = $1",
                 &[id.into(), fence.into(), until.into()],
             )?;
-            self.hist(now, json!({"type": "leased", "job": id, "worker": worker, "fence": fence, "attempt": attempt + 1, "lease_until": until, "visible_at": row[6].i()}))?;
+            self.hist(now, json!({"type": "leased", "job": id, "worker": worker, "fence": fence, "attempt": attempt + 1, "visible_at": row[6].i()}))?;
             return Ok(Some(Lease {
                 job: id as u32,
                 fence: fence as u64,
@@ -418,7 +431,10 @@ impl Store {
                     "UPDATE jobs SET state = 'cancelled' WHERE id = $1",
                     &[id.into()],
                 )?;
-                self.hist(now, json!({"type": "cancelled", "job": id, "worker": null, "fence": null, "deadline_at": j[2].i()}))?;
+                self.hist(
+                    now,
+                    json!({"type": "cancelled", "job": id, "worker": null, "fence": null}),
+                )?;
                 continue;
             }
             if read_ct > self.cfg.max_attempts as i64 {
@@ -433,7 +449,7 @@ impl Store {
                 "UPDATE jobs SET state = 'leased', fence = $2, attempt = $2, lease_until_us = $3 WHERE id = $1",
                 &[id.into(), read_ct.into(), vt.into()],
             )?;
-            self.hist(now, json!({"type": "leased", "job": id, "worker": worker, "fence": read_ct, "attempt": read_ct, "lease_until": vt, "visible_at": j[6].i()}))?;
+            self.hist(now, json!({"type": "leased", "job": id, "worker": worker, "fence": read_ct, "attempt": read_ct, "visible_at": j[6].i()}))?;
             self.db.commit()?;
             return Ok(Some(Lease {
                 job: id as u32,
@@ -489,7 +505,7 @@ impl Store {
         } else if held != l.fence as i64 {
             "stale_fence".to_string()
         } else if state == "leased" {
-            "lease_expired".to_string()
+            "ready".to_string()
         } else {
             "ready".to_string()
         };
@@ -515,12 +531,11 @@ impl Store {
                         "UPDATE jobs SET lease_until_us = $2 WHERE id = $1",
                         &[l.job.into(), until.into()],
                     )?;
-                    self.hist(now, json!({"type": "heartbeat", "job": l.job, "worker": worker, "fence": l.fence, "lease_until": until}))?;
+                    self.hist(now, json!({"type": "heartbeat", "job": l.job, "worker": worker, "fence": l.fence}))?;
                     true
                 }
                 None => {
-                    let held = self.held(l.job)?;
-                    self.hist(now, json!({"type": "rejected", "job": l.job, "worker": worker, "op": "heartbeat", "presented": l.fence, "held": held, "reason": "no_such_message"}))?;
+                    self.pgmq_rejected(now, worker, l, "heartbeat")?;
                     false
                 }
             }
@@ -536,19 +551,15 @@ impl Store {
                 true,
             )?;
             if ok {
-                self.hist(now, json!({"type": "heartbeat", "job": l.job, "worker": worker, "fence": l.fence, "lease_until": until}))?;
+                self.hist(
+                    now,
+                    json!({"type": "heartbeat", "job": l.job, "worker": worker, "fence": l.fence}),
+                )?;
             }
             ok
         };
         self.db.commit()?;
         Ok(ok)
-    }
-
-    fn held(&mut self, job: u32) -> Result<i64> {
-        Ok(self
-            .db
-            .query("SELECT fence FROM jobs WHERE id = $1", &[job.into()])?[0][0]
-            .i())
     }
 
     pub fn ack(&mut self, worker: u32, l: &Lease) -> Result<bool> {
@@ -571,8 +582,7 @@ impl Store {
                     json!({"type": "acked", "job": l.job, "worker": worker, "fence": l.fence}),
                 )?;
             } else {
-                let held = self.held(l.job)?;
-                self.hist(now, json!({"type": "rejected", "job": l.job, "worker": worker, "op": "ack", "presented": l.fence, "held": held, "reason": "no_such_message"}))?;
+                self.pgmq_rejected(now, worker, l, "ack")?;
             }
             deleted
         } else {
@@ -630,7 +640,7 @@ impl Store {
         } else {
             error
         };
-        self.hist(now, json!({"type": "attempt_failed", "job": l.job, "worker": worker, "fence": l.fence, "error": error_name(error), "class": class_name(classify(error))}))?;
+        self.hist(now, json!({"type": "attempt_failed", "job": l.job, "worker": worker, "fence": l.fence, "error": error_name(error)}))?;
         match self.cfg.policy.decide(error, l.attempt, jitter_draw) {
             Decision::Retry { delay_ms } => {
                 let visible = now + delay_ms as i64 * 1000;
@@ -727,16 +737,27 @@ impl Store {
                         "UPDATE jobs SET state = 'cancelled' WHERE id = $1",
                         &[l.job.into()],
                     )?;
-                    self.hist(now, json!({"type": "cancelled", "job": l.job, "worker": worker, "fence": l.fence, "deadline_at": deadline}))?;
+                    self.hist(now, json!({"type": "cancelled", "job": l.job, "worker": worker, "fence": l.fence}))?;
                 }
             }
         }
         self.db.commit()
     }
 
+    /// pgmq refused (the message is gone: deleted or archived); the reason is the job's state
+    /// in the application's own table.
     fn pgmq_rejected(&mut self, now: i64, worker: u32, l: &Lease, op: &str) -> Result<()> {
-        let held = self.held(l.job)?;
-        self.hist(now, json!({"type": "rejected", "job": l.job, "worker": worker, "op": op, "presented": l.fence, "held": held, "reason": "no_such_message"}))
+        let row = self.db.query(
+            "SELECT fence, state FROM jobs WHERE id = $1",
+            &[l.job.into()],
+        )?;
+        let (held, state) = (row[0][0].i(), row[0][1].t().to_string());
+        let reason = if state == "queued" {
+            "ready".to_string()
+        } else {
+            state
+        };
+        self.hist(now, json!({"type": "rejected", "job": l.job, "worker": worker, "op": op, "presented": l.fence, "held": held, "reason": reason}))
     }
 
     // ---- commit: result + outbox in one transaction ----------------------------------------------
@@ -765,7 +786,7 @@ impl Store {
         if let Some(row) = existing {
             let now = self.db.now_us()?;
             let outcome = if row[0].t() == l.payload {
-                self.hist(now, json!({"type": "commit_deduped", "job": l.job, "worker": worker, "key": l.key, "payload": l.payload, "output": output as u64, "existing_payload": row[0].t(), "existing_event": row[1].oi()}))?;
+                self.hist(now, json!({"type": "commit_deduped", "job": l.job, "worker": worker, "key": l.key, "payload": l.payload, "output": hex(output), "existing_payload": row[0].t(), "existing_event": row[1].oi()}))?;
                 Committed::Deduped
             } else {
                 self.hist(now, json!({"type": "commit_conflict", "job": l.job, "worker": worker, "key": l.key, "payload": l.payload, "existing_payload": row[0].t()}))?;
@@ -799,7 +820,7 @@ impl Store {
             let now = self.db.now_us()?;
             let same = row[0][0].t() == l.payload;
             if same {
-                self.hist(now, json!({"type": "commit_deduped", "job": l.job, "worker": worker, "key": l.key, "payload": l.payload, "output": output as u64, "existing_payload": row[0][0].t(), "existing_event": row[0][1].oi()}))?;
+                self.hist(now, json!({"type": "commit_deduped", "job": l.job, "worker": worker, "key": l.key, "payload": l.payload, "output": hex(output), "existing_payload": row[0][0].t(), "existing_event": row[0][1].oi()}))?;
             } else {
                 self.hist(now, json!({"type": "commit_conflict", "job": l.job, "worker": worker, "key": l.key, "payload": l.payload, "existing_payload": row[0][0].t()}))?;
             }
@@ -825,7 +846,7 @@ impl Store {
         }
         let now = self.db.now_us()?;
         let ev = if with_outbox { Some(event) } else { None };
-        self.hist(now, json!({"type": "result_committed", "job": l.job, "worker": worker, "key": l.key, "payload": l.payload, "output": output as u64, "event": ev}))?;
+        self.hist(now, json!({"type": "result_committed", "job": l.job, "worker": worker, "key": l.key, "payload": l.payload, "output": hex(output), "event": ev}))?;
         Ok((Committed::Fresh, Some(event)))
     }
 
@@ -901,7 +922,7 @@ impl Store {
             "INSERT INTO deliveries (event, send, at_us) VALUES ($1, $2, $3)",
             &[r.event.into(), send.into(), now.into()],
         )?;
-        self.hist(now, json!({"type": "published", "event": r.event, "key": r.key, "job": r.job, "output": r.output as u64, "send": send, "direct": direct}))?;
+        self.hist(now, json!({"type": "published", "event": r.event, "key": r.key, "job": r.job, "output": hex(r.output), "send": send, "direct": direct}))?;
         let fresh = if self.cfg.no_consumer_dedupe {
             1
         } else {
@@ -924,7 +945,7 @@ impl Store {
                 "INSERT INTO reviews (event, key, job, due_us) VALUES ($1, $2, $3, $4) ON CONFLICT (event) DO NOTHING",
                 &[r.event.into(), r.key.as_str().into(), r.job.into(), (now + review_ms as i64 * 1000).into()],
             )?;
-            self.hist(now, json!({"type": "effect_applied", "event": r.event, "key": r.key, "job": r.job, "output": r.output as u64}))?;
+            self.hist(now, json!({"type": "effect_applied", "event": r.event, "key": r.key, "job": r.job, "output": hex(r.output)}))?;
         } else {
             self.hist(
                 now,

@@ -152,8 +152,14 @@ impl RunData {
 }
 
 fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<Vec<T>> {
-    let mut r =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file = crate::limits::open_regular(path, "CSV file").map_err(anyhow::Error::msg)?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    anyhow::ensure!(
+        len <= crate::limits::MAX_DATA_BYTES,
+        "{}: {len} bytes, larger than any CSV file durasim writes",
+        path.display()
+    );
+    let mut r = csv::Reader::from_reader(std::io::BufReader::new(file));
     r.deserialize()
         .collect::<Result<Vec<T>, _>>()
         .with_context(|| format!("{}: unexpected contents", path.display()))
@@ -163,8 +169,12 @@ fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<Vec<T>>
 /// and wins over every file.
 pub fn load(dir: &Path, history: Option<&[Record]>) -> anyhow::Result<RunData> {
     let summary_path = dir.join("summary.json");
-    let text = std::fs::read_to_string(&summary_path)
-        .with_context(|| format!("cannot read {}", summary_path.display()))?;
+    let text = crate::limits::read_capped(
+        &summary_path,
+        crate::limits::MAX_SUMMARY_BYTES,
+        "summary.json",
+    )
+    .map_err(anyhow::Error::msg)?;
     let summary: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not a durasim summary", summary_path.display()))?;
     let scenario = summary
@@ -214,7 +224,12 @@ pub fn load(dir: &Path, history: Option<&[Record]>) -> anyhow::Result<RunData> {
     } else {
         Vec::new()
     };
-    let scenario_text = std::fs::read_to_string(dir.join("scenario.toml")).ok();
+    let scenario_text = crate::limits::read_capped(
+        &dir.join("scenario.toml"),
+        crate::limits::MAX_SCENARIO_BYTES,
+        "scenario file",
+    )
+    .ok();
 
     let trace_path = dir.join("trace.jsonl");
     let faults_path = dir.join("faults.csv");
@@ -278,17 +293,14 @@ pub fn from_records(records: &[Record]) -> (Vec<Fault>, Vec<Review>) {
                 point.to_string(),
             ),
             Event::StallBegan {
-                worker,
-                job,
-                stall_ms,
-                ..
+                worker, job, stall, ..
             } => b.fault(
                 at,
                 FaultKind::Stall,
                 Some(worker.0),
                 Some(job.0),
-                Some(at + stall_ms),
-                format!("{stall_ms} ms"),
+                Some(at + stall),
+                format!("{stall} ms"),
             ),
             Event::RelayCrashed { unmarked } => b.fault(
                 at,
@@ -321,11 +333,11 @@ pub fn from_records(records: &[Record]) -> (Vec<Fault>, Vec<Review>) {
                 at,
                 FaultKind::Operator,
                 None,
-                Some(job.0),
+                job.map(|j| j.0),
                 None,
                 format!(
-                    "reprocess of job-{} by {} refused: {reason}",
-                    job.0,
+                    "reprocess of {} by {} refused: {reason}",
+                    job.map_or("an unknown job".to_string(), |j| j.to_string()),
                     operator.as_deref().unwrap_or("(no operator)")
                 ),
             ),
@@ -339,12 +351,16 @@ pub fn from_records(records: &[Record]) -> (Vec<Fault>, Vec<Review>) {
 
 /// Fault markers and reviews from `trace.jsonl`.
 pub fn from_trace_file(path: &Path) -> anyhow::Result<(Vec<Fault>, Vec<Review>)> {
-    use std::io::BufRead;
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file = crate::limits::open_regular(path, "trace.jsonl").map_err(anyhow::Error::msg)?;
     let mut b = Builder::default();
-    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = String::new();
+    let mut n = 0;
+    while crate::limits::read_line_capped(&mut reader, &mut line, path, n + 1)
+        .map_err(anyhow::Error::msg)?
+    {
+        n += 1;
+        let n = n - 1;
         if line.trim().is_empty() {
             continue;
         }
@@ -358,7 +374,7 @@ pub fn from_trace_file(path: &Path) -> anyhow::Result<(Vec<Fault>, Vec<Review>)>
         match v.get("type").and_then(|t| t.as_str()).unwrap_or("") {
             "worker_crashed" => b.fault(at, FaultKind::Crash, worker, job, None, s("point")),
             "stall_began" => {
-                let ms = u("stall_ms").unwrap_or(0);
+                let ms = u("stall").unwrap_or(0);
                 b.fault(
                     at,
                     FaultKind::Stall,
@@ -399,8 +415,8 @@ pub fn from_trace_file(path: &Path) -> anyhow::Result<(Vec<Fault>, Vec<Review>)>
                     job,
                     None,
                     format!(
-                        "reprocess of job-{} by {op} refused: {}",
-                        job.unwrap_or(0),
+                        "reprocess of {} by {op} refused: {}",
+                        job.map_or("an unknown job".to_string(), |j| format!("job-{j}")),
                         s("reason")
                     ),
                 )

@@ -86,8 +86,8 @@ fn detection(json: &Value) -> Detection {
 /// Loads a sweep directory.
 pub fn load(dir: &Path) -> anyhow::Result<SweepData> {
     let path = dir.join("sweep.json");
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let text = crate::limits::read_capped(&path, crate::limits::MAX_SUMMARY_BYTES, "sweep.json")
+        .map_err(anyhow::Error::msg)?;
     let json: Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not a sweep.json", path.display()))?;
     let mut detections = vec![detection(&json)];
@@ -101,9 +101,13 @@ pub fn load(dir: &Path) -> anyhow::Result<SweepData> {
         .unwrap_or_default();
     subdirs.sort();
     for sub in subdirs {
-        if let Some(v) = std::fs::read_to_string(sub.join("sweep.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        if let Some(v) = crate::limits::read_capped(
+            &sub.join("sweep.json"),
+            crate::limits::MAX_SUMMARY_BYTES,
+            "sweep.json",
+        )
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         {
             detections.push(detection(&v));
         }
@@ -125,7 +129,12 @@ pub fn load(dir: &Path) -> anyhow::Result<SweepData> {
 
 /// Per-seed metrics written by the sweep itself, when its records have them.
 fn from_seeds_file(dir: &Path) -> Option<Vec<SeedMetrics>> {
-    let text = std::fs::read_to_string(dir.join("seeds.jsonl")).ok()?;
+    let text = crate::limits::read_capped(
+        &dir.join("seeds.jsonl"),
+        crate::limits::MAX_DATA_BYTES,
+        "seeds.jsonl",
+    )
+    .ok()?;
     let mut out = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let v: Value = serde_json::from_str(line).ok()?;
@@ -168,6 +177,10 @@ fn rerun(dir: &Path, json: &Value) -> anyhow::Result<(Vec<SeedMetrics>, String)>
         .pointer("/seeds/end")
         .and_then(Value::as_u64)
         .context("sweep.json has no seeds.end")?;
+    anyhow::ensure!(
+        start < end,
+        "sweep.json: seeds.start must be below seeds.end"
+    );
     let mut plan = crate::sweep::Plan::new(scenario, file, (start, end));
     plan.swarm = json.get("swarm").and_then(Value::as_bool).unwrap_or(false);
     plan.jobs = json.get("jobsOverride").and_then(Value::as_u64);
@@ -186,10 +199,10 @@ fn rerun(dir: &Path, json: &Value) -> anyhow::Result<(Vec<SeedMetrics>, String)>
         json.pointer("/shard/index").and_then(Value::as_u64),
         json.pointer("/shard/count").and_then(Value::as_u64),
     ) {
-        plan.shard = Some(crate::sweep::Shard {
-            index: i as u32,
-            count: n as u32,
-        });
+        plan.shard = Some(
+            crate::sweep::Shard::parse(&format!("{i}/{n}"))
+                .map_err(|e| anyhow::anyhow!("sweep.json: {e}"))?,
+        );
     }
     let failed: std::collections::HashSet<u64> = json
         .get("failures")
@@ -204,9 +217,10 @@ fn rerun(dir: &Path, json: &Value) -> anyhow::Result<(Vec<SeedMetrics>, String)>
         })
         .filter_map(|s| s.as_u64())
         .collect();
-    let seeds = plan.seed_list();
-    let total = seeds.len();
-    let seeds: Vec<u64> = seeds.into_iter().take(MAX_RERUN).collect();
+    let total = plan.seed_count();
+    let seeds: Vec<u64> = (0..total.min(MAX_RERUN as u64))
+        .map(|i| plan.seed_at(i))
+        .collect();
     let mut metrics: Vec<SeedMetrics> = seeds
         .par_iter()
         .map(|&seed| {
@@ -228,7 +242,7 @@ fn rerun(dir: &Path, json: &Value) -> anyhow::Result<(Vec<SeedMetrics>, String)>
         })
         .collect();
     metrics.sort_by_key(|m| m.seed);
-    let note = if total > MAX_RERUN {
+    let note = if total > MAX_RERUN as u64 {
         format!("per-seed metrics from re-running the first {MAX_RERUN} of {total} seeds")
     } else {
         format!("per-seed metrics from re-running the {total} seeds (a seed determines its run)")

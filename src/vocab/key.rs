@@ -4,24 +4,32 @@
 //! them together into a key. A key cannot be built without a tenant: the only `TenantId`s that
 //! exist come out of [`Tenants::register`], which validates the name first. This is the
 //! structural defence against the chapter's failure 4 (two tenants sharing a documentId).
-//! Does not: decide what happens when a key is seen twice (see `queue` and `outbox`).
+//! Does not: decide what happens when a key is seen twice (see `model::queue` and
+//! `model::outbox`).
 
-use crate::ids::{DocumentId, TenantId};
+use crate::ids::{DocumentId, OperationId, TenantId};
 use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why a key could not be built. Messages are lowercase and name the offending value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
-    #[error("invalid tenant id {0:?}: must match ^[a-z][a-z0-9-]{{1,32}}$")]
+    #[error("invalid tenant id {}: must match ^[a-z][a-z0-9-]{{1,32}}$", crate::messages::clip(.0))]
     InvalidTenant(String),
     #[error("documentId is required for an idempotency key (got an empty string)")]
     EmptyDocument,
-    #[error("invalid documentId {0:?}: must not contain ':' (the key separator)")]
+    #[error("invalid documentId {}: must not contain ':' (the key separator)", crate::messages::clip(.0))]
     DocumentWithSeparator(String),
+    #[error("invalid documentId {}: must be {DOCUMENT_RULE}", crate::messages::clip(.0))]
+    InvalidDocument(String),
     #[error("operationVersion must be an integer >= 1 (got {0})")]
     InvalidVersion(i64),
+    #[error("more than {MAX_TENANTS} tenants in one run")]
+    TooManyTenants,
 }
+
+/// Tenants in one run (the id is 16 bits, and `0xFFFF` marks a key without a tenant).
+pub const MAX_TENANTS: usize = 0xFFFF;
 
 /// `^[a-z][a-z0-9-]{1,32}$`, written out so the model needs no regex engine.
 pub fn validate_tenant(name: &str) -> Result<(), KeyError> {
@@ -38,11 +46,19 @@ pub fn validate_tenant(name: &str) -> Result<(), KeyError> {
     }
 }
 
+/// What a documentId may be: it is part of every idempotency key, audit record and history line.
+pub const DOCUMENT_RULE: &str =
+    "1 to 128 characters from A-Z, a-z, 0-9, '.', '_', '-' and '/' (':' separates the key's parts)";
+pub const MAX_DOCUMENT: usize = 128;
+
 pub fn validate_document(document: &str) -> Result<(), KeyError> {
+    let allowed = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'/');
     if document.is_empty() {
         Err(KeyError::EmptyDocument)
     } else if document.contains(':') {
         Err(KeyError::DocumentWithSeparator(document.to_string()))
+    } else if document.len() > MAX_DOCUMENT || !document.bytes().all(allowed) {
+        Err(KeyError::InvalidDocument(document.to_string()))
     } else {
         Ok(())
     }
@@ -73,6 +89,9 @@ impl Tenants {
         validate_tenant(name)?;
         if let Some(i) = self.names.iter().position(|n| n == name) {
             return Ok(TenantId(i as u16));
+        }
+        if self.names.len() >= MAX_TENANTS {
+            return Err(KeyError::TooManyTenants);
         }
         self.names.push(name.to_string());
         Ok(TenantId((self.names.len() - 1) as u16))
@@ -187,11 +206,54 @@ impl IdempotencyKey {
     }
 }
 
-/// Names for rendering keys as the chapter writes them.
+/// The run's operation table (the operation is part of a payload, not of a key). `extract`, the
+/// simulator's operation, is always first.
+#[derive(Clone, Debug)]
+pub struct Operations {
+    names: Vec<String>,
+}
+
+impl Default for Operations {
+    fn default() -> Self {
+        Operations {
+            names: vec![crate::vocab::payload::OPERATION.to_string()],
+        }
+    }
+}
+
+/// Operations beyond this many in one history are refused (the id is 16 bits).
+pub const MAX_OPERATIONS: usize = 0xFFFF;
+
+impl Operations {
+    /// The id of `name`, registering it on first sight. At most [`MAX_OPERATIONS`].
+    pub fn register(&mut self, name: &str) -> OperationId {
+        if let Some(i) = self.names.iter().position(|n| n == name) {
+            return OperationId(i as u16);
+        }
+        assert!(self.names.len() < MAX_OPERATIONS, "operation table full");
+        self.names.push(name.to_string());
+        OperationId((self.names.len() - 1) as u16)
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    pub fn name(&self, operation: OperationId) -> &str {
+        &self.names[operation.index()]
+    }
+}
+
+/// Names for rendering keys as the chapter writes them, and payloads' operations.
 #[derive(Clone, Debug, Default)]
 pub struct KeyNames {
     pub tenants: Tenants,
     pub documents: Documents,
+    pub operations: Operations,
 }
 
 impl KeyNames {

@@ -1,0 +1,422 @@
+//! The recorded history: every observable step of a run, in order.
+//!
+//! Owns: the closed set of history events, the [`Observer`] interface through which the checker,
+//! the metrics and the trace writer consume the history as a stream, the trace hash
+//! (`trace_hash`), and the history file format (`format` writes it, `reader` reads it back or
+//! reads one an external recorder wrote; the format is specified in `docs/history-format.md`).
+//! Nothing needs the history in memory unless a trace is asked for.
+//! Does not: judge anything (see `check`) or measure anything (see `observe`).
+//!
+//! Fields that hold a value the model computed (a `lease_until`, a `deadline_at`, a
+//! `visible_at` on a lease, a payload hash, an error's class) are `Option`s: the simulator always
+//! writes them, an external recorder may not, and the checker recomputes each one from the
+//! header's configuration and the raw facts, and only cross-checks the recorded value.
+
+pub mod format;
+pub mod reader;
+pub mod trace_hash;
+
+pub use format::to_json_line;
+pub use trace_hash::TraceHash;
+
+use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
+use crate::vocab::config::RunConfig;
+use crate::vocab::key::IdempotencyKey;
+use crate::vocab::payload::PayloadHash;
+use serde::Serialize;
+
+/// A queue operation a worker attempted, for rejections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Heartbeat,
+    Ack,
+    Retry,
+    DeadLetter,
+    Cancel,
+}
+
+impl Op {
+    pub const ALL: [Op; 5] = [
+        Op::Heartbeat,
+        Op::Ack,
+        Op::Retry,
+        Op::DeadLetter,
+        Op::Cancel,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Heartbeat => "heartbeat",
+            Op::Ack => "ack",
+            Op::Retry => "retry",
+            Op::DeadLetter => "dead_letter",
+            Op::Cancel => "cancel",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|o| o.name() == name)
+    }
+}
+
+/// Everything that can be observed to happen. Field names are the history file's JSON keys.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The header: the settings the checker must know to judge the history. Always first.
+    RunStarted {
+        config: Box<RunConfig>,
+    },
+    /// A new job. `operation` and `content` are what the payload hash is computed from;
+    /// `reprocess_of` names the dead-lettered job an operator's reprocess brought back.
+    Enqueued {
+        job: JobId,
+        tenant: TenantId,
+        key: IdempotencyKey,
+        operation: OperationId,
+        content: u64,
+        payload: Option<PayloadHash>,
+        /// When the job may first be leased (a delayed enqueue; the enqueue time otherwise).
+        visible_at: Option<SimTime>,
+        deadline_at: Option<SimTime>,
+        reprocess_of: Option<JobId>,
+    },
+    /// Same key, same payload: the request resolved to an existing job.
+    EnqueueDeduped {
+        tenant: TenantId,
+        key: IdempotencyKey,
+        operation: OperationId,
+        content: u64,
+        payload: Option<PayloadHash>,
+        existing: JobId,
+    },
+    /// Same key, different payload: the request was refused.
+    EnqueueConflict {
+        tenant: TenantId,
+        key: IdempotencyKey,
+        operation: OperationId,
+        content: u64,
+        payload: Option<PayloadHash>,
+        existing: JobId,
+        existing_payload: Option<PayloadHash>,
+    },
+    /// A job became visible at the end of a wait (backoff or delayed enqueue). Optional.
+    Visible {
+        job: JobId,
+    },
+    Leased {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+        attempt: Option<u32>,
+        lease_until: Option<SimTime>,
+        visible_at: Option<SimTime>,
+    },
+    /// A lease ran out without renewal or release. Optional.
+    LeaseExpired {
+        job: JobId,
+        fence: Fence,
+    },
+    Heartbeat {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+        lease_until: Option<SimTime>,
+    },
+    /// A fenced call refused: stale token, terminal job, or no live lease.
+    Rejected {
+        job: JobId,
+        worker: WorkerId,
+        op: Op,
+        presented: Fence,
+        held: Option<Fence>,
+        reason: &'static str,
+    },
+    ExtractStarted {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+        stalled: bool,
+    },
+    ExtractDone {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+        inference: u64,
+        output: u64,
+    },
+    AttemptFailed {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+        error: &'static str,
+        class: Option<&'static str>,
+    },
+    /// A result row written; `event` is the outbox event written in the same step (none for the
+    /// naive dual write).
+    ResultCommitted {
+        job: JobId,
+        worker: WorkerId,
+        key: IdempotencyKey,
+        payload: Option<PayloadHash>,
+        output: u64,
+        event: Option<EventId>,
+    },
+    CommitDeduped {
+        job: JobId,
+        worker: WorkerId,
+        key: IdempotencyKey,
+        payload: Option<PayloadHash>,
+        output: u64,
+        existing_payload: Option<PayloadHash>,
+        existing_event: Option<EventId>,
+    },
+    CommitConflict {
+        job: JobId,
+        worker: WorkerId,
+        key: IdempotencyKey,
+        payload: Option<PayloadHash>,
+        existing_payload: Option<PayloadHash>,
+    },
+    Acked {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+    },
+    /// The holder asked for a retry: the job may be leased again from `visible_at`.
+    RetryScheduled {
+        job: JobId,
+        worker: WorkerId,
+        fence: Fence,
+        attempt: Option<u32>,
+        visible_at: SimTime,
+    },
+    /// Into the DLQ: by the lease holder (`worker` and `fence` set) or at pick time.
+    DeadLettered {
+        job: JobId,
+        worker: Option<WorkerId>,
+        fence: Option<Fence>,
+        attempts: Option<u32>,
+        reason: Box<str>,
+    },
+    Cancelled {
+        job: JobId,
+        worker: Option<WorkerId>,
+        fence: Option<Fence>,
+        deadline_at: Option<SimTime>,
+    },
+    /// A full DLQ dropped its oldest entry, `job`, to make room: the job's terminal record is
+    /// gone. Only with a DLQ capacity.
+    DlqEvicted {
+        job: JobId,
+        capacity: Option<u32>,
+    },
+    WorkerCrashed {
+        worker: WorkerId,
+        job: JobId,
+        fence: Fence,
+        point: &'static str,
+    },
+    WorkerRestarted {
+        worker: WorkerId,
+    },
+    StallBegan {
+        worker: WorkerId,
+        job: JobId,
+        fence: Fence,
+        stall: u64,
+    },
+    /// An event sent to the consumer: by the relay from the outbox, or directly (naive).
+    Published {
+        event: EventId,
+        key: IdempotencyKey,
+        job: JobId,
+        output: u64,
+        send: Option<u32>,
+        direct: bool,
+    },
+    MarkedPublished {
+        count: u32,
+    },
+    /// Published outbox rows older than the retention were deleted.
+    OutboxPruned {
+        rows: u64,
+    },
+    RelayCrashed {
+        unmarked: u32,
+    },
+    EffectApplied {
+        event: EventId,
+        key: IdempotencyKey,
+        job: JobId,
+        output: u64,
+    },
+    DuplicateEvent {
+        event: EventId,
+        key: IdempotencyKey,
+    },
+    ReviewDone {
+        event: EventId,
+        key: IdempotencyKey,
+        job: JobId,
+    },
+    /// A caller changed a job's content under its key (the fault `mutate_payload`).
+    PayloadMutated {
+        job: JobId,
+        content: u64,
+        payload: Option<PayloadHash>,
+    },
+    /// An operator's reprocess refused; `job` is absent when the operator named no such job.
+    ReprocessRefused {
+        job: Option<JobId>,
+        operator: Option<Box<str>>,
+        reason: &'static str,
+    },
+    /// The audit entry of a reprocess: old job, new job, operator.
+    Reprocessed {
+        old_job: JobId,
+        new_job: JobId,
+        operator: Box<str>,
+    },
+    /// Optional: the queue depth (visible, unleased, not terminal jobs) at this moment.
+    DepthSampled {
+        depth: u64,
+    },
+    /// The run stopped: `quiescent` when everything settled, false when the time limit hit.
+    /// Always last.
+    RunEnded {
+        quiescent: bool,
+    },
+}
+
+impl Event {
+    /// The record's type as the history file writes it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Event::RunStarted { .. } => "run_started",
+            Event::Enqueued { .. } => "enqueued",
+            Event::EnqueueDeduped { .. } => "enqueue_deduped",
+            Event::EnqueueConflict { .. } => "enqueue_conflict",
+            Event::Visible { .. } => "visible",
+            Event::Leased { .. } => "leased",
+            Event::LeaseExpired { .. } => "lease_expired",
+            Event::Heartbeat { .. } => "heartbeat",
+            Event::Rejected { .. } => "rejected",
+            Event::ExtractStarted { .. } => "extract_started",
+            Event::ExtractDone { .. } => "extract_done",
+            Event::AttemptFailed { .. } => "attempt_failed",
+            Event::ResultCommitted { .. } => "result_committed",
+            Event::CommitDeduped { .. } => "commit_deduped",
+            Event::CommitConflict { .. } => "commit_conflict",
+            Event::Acked { .. } => "acked",
+            Event::RetryScheduled { .. } => "retry_scheduled",
+            Event::DeadLettered { .. } => "dead_lettered",
+            Event::Cancelled { .. } => "cancelled",
+            Event::DlqEvicted { .. } => "dlq_evicted",
+            Event::WorkerCrashed { .. } => "worker_crashed",
+            Event::WorkerRestarted { .. } => "worker_restarted",
+            Event::StallBegan { .. } => "stall_began",
+            Event::Published { .. } => "published",
+            Event::MarkedPublished { .. } => "marked_published",
+            Event::OutboxPruned { .. } => "outbox_pruned",
+            Event::RelayCrashed { .. } => "relay_crashed",
+            Event::EffectApplied { .. } => "effect_applied",
+            Event::DuplicateEvent { .. } => "duplicate_event",
+            Event::ReviewDone { .. } => "review_done",
+            Event::PayloadMutated { .. } => "payload_mutated",
+            Event::ReprocessRefused { .. } => "reprocess_refused",
+            Event::Reprocessed { .. } => "reprocessed",
+            Event::DepthSampled { .. } => "depth_sampled",
+            Event::RunEnded { .. } => "run_ended",
+        }
+    }
+}
+
+/// One history entry: what happened, and when (in the history's time unit).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Record {
+    pub at: SimTime,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// A consumer of the history stream.
+pub trait Observer {
+    fn observe(&mut self, record: &Record);
+}
+
+/// Inverse of [`IdempotencyKey::packed`].
+pub fn unpack_key(packed: u64) -> IdempotencyKey {
+    let tenant = (packed >> 48) as u16;
+    IdempotencyKey {
+        tenant: if tenant == 0xFFFF {
+            None
+        } else {
+            Some(TenantId(tenant))
+        },
+        document: crate::ids::DocumentId((packed >> 16) as u32),
+        version: (packed & 0xFFFF) as u32,
+    }
+}
+
+/// An observer that ignores everything (the trace hash is computed by the kernel anyway).
+pub struct NullObserver;
+
+impl Observer for NullObserver {
+    #[inline]
+    fn observe(&mut self, _: &Record) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(at: SimTime, depth: u64) -> Record {
+        Record {
+            at,
+            event: Event::DepthSampled { depth },
+        }
+    }
+
+    #[test]
+    fn the_hash_covers_time_fields_and_order() {
+        let hash = |rs: &[Record]| {
+            let mut h = TraceHash::default();
+            rs.iter().for_each(|r| h.add(r));
+            h.finish()
+        };
+        let base = hash(&[rec(1, 2), rec(3, 4)]);
+        assert_eq!(base, hash(&[rec(1, 2), rec(3, 4)]));
+        assert_ne!(base, hash(&[rec(1, 2), rec(3, 5)]));
+        assert_ne!(base, hash(&[rec(1, 2), rec(4, 4)]));
+        assert_ne!(base, hash(&[rec(3, 4), rec(1, 2)]));
+        assert_ne!(base, hash(&[rec(1, 2)]));
+        let dl = |reason: &str| Record {
+            at: 0,
+            event: Event::DeadLettered {
+                job: JobId(0),
+                worker: None,
+                fence: None,
+                attempts: Some(1),
+                reason: reason.into(),
+            },
+        };
+        assert_ne!(
+            hash(&[dl("permanent_error")]),
+            hash(&[dl("max_attempts_exceeded")])
+        );
+    }
+
+    #[test]
+    fn the_type_names_are_the_serde_tags() {
+        let r = Record {
+            at: 0,
+            event: Event::RunEnded { quiescent: true },
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["type"], r.event.type_name());
+        let key = IdempotencyKey::new(TenantId(3), crate::ids::DocumentId(42), 2).unwrap();
+        assert_eq!(unpack_key(key.packed()), key);
+    }
+}

@@ -1,0 +1,288 @@
+//! The documented ranges of every number and file a user can hand to durasim.
+//!
+//! Owns: the limits themselves (one constant each, quoted by the help texts, the scenario
+//! validation and the docs), the checks of command-line numbers against them, and reading a
+//! user's file with a size cap (a regular file only: `/dev/zero`, a FIFO or a directory is
+//! refused before anything is read). Every check here runs before any allocation that depends on
+//! the number it checks.
+//! Does not: validate a scenario's own keys (`scenario.rs` does, using these constants) or decide
+//! what a command does with a file it read.
+
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+/// Jobs in one run: `arrivals.jobs` plus `[[enqueue]]` and `[[burst]]` jobs, `--jobs`, and a
+/// `jobsOverride` read back by `replay`. A job costs about 350 bytes for the whole run, so the
+/// limit is about 3.5 GB.
+pub const MAX_JOBS: u64 = 10_000_000;
+
+/// Seeds run by one `durasim sweep` invocation (the range's length, or one shard's share of it).
+/// Each seed keeps a record of a few hundred bytes until the sweep ends; a larger sweep is split
+/// with `--shard I/N` and joined with `durasim merge`.
+pub const MAX_SWEEP_SEEDS: u64 = 1_000_000;
+
+/// Seeds `durasim merge` joins (it holds every seed's record in memory at once).
+pub const MAX_MERGED_SEEDS: u64 = 10_000_000;
+
+/// Shards of one sweep (`--shard I/N`).
+pub const MAX_SHARDS: u32 = 100_000;
+
+/// `--threads` may ask for at most this many threads per core (`available_parallelism`).
+pub const THREADS_PER_CORE: usize = 4;
+
+/// Any duration, delay or time in a scenario (`*_ms`, a distribution's values, `[[script]]`
+/// `at_ms`, ...): about 31.7 years of virtual time. Sums of a few such times never overflow.
+pub const MAX_MS: u64 = 1_000_000_000_000;
+
+/// A scenario file (the largest bundled one is a few kilobytes; a frozen 100,000-job run is a few
+/// megabytes).
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
+/// A `summary.json` or `sweep.json` read back by `replay`, `merge` or `chart`.
+pub const MAX_SUMMARY_BYTES: u64 = 64 << 20;
+
+/// One line of a `trace.jsonl` or `seeds.jsonl` (read line by line, never whole).
+pub const MAX_LINE_BYTES: u64 = 1 << 20;
+
+/// A history file judged by `durasim verify` (read line by line, never whole: a million-job
+/// run's `trace.jsonl` is about 2 GB).
+pub const MAX_HISTORY_BYTES: u64 = 64 << 30;
+
+/// One line of a history file read by `durasim verify` (the longest the simulator writes is a
+/// few hundred bytes).
+pub const MAX_HISTORY_LINE_BYTES: usize = 64 << 10;
+
+/// A CSV or `trace.jsonl` read whole by `durasim chart` (a million-job run's are well below).
+pub const MAX_DATA_BYTES: u64 = 2 << 30;
+
+/// What an operator id may be: it is written into every audit record of a reprocess.
+pub const OPERATOR_RULE: &str =
+    "1 to 64 characters from a-z, A-Z, 0-9, '.', '_', '-' and '@', starting with a letter or a digit";
+pub const MAX_OPERATOR: usize = 64;
+
+/// Checks an operator id against [`OPERATOR_RULE`].
+pub fn validate_operator(id: &str) -> Result<(), String> {
+    let b = id.as_bytes();
+    let ok = (1..=MAX_OPERATOR).contains(&b.len())
+        && b[0].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'@'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("must be {OPERATOR_RULE}"))
+    }
+}
+
+/// Checks every time in a scenario against [`MAX_MS`]: each key ending in `_ms`, and the values
+/// of a distribution or a `[min, max]` range given under such a key. Walks the parsed scenario,
+/// so a key added later is covered without a new line here. Returns the first offending path
+/// (`script[0].at_ms`) and what is allowed.
+pub fn check_times(scenario: &crate::scenario::Scenario) -> Result<(), (String, String)> {
+    let value = serde_json::to_value(scenario).expect("a scenario serializes");
+    walk_times(&value, String::new(), false)
+}
+
+fn walk_times(v: &serde_json::Value, path: String, timed: bool) -> Result<(), (String, String)> {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                // Inside a distribution (`{ dist = ..., value }`), every number is a time, but
+                // `sigma` (a shape, checked by the distribution itself).
+                let t = k.ends_with("_ms") || (timed && k != "sigma");
+                walk_times(x, p, t)?;
+            }
+            Ok(())
+        }
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                walk_times(x, format!("{path}[{i}]"), timed)?;
+            }
+            Ok(())
+        }
+        Value::Number(n) if timed => {
+            let ok = match (n.as_u64(), n.as_f64()) {
+                (Some(u), _) => u <= MAX_MS,
+                (None, Some(f)) => f <= MAX_MS as f64,
+                _ => false,
+            };
+            if ok {
+                Ok(())
+            } else {
+                Err((
+                    path,
+                    format!(
+                        "{n} ms is out of range: times and durations are at most {MAX_MS} ms (about 31 years of virtual time)"
+                    ),
+                ))
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The most threads `--threads` accepts on this machine.
+pub fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.saturating_mul(THREADS_PER_CORE)
+}
+
+/// Checks `--threads N`: 1 to [`max_threads`].
+pub fn check_threads(n: usize) -> Result<(), String> {
+    let max = max_threads();
+    if n == 0 || n > max {
+        return Err(format!(
+            "--threads {n}: must be between 1 and {max} ({THREADS_PER_CORE} per core on this machine)"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a job count (`--jobs`, or `what` names where it came from).
+pub fn check_jobs(what: &str, n: u64) -> Result<(), String> {
+    if n > MAX_JOBS {
+        return Err(format!(
+            "{what} {n}: at most {MAX_JOBS} jobs in one run (about 350 bytes each)"
+        ));
+    }
+    Ok(())
+}
+
+/// How many seeds of `start..end` shard `index` of `count` runs: those whose index in the range
+/// is `index` modulo `count`. No seed is materialised.
+pub fn shard_len(start: u64, end: u64, index: u32, count: u32) -> u64 {
+    let len = end - start;
+    let (count, index) = (count as u64, index as u64);
+    len / count + u64::from(len % count > index)
+}
+
+/// Checks the number of seeds one sweep invocation would run.
+pub fn check_sweep_seeds(text: &str, seeds: u64) -> Result<(), String> {
+    if seeds > MAX_SWEEP_SEEDS {
+        return Err(format!(
+            "--seeds {text}: {seeds} seeds in one sweep, at most {MAX_SWEEP_SEEDS}; split it with \
+             --shard I/N (each shard at most {MAX_SWEEP_SEEDS}) and join the shards with durasim merge"
+        ));
+    }
+    Ok(())
+}
+
+/// A user's file, read whole with a cap: refused (with a message naming it) unless it is a
+/// regular file of at most `max` bytes. Symbolic links are followed to what they name.
+pub fn read_capped(path: &Path, max: u64, what: &str) -> Result<String, String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: cannot read {what}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{shown}: not a regular file (a {what} is read only from a regular file, not a \
+             directory, a device or a pipe)"
+        ));
+    }
+    if meta.len() > max {
+        return Err(too_large(path, meta.len(), max, what));
+    }
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("{shown}: cannot read {what}: {e}"))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // The size may have changed since: never read more than the cap.
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{shown}: cannot read {what}: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(path, bytes.len() as u64, max, what));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{shown}: {what} is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// Opens a user's file to read it line by line: a regular file only, any size.
+pub fn open_regular(path: &Path, what: &str) -> Result<std::fs::File, String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: cannot read {what}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{shown}: not a regular file (a {what} is read only from a regular file)"
+        ));
+    }
+    std::fs::File::open(path).map_err(|e| format!("{shown}: cannot read {what}: {e}"))
+}
+
+/// Reads the next line (without its `\n`) into `line`, refusing one longer than
+/// [`MAX_LINE_BYTES`]. `Ok(false)` at the end of the input.
+pub fn read_line_capped(
+    reader: &mut impl std::io::BufRead,
+    line: &mut String,
+    path: &Path,
+    number: usize,
+) -> Result<bool, String> {
+    line.clear();
+    let mut bytes = Vec::new();
+    let n = std::io::Read::take(reader, MAX_LINE_BYTES + 1)
+        .read_until(b'\n', &mut bytes)
+        .map_err(|e| format!("{}:{number}: cannot read: {e}", path.display()))?;
+    if n == 0 {
+        return Ok(false);
+    }
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    } else if n as u64 > MAX_LINE_BYTES {
+        return Err(format!(
+            "{}:{number}: line longer than {MAX_LINE_BYTES} bytes: not a file durasim wrote",
+            path.display()
+        ));
+    }
+    *line = String::from_utf8(bytes)
+        .map_err(|_| format!("{}:{number}: not UTF-8 text", path.display()))?;
+    Ok(true)
+}
+
+fn too_large(path: &Path, len: u64, max: u64, what: &str) -> String {
+    format!(
+        "{}: {len} bytes, larger than any {what} durasim reads (at most {} MiB)",
+        path.display(),
+        max >> 20
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_split_a_range_without_listing_it() {
+        for (a, b, n) in [(0u64, 10u64, 3u32), (5, 6, 4), (0, 1000, 7), (3, 4, 1)] {
+            let total: u64 = (0..n).map(|i| shard_len(a, b, i, n)).sum();
+            assert_eq!(total, b - a);
+            for i in 0..n {
+                let listed = (a..b).filter(|x| (x - a) % n as u64 == i as u64).count() as u64;
+                assert_eq!(shard_len(a, b, i, n), listed, "{a}..{b} {i}/{n}");
+            }
+        }
+        assert_eq!(shard_len(0, u64::MAX, 0, 1), u64::MAX);
+    }
+
+    #[test]
+    fn only_regular_files_of_bounded_size_are_read() {
+        assert!(read_capped(Path::new("/dev/zero"), 10, "scenario file")
+            .unwrap_err()
+            .contains("not a regular file"));
+        assert!(read_capped(Path::new("/"), 10, "scenario file").is_err());
+        let p = std::env::temp_dir().join(format!("durasim-limits-{}", std::process::id()));
+        std::fs::write(&p, "0123456789abc").unwrap();
+        assert!(read_capped(&p, 10, "scenario file")
+            .unwrap_err()
+            .contains("larger than"));
+        assert_eq!(read_capped(&p, 20, "x").unwrap(), "0123456789abc");
+        let _ = std::fs::remove_file(p);
+    }
+}

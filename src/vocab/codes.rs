@@ -1,0 +1,53 @@
+//! The closed sets of words a history uses: error kinds and classes, crash points, the reasons a
+//! fenced call is rejected and a reprocess refused, DLQ reason codes, queue operations.
+//!
+//! Owns: the spelling of each word, so that the simulator writes, the reader accepts and the
+//! checker compares the same strings. A reader maps a word to the `&'static str` listed here, so
+//! a history read back is the history written.
+//! Does not: say what a word implies (the retry policy's classification lives in `model::retry`;
+//! the checker restates it independently in `check`).
+
+/// What went wrong in an attempt, as the worker saw it.
+pub const ERRORS: [&str; 4] = [
+    "provider_unavailable",
+    "schema_invalid",
+    "payload_conflict",
+    "deadline_exceeded",
+];
+
+/// The class the retry policy gave an error.
+pub const ERROR_CLASSES: [&str; 3] = ["transient", "permanent", "cancelled"];
+
+/// Where a worker process can die.
+pub const CRASH_POINTS: [&str; 3] = ["after_lease", "after_extract", "after_commit_before_ack"];
+
+/// Why a fenced call was refused: a stale token, or the job's state.
+pub const REJECTIONS: [&str; 7] = [
+    "stale_fence",
+    "waiting",
+    "ready",
+    "leased",
+    "acked",
+    "dead_lettered",
+    "cancelled",
+];
+
+/// Why an operator's reprocess was refused.
+pub const REFUSALS: [&str; 8] = [
+    "missing_operator",
+    "not_dead_lettered",
+    "already_reprocessed",
+    "evicted",
+    "rate_limited",
+    "cancelled_is_terminal",
+    "no_such_job",
+    "version_exists",
+];
+
+/// The only reasons a redacted DLQ may hold.
+pub const DLQ_REASONS: [&str; 2] = ["permanent_error", "max_attempts_exceeded"];
+
+/// The static spelling of `word` if it is in `set`.
+pub fn lookup(set: &[&'static str], word: &str) -> Option<&'static str> {
+    set.iter().copied().find(|w| *w == word)
+}

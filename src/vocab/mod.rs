@@ -1,0 +1,14 @@
+//! The history's vocabulary: the words a history is written in, shared by whoever writes one (the
+//! simulator's model and kernel, an external recorder through the reader) and whoever judges one
+//! (the checker).
+//!
+//! Owns: idempotency keys and the name tables behind them (`key`), payload fingerprints and the
+//! published payload hash (`payload`), the run configuration a history's header carries
+//! (`config`), and the closed sets of codes (`codes`).
+//! Does not: decide anything. `check/` imports this and `history`, never `model/`: the imports
+//! show that the checker does not lean on the model.
+
+pub mod codes;
+pub mod config;
+pub mod key;
+pub mod payload;

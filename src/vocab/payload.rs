@@ -1,0 +1,196 @@
+//! Payload fingerprints: what "same key, same payload" compares.
+//!
+//! Owns: a job's *input* as the history records it (the document, the operation and a 64-bit
+//! fingerprint of the submitted content) and the payload hash computed from those three, a
+//! published function (`docs/history-format.md`) that a recorder in any language can compute and
+//! the checker recomputes. The model's *output* is not part of it: a language model may answer
+//! differently on a retry, and that must not look like a different request.
+//! Does not: decide what a mismatch means (see `model::queue::enqueue` and `model::outbox::commit`).
+
+use crate::ids::{DocumentId, OperationId};
+use crate::vocab::key::KeyNames;
+use std::fmt;
+
+/// The operation every simulated job performs. Part of the payload, so a future operation on the
+/// same document content is a different payload. Registered first in every [`KeyNames`].
+pub const OPERATION: &str = "extract";
+
+/// A 64-bit payload fingerprint (a fingerprint, not a signature: collisions are not a threat
+/// model here, only accidental equality matters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct PayloadHash(pub u64);
+
+impl fmt::Display for PayloadHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// FNV-1a over bytes: stable across platforms and crate versions.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h = Fnv1a::default();
+    h.bytes(bytes);
+    h.0
+}
+
+/// FNV-1a as a `fmt::Write` sink, so names are hashed as they are rendered, without a string.
+#[derive(Clone, Copy, Debug)]
+pub struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Self {
+        Fnv1a(FNV_OFFSET)
+    }
+}
+
+impl Fnv1a {
+    #[inline]
+    fn bytes(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= *b as u64;
+            self.0 = self.0.wrapping_mul(FNV_PRIME);
+        }
+    }
+
+    pub fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Write for Fnv1a {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.bytes(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// SplitMix64's finaliser: a cheap, well-mixed 64-bit permutation.
+#[inline]
+pub fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A content fingerprint as the history writes it: 16 lowercase hex digits.
+pub fn content_hex(content: u64) -> String {
+    format!("{content:016x}")
+}
+
+/// The payload hash: FNV-1a-64 of `document + "\n" + operation + "\n" + content`, the content
+/// written as 16 lowercase hex digits. This is the whole definition; `docs/history-format.md`
+/// repeats it for recorders outside this crate.
+pub fn payload_hash(
+    names: &KeyNames,
+    document: DocumentId,
+    operation: OperationId,
+    content: u64,
+) -> PayloadHash {
+    let mut h = Fnv1a::default();
+    let _ = names.documents.write_name(document, &mut h);
+    h.bytes(b"\n");
+    h.bytes(names.operations.name(operation).as_bytes());
+    h.bytes(b"\n");
+    let mut hex = [0u8; 16];
+    for (i, d) in hex.iter_mut().enumerate() {
+        let nibble = (content >> (60 - 4 * i)) & 0xF;
+        *d = b"0123456789abcdef"[nibble as usize];
+    }
+    h.bytes(&hex);
+    PayloadHash(h.finish())
+}
+
+/// The content of a document as submitted: its id, the operation asked for, and a fingerprint of
+/// its bytes (0 for the generated default content, the FNV-1a of an explicit payload string
+/// otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Payload {
+    pub document: DocumentId,
+    pub operation: OperationId,
+    pub content: u64,
+}
+
+impl Payload {
+    /// The default content of `document` for the simulator's operation.
+    pub fn of(document: DocumentId) -> Payload {
+        Payload {
+            document,
+            operation: OperationId::EXTRACT,
+            content: 0,
+        }
+    }
+
+    /// An explicit payload given as text in a scenario.
+    pub fn from_text(document: DocumentId, text: &str) -> Payload {
+        Payload {
+            content: fnv1a(text.as_bytes()),
+            ..Payload::of(document)
+        }
+    }
+
+    pub fn hash(&self, names: &KeyNames) -> PayloadHash {
+        payload_hash(names, self.document, self.operation, self.content)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::key::Documents;
+
+    #[test]
+    fn hash_depends_on_document_operation_and_content_only() {
+        let mut names = KeyNames::default();
+        let a = Payload::of(Documents::generated(1));
+        assert_eq!(
+            a.hash(&names),
+            Payload::of(Documents::generated(1)).hash(&names)
+        );
+        assert_ne!(
+            a.hash(&names),
+            Payload::of(Documents::generated(2)).hash(&names)
+        );
+        assert_ne!(
+            a.hash(&names),
+            Payload::from_text(Documents::generated(1), "total: 12.00").hash(&names)
+        );
+        let other_op = names.operations.register("classify");
+        assert_ne!(
+            a.hash(&names),
+            Payload {
+                operation: other_op,
+                ..a
+            }
+            .hash(&names)
+        );
+    }
+
+    /// The published definition, computed the long way.
+    #[test]
+    fn the_hash_is_fnv1a_of_the_documented_text() {
+        let mut names = KeyNames::default();
+        let d = names.documents.named("invoice-9").unwrap();
+        let p = Payload {
+            content: 0xab,
+            ..Payload::of(d)
+        };
+        assert_eq!(
+            p.hash(&names).0,
+            fnv1a(b"invoice-9\nextract\n00000000000000ab")
+        );
+        assert_eq!(
+            Payload::of(Documents::generated(42)).hash(&names).0,
+            fnv1a(b"doc-42\nextract\n0000000000000000")
+        );
+    }
+
+    #[test]
+    fn fnv_is_the_published_function() {
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}
