@@ -504,9 +504,9 @@ impl Store {
             state
         } else if held != l.fence as i64 {
             "stale_fence".to_string()
-        } else if state == "leased" {
-            "ready".to_string()
         } else {
+            // Leased under this token but expired (a heartbeat), or released: the model's
+            // queue would have made it ready again.
             "ready".to_string()
         };
         self.hist(now, json!({"type": "rejected", "job": l.job, "worker": worker, "op": op, "presented": l.fence, "held": held, "reason": reason}))?;
