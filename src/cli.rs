@@ -152,6 +152,19 @@ pub enum Command {
     /// List the bug switches and the invariant each should break
     #[command(after_help = BUGS_HELP)]
     Bugs,
+    /// Run a scenario against a real store (SQLite, PostgreSQL or pgmq) with real processes and
+    /// real SIGKILLs, judged by the same checker (runs the durasim-conform program; see
+    /// `durasim conform --help` and docs/conform.md)
+    #[command(disable_help_flag = true)]
+    Conform {
+        /// SCENARIO --store sqlite:PATH|postgres[://URL]|pgmq [--seed N] [--bug NAME] [--out DIR]
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<String>,
+    },
     /// Judge a history file (a `--trace` file, or one recorded outside the simulator; see
     /// docs/history-format.md) with the same checker, and print the same verdict block as `run`
     #[command(after_help = VERIFY_HELP)]
@@ -233,6 +246,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Sweep(args) => crate::sweep::cmd_sweep(&args),
         Command::Merge(args) => crate::sweep::cmd_merge(&args),
         Command::Chart { dir, out, format } => cmd_chart(&dir, out.as_deref(), format),
+        Command::Conform { args } => cmd_conform(&args),
         Command::Verify { file } => cmd_verify(&file),
         Command::Bugs => {
             println!("{:<22} {:<26} defect", "switch", "caught by");
@@ -241,6 +255,33 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
             }
             Ok(Outcome::Ok)
         }
+    }
+}
+
+/// The conformance harness lives in its own program (its database clients stay out of this
+/// library): `durasim conform` runs `durasim-conform`, found next to this executable, in place of
+/// this process, so its output and exit code are the command's.
+fn cmd_conform(args: &[String]) -> anyhow::Result<Outcome> {
+    let exe = std::env::current_exe().context("cannot find the durasim executable")?;
+    let sibling = exe.with_file_name(format!("durasim-conform{}", std::env::consts::EXE_SUFFIX));
+    if !sibling.exists() {
+        return Err(bad(format!(
+            "durasim conform needs the durasim-conform program next to durasim ({} is missing); build it with `cargo build --release` (the workspace builds both) or `cargo build --release -p durasim-conform`",
+            sibling.display()
+        )));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let err = std::process::Command::new(&sibling).args(args).exec();
+        Err(anyhow!("cannot run {}: {err}", sibling.display()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = args;
+        Err(bad(
+            "durasim conform needs Unix (it kills processes with SIGKILL)",
+        ))
     }
 }
 
@@ -465,7 +506,7 @@ fn cmd_chart(
     Ok(Outcome::Ok)
 }
 
-fn write_outputs(
+pub fn write_outputs(
     out: &OutputDir,
     report: &RunReport,
     summary: &Summary,
@@ -515,7 +556,7 @@ fn write_outputs(
     Ok(())
 }
 
-fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
+pub fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
     let held = s.invariants.iter().filter(|i| i.holds).count();
     let verdict = if s.expectations_met { "PASS" } else { "FAIL" };
     if quiet {

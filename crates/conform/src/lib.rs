@@ -1,0 +1,23 @@
+//! durasim-conform: the same scenario against real stores — SQLite, PostgreSQL and pgmq — with
+//! real worker and relay processes and real SIGKILLs, judged by durasim's unchanged checker.
+//!
+//! Layers: `plan` (what the seed decides), `store` + `schema` + `db` (the pipeline as
+//! transactions, each appending its history record), `child` (the worker and relay processes),
+//! `harness` (spawn, kill, stall, respawn, produce), `server` (a throwaway PostgreSQL),
+//! `export` (the store's history as durasim records), `conform` (one run end to end: outputs,
+//! verdict, model against reality).
+//! Does not: change the simulator library; it only uses it.
+
+pub mod child;
+pub mod conform;
+pub mod db;
+pub mod export;
+pub mod harness;
+pub mod plan;
+pub mod schema;
+pub mod server;
+pub mod spec;
+pub mod store;
+
+pub use conform::{main_with, ConformArgs};
+pub use durasim::cli::Outcome;
