@@ -576,11 +576,36 @@ fn judge(
             jobs_per_s
         );
     }
+    if !args.quiet {
+        for (label, r) in [("simulated", &simulated), ("measured", &report)] {
+            println!("  {label:<10} {}", side_by_side(r));
+        }
+    }
     let ok = unmet.is_empty();
     if !ok {
         println!("reproduce: {reproduce}");
     }
     Ok(if ok { Outcome::Ok } else { Outcome::Violated })
+}
+
+/// One line of the model-against-reality comparison.
+fn side_by_side(r: &RunReport) -> String {
+    let m = &r.metrics;
+    let enq = m.jobs.enqueued.max(1) as f64;
+    let pct = |x: u64| 100.0 * x as f64 / enq;
+    let q = m.queue_wait.stats();
+    format!(
+        "acked {:.1}% dlq {:.1}% cancelled {:.1}% | attempts/job {:.3} | deduped commits {} duplicates absorbed {} | queueWaitMs p50 {} p95 {} p99 {}",
+        pct(m.jobs.acked),
+        pct(m.jobs.dead_lettered),
+        pct(m.jobs.cancelled),
+        m.leases.granted as f64 / enq,
+        m.effects.deduped_commits,
+        m.effects.consumer_duplicates,
+        q.p50,
+        q.p95,
+        q.p99
+    )
 }
 
 /// How many jobs to size the checker for: the history's lines bound it.
