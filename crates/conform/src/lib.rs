@@ -4,7 +4,7 @@
 //! Layers: `plan` (what the seed decides), `store` + `schema` + `db` (the pipeline as
 //! transactions, each appending its history record), `child` (the worker and relay processes),
 //! `harness` (spawn, kill, stall, respawn, produce), `server` (a throwaway PostgreSQL),
-//! `export` (the store's history as durasim records), `conform` (one run end to end: outputs,
+//! `export` (the store's history as a history file), `conform` (one run end to end: outputs,
 //! verdict, model against reality).
 //! Does not: change the simulator library; it only uses it.
 
