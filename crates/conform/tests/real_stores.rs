@@ -61,6 +61,40 @@ jobs = 1
 violations = []
 "#;
 
+/// zombie-worker.toml with wide margins, so a loaded machine cannot blur it: the stall (1,600 ms)
+/// outlives the lease by far (400 ms here, 1,000 ms on pgmq, whose visibility timeout is whole
+/// seconds), and the zombie wakes while the other worker is still mid-extraction (1,500 ms),
+/// holding the new token, so its ack meets a stale fence, not a finished job.
+const ZOMBIE: &str = r#"
+name = "zombie-wide"
+seed = 1
+[workers]
+count = 2
+[queue]
+lease_ms = 400
+heartbeat_ms = 100
+[stages]
+inference_ms = { dist = "constant", value = 1500 }
+validate_ms = { dist = "constant", value = 5 }
+[arrivals]
+tenants = ["acme"]
+jobs = 1
+[[script]]
+at_ms = 0
+fault = "stall"
+stall_ms = 1600
+job = 0
+[expect]
+violations = []
+sometimes = ["stale_fence_rejected", "lease_expired", "stalled"]
+"#;
+
+fn zombie_file(t: &TempDir) -> String {
+    let file = t.path("zombie.toml");
+    std::fs::write(&file, ZOMBIE).unwrap();
+    file.display().to_string()
+}
+
 struct Run {
     code: i32,
     stdout: String,
@@ -213,10 +247,7 @@ fn sqlite_runs_the_opening_incident_and_proves_the_rollback() {
 fn sqlite_catches_the_bug_switches() {
     let t = TempDir::new("sqlite-bugs");
     let db = |n: &str| format!("sqlite:{}", t.path(n).display());
-    let zombie = conform(
-        &[&scenario("zombie-worker.toml"), "--store", &db("z.db")],
-        &t.path("z"),
-    );
+    let zombie = conform(&[&zombie_file(&t), "--store", &db("z.db")], &t.path("z"));
     assert_eq!(zombie.code, 0, "{}", zombie.stdout);
     assert_eq!(
         of_type(&zombie.history, "rejected")[0]["reason"],
@@ -225,7 +256,7 @@ fn sqlite_catches_the_bug_switches() {
     );
     let broken = conform(
         &[
-            &scenario("zombie-worker.toml"),
+            &zombie_file(&t),
             "--store",
             &db("zb.db"),
             "--bug",
@@ -297,13 +328,7 @@ fn postgres_and_pgmq_on_one_throwaway_cluster() {
     assert_mid_commit_rolls_back(&url, &t, "pg");
 
     let zombie = conform(
-        &[
-            &scenario("zombie-worker.toml"),
-            "--store",
-            &url,
-            "--bug",
-            "no_fencing",
-        ],
+        &[&zombie_file(&t), "--store", &url, "--bug", "no_fencing"],
         &t.path("zb"),
     );
     assert_eq!(violated(&zombie), ["fenced_writes"]);
@@ -338,11 +363,49 @@ fn postgres_and_pgmq_on_one_throwaway_cluster() {
         naive.stdout
     );
 
+    // The conformance workload: 300 jobs, 4 workers, 20+ SIGKILLs, two relays competing for
+    // outbox rows with SKIP LOCKED. Every invariant holds, and the only events published twice
+    // are the rows a killed relay had published without marking: two live relays never took
+    // the same row.
+    let kills = conform(
+        &[&scenario("conform-kills.toml"), "--store", &url],
+        &t.path("kills"),
+    );
+    assert_eq!(kills.code, 0, "{}", kills.stdout);
+    let facts = &kills.conform["facts"];
+    let worker_kills: u64 = facts["workerKills"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert!(
+        worker_kills + facts["relayKills"].as_u64().unwrap() >= 20,
+        "{facts}"
+    );
+    assert_eq!(facts["relays"], 2);
+    let unmarked: u64 = of_type(&kills.history, "relay_crashed")
+        .iter()
+        .map(|r| r["unmarked"].as_u64().unwrap())
+        .sum();
+    let republished = of_type(&kills.history, "published")
+        .iter()
+        .filter(|r| r["send"].as_u64().unwrap_or(1) > 1)
+        .count() as u64;
+    assert_eq!(
+        republished, unmarked,
+        "every second publish comes from a killed relay's unmarked batch"
+    );
+    assert_eq!(
+        of_type(&kills.history, "duplicate_event").len() as u64,
+        unmarked
+    );
+
     // pgmq: no fencing token. The zombie's delete is accepted (fenced_writes), the live
     // holder's heartbeat and ack find no message; the outbox's idempotency still leaves one
     // result and one applied effect.
     let z = conform(
-        &[&scenario("zombie-worker.toml"), "--store", &pgmq],
+        &[&zombie_file(&t), "--store", &pgmq],
         &t.path("pgmq-zombie"),
     );
     assert_eq!(z.code, 1);
