@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Compares durasim with the pipeline-bench v2 peers of shared/peers (README.md there): the
+# Compares durasim with two peer implementations of pipeline-bench v2 (docs/domain.md), which are
+# not part of this repository (PEERS_DIR, default ../shared/peers beside the checkout): the
 # std-only `rust-floor` event loop (with and without --lease-timers) and the SimPy model.
 # Whole-process wall time and peak RSS (/usr/bin/time -v) of each, run back to back, REPEATS
 # times, seed 42; then a `durasim sweep` thread-scaling line. Prints a markdown report.
@@ -36,8 +37,14 @@ note() { echo "compare-peers: $*" >&2; }
   || die "$TIME (GNU time, for -v: peak RSS) is missing; install it: apt-get install -y time"
 command -v python3 >/dev/null || die "python3 is needed (report tables, SimPy)"
 command -v cargo >/dev/null || die "cargo is needed"
-[[ -f $PEERS_DIR/rust-floor/Cargo.toml ]] \
-  || die "no peers at $PEERS_DIR (set PEERS_DIR to shared/peers)"
+[[ -f $PEERS_DIR/rust-floor/Cargo.toml ]] || die "the peer implementations are not at $PEERS_DIR.
+  This script compares durasim with two peer implementations of the pipeline-bench v2 workload
+  (docs/domain.md, last section) that are NOT part of this repository: a Rust event loop
+  ('rust-floor', a Cargo project) and a SimPy model ('simpy_pipeline.py', with its
+  requirements.txt). It needs a directory holding rust-floor/Cargo.toml, simpy_pipeline.py and
+  requirements.txt; by default ../shared/peers next to this checkout (the developers' workspace
+  layout). Point PEERS_DIR at your copy: PEERS_DIR=/path/to/peers bash benches/compare-peers.sh
+  Without the peers, durasim's own benchmarks still run: cargo bench --bench whole_run"
 [[ $REPEATS =~ ^[1-9][0-9]*$ ]] || die "REPEATS must be a positive integer"
 for n in $NS; do [[ $n =~ ^[1-9][0-9]*$ ]] || die "NS: $n is not a job count"; done
 

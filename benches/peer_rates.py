@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs durasim's bench-pipeline scenario over several seeds and prints one JSON line per run in
-the field names of shared/peers (pipeline-bench v2), so shared/peers' rate tables can compare it
+the field names of the pipeline-bench v2 peers (docs/domain.md), so the peers' rate tables can compare it
 with the SimPy and rust-floor peers.
 
 usage: benches/peer_rates.py --jobs 10000 --seeds 1-10 [--binary target/release/durasim] > out.jsonl

@@ -16,11 +16,70 @@ use anyhow::{anyhow, Context};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
+const MAIN_HELP: &str = "Examples:
+  durasim run scenarios/incident-crash-before-ack.toml
+  durasim sweep scenarios/chaos.toml --seeds 0..2000 --bug no_fencing --quiet
+
+Exit codes: 0 the invariants and the scenario's [expect] block agree (an expected violation
+included); 1 a violation or an unmet expectation; 2 bad input. Killed by a signal: 128+N, and no
+partial output directory is left.";
+
+const RUN_HELP: &str = "Example:
+  durasim run scenarios/zombie-worker.toml --seed 7 --bug no_fencing --out reports/zombie
+
+Exit codes:
+  0 every invariant and the scenario's [expect] block agree; a violation the scenario expects
+    (expect.violations) is agreement
+  1 a violation or an unmet expectation (the reproduce line says how to re-run it)
+  2 bad input: a malformed or invalid file (named with its line and field), a bad flag, a warning
+    under --deny-warnings, or an output durasim may not replace; nothing is written";
+
+const REPLAY_HELP: &str = "Example:
+  durasim run scenarios/chaos.toml --trace --out reports/chaos && durasim replay reports/chaos
+
+Runs DIR/scenario.toml (only if it matches the scenarioDigest recorded in DIR/summary.json) with
+the recorded seed, jobs and bug switches, and compares trace hashes.
+
+Exit codes:
+  0 identical trace
+  1 diverged (with DIR/trace.jsonl: the first diverging event is printed)
+  2 bad input: DIR's files missing, edited or out of range";
+
+const CHECK_HELP: &str = "Example:
+  durasim check scenarios/*.toml
+
+Exit codes:
+  0 every file is valid (warnings are printed and do not count, unless --deny-warnings)
+  2 at least one file is invalid (each named with its line and field)";
+
+const CHART_HELP: &str = "Example:
+  durasim run scenarios/chaos.toml --no-rows --out reports/c && durasim chart reports/c
+
+Prints one `missing CHART: ...` line for each chart that lacks data, with what would supply it.
+
+Exit codes:
+  0 charts and index.html written
+  2 bad input: DIR is not a run's or a sweep's output, or --out may not be replaced";
+
+const VERIFY_HELP: &str = "Example:
+  durasim run scenarios/chaos.toml --trace --out reports/chaos && durasim verify reports/chaos/trace.jsonl
+
+Exit codes:
+  0 every invariant holds on the recorded history
+  1 an invariant is violated (the first violation and its evidence are printed)
+  2 bad input: not a history file (named with its line and field), or out of its limits";
+
+const BUGS_HELP: &str = "Example:
+  durasim bugs
+
+Exit codes: 0.";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "durasim",
     version,
-    about = "Deterministic simulator that proves a durable job pipeline does each business effect exactly once"
+    about = "Deterministic simulator that proves a durable job pipeline does each business effect exactly once",
+    after_help = MAIN_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -38,16 +97,16 @@ pub struct RunArgs {
     /// The scenario file (scenarios/*.toml)
     pub scenario: PathBuf,
     /// Seed (default: the scenario's `seed`)
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Override the scenario's arrivals.jobs
-    #[arg(long)]
+    /// Override the scenario's arrivals.jobs (at most 10000000)
+    #[arg(long, value_name = "N")]
     pub jobs: Option<u64>,
     /// Turn a bug switch on (repeatable; see `durasim bugs`)
     #[arg(long = "bug", value_name = "NAME")]
     pub bugs: Vec<String>,
-    /// Output directory (default: reports/<scenario name>/)
-    #[arg(long)]
+    /// Output directory (default: reports/<scenario name>/); replaced only if durasim wrote it
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Also write trace.jsonl, one history event per line
     #[arg(long)]
@@ -75,35 +134,57 @@ pub struct RunArgs {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run one scenario, check its invariants and expectations, write its outputs
+    #[command(after_help = RUN_HELP)]
     Run(RunArgs),
     /// Re-run the scenario and seed recorded in DIR/summary.json and compare trace hashes
+    #[command(after_help = REPLAY_HELP)]
     Replay {
         /// A run's output directory
         dir: PathBuf,
     },
     /// Validate scenario files only
+    #[command(after_help = CHECK_HELP)]
     Check {
-        #[arg(required = true)]
+        /// The scenario files (scenarios/*.toml)
+        #[arg(required = true, value_name = "SCENARIO")]
         scenarios: Vec<PathBuf>,
     },
     /// List the bug switches and the invariant each should break
+    #[command(after_help = BUGS_HELP)]
     Bugs,
+    /// Run a scenario against a real store (SQLite, PostgreSQL or pgmq) with real processes and
+    /// real SIGKILLs, judged by the same checker (runs the durasim-conform program; see
+    /// `durasim conform --help` and docs/conform.md)
+    #[command(disable_help_flag = true)]
+    Conform {
+        /// SCENARIO --store sqlite:PATH|postgres[://URL]|pgmq [--seed N] [--bug NAME] [--out DIR]
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<String>,
+    },
     /// Judge a history file (a `--trace` file, or one recorded outside the simulator; see
     /// docs/history-format.md) with the same checker, and print the same verdict block as `run`
+    #[command(after_help = VERIFY_HELP)]
     Verify {
         /// A history file: a header line with the configuration, then one record a line
         file: PathBuf,
     },
     /// Run many seeds in parallel, group failures, gate on coverage, shrink the first failures
+    #[command(after_help = crate::sweep::SWEEP_HELP)]
     Sweep(crate::sweep::SweepArgs),
     /// Merge the outputs of sharded sweeps into what one unsharded sweep writes
+    #[command(after_help = crate::sweep::MERGE_HELP)]
     Merge(crate::sweep::MergeArgs),
     /// Draw the charts and the HTML report of a run's (or a sweep's) output directory
+    #[command(after_help = CHART_HELP)]
     Chart {
         /// A run's output directory (with summary.json) or a sweep's (with sweep.json)
         dir: PathBuf,
-        /// Where to write charts/ and index.html (default: DIR itself)
-        #[arg(long)]
+        /// Output directory (default: DIR itself, which gains charts/ and index.html); replaced only if durasim wrote it
+        #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Image format (the HTML report embeds the PNG when both are drawn)
         #[arg(long, value_enum, default_value = "png")]
@@ -165,6 +246,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Sweep(args) => crate::sweep::cmd_sweep(&args),
         Command::Merge(args) => crate::sweep::cmd_merge(&args),
         Command::Chart { dir, out, format } => cmd_chart(&dir, out.as_deref(), format),
+        Command::Conform { args } => cmd_conform(&args),
         Command::Verify { file } => cmd_verify(&file),
         Command::Bugs => {
             println!("{:<22} {:<26} defect", "switch", "caught by");
@@ -173,6 +255,33 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
             }
             Ok(Outcome::Ok)
         }
+    }
+}
+
+/// The conformance harness lives in its own program (its database clients stay out of this
+/// library): `durasim conform` runs `durasim-conform`, found next to this executable, in place of
+/// this process, so its output and exit code are the command's.
+fn cmd_conform(args: &[String]) -> anyhow::Result<Outcome> {
+    let exe = std::env::current_exe().context("cannot find the durasim executable")?;
+    let sibling = exe.with_file_name(format!("durasim-conform{}", std::env::consts::EXE_SUFFIX));
+    if !sibling.exists() {
+        return Err(bad(format!(
+            "durasim conform needs the durasim-conform program next to durasim ({} is missing); build it with `cargo build --release` (the workspace builds both) or `cargo build --release -p durasim-conform`",
+            sibling.display()
+        )));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let err = std::process::Command::new(&sibling).args(args).exec();
+        Err(anyhow!("cannot run {}: {err}", sibling.display()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = args;
+        Err(bad(
+            "durasim conform needs Unix (it kills processes with SIGKILL)",
+        ))
     }
 }
 
@@ -397,7 +506,7 @@ fn cmd_chart(
     Ok(Outcome::Ok)
 }
 
-fn write_outputs(
+pub fn write_outputs(
     out: &OutputDir,
     report: &RunReport,
     summary: &Summary,
@@ -447,7 +556,7 @@ fn write_outputs(
     Ok(())
 }
 
-fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
+pub fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
     let held = s.invariants.iter().filter(|i| i.holds).count();
     let verdict = if s.expectations_met { "PASS" } else { "FAIL" };
     if quiet {

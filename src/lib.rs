@@ -20,6 +20,7 @@ pub mod observe;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod scenario_fuzz;
 pub mod scenario_warnings;
 pub mod sim;
 pub mod sweep;

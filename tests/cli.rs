@@ -355,3 +355,86 @@ fn a_closed_stdout_is_not_a_panic() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Every subcommand's `--help` shows a short example and its exit codes, and the flags they share
+/// are worded the same way.
+#[test]
+fn every_subcommand_help_has_an_example_and_the_exit_codes() {
+    let mut out_lines = Vec::new();
+    for cmd in [
+        "run", "replay", "check", "sweep", "merge", "chart", "bugs", "verify",
+    ] {
+        let o = durasim(&[cmd, "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}");
+        let t = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(t.contains("Example"), "{cmd} --help has no example:\n{t}");
+        assert!(
+            t.contains(&format!("durasim {cmd}")),
+            "{cmd}: the example runs it:\n{t}"
+        );
+        assert!(
+            t.contains("Exit codes"),
+            "{cmd} --help has no exit codes:\n{t}"
+        );
+        assert!(t.contains("--deny-warnings"), "{cmd}");
+        if cmd != "bugs" {
+            assert!(t.contains("2 "), "{cmd}: exit 2 explained:\n{t}");
+        }
+        // run, sweep, merge and chart: one wording for --out.
+        if ["run", "sweep", "merge", "chart"].contains(&cmd) {
+            let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                flat.contains("--out <DIR> Output directory (default: ")
+                    && flat.contains("replaced only if durasim wrote it"),
+                "{cmd}: {t}"
+            );
+            out_lines.push(cmd);
+        }
+    }
+    assert_eq!(out_lines.len(), 4);
+    let o = durasim(&["--help"]);
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("an expected violation") && t.contains("Exit codes"),
+        "{t}"
+    );
+}
+
+#[test]
+fn conform_without_its_program_says_how_to_build_it() {
+    // A durasim with no durasim-conform next to it (the workspace builds both side by side).
+    let dir = temp("conform-missing");
+    let lone = dir.join("durasim");
+    std::fs::copy(env!("CARGO_BIN_EXE_durasim"), &lone).unwrap();
+    let o = Command::new(&lone)
+        .args(["conform", "scenarios/zombie-worker.toml", "--store", "pgmq"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("durasim-conform") && err.contains("cargo build"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn conform_runs_its_program_and_keeps_its_exit_code() {
+    let sibling = Path::new(env!("CARGO_BIN_EXE_durasim")).with_file_name("durasim-conform");
+    if !sibling.exists() {
+        eprintln!(
+            "SKIPPED: {} not built (cargo test -p durasim alone)",
+            sibling.display()
+        );
+        return;
+    }
+    let o = durasim(&["conform", "scenarios/chaos.toml", "--store", "mongodb"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--store \"mongodb\": allowed: sqlite:PATH, postgres"),
+        "{}",
+        text(&o)
+    );
+}

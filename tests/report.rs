@@ -112,7 +112,7 @@ fn run_chart_draws_every_chart_and_a_self_contained_report() {
 
 #[test]
 fn chart_redraws_a_directory_in_both_formats_and_from_csvs_alone() {
-    // No trace, no --chart: fault markers fall back to attempts.csv and scenario.toml.
+    // No trace, no --chart: only the operator actions scenario.toml schedules are known.
     let dir = tmp("chaos-plain");
     let d = dir.to_str().unwrap();
     ok(&durasim(&[
@@ -138,7 +138,7 @@ fn chart_redraws_a_directory_in_both_formats_and_from_csvs_alone() {
     }
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(
-        html.contains("attempts.csv and scenario.toml only"),
+        html.contains("scenario.toml only (no history"),
         "the report says where markers came from"
     );
     assert!(
@@ -166,6 +166,50 @@ fn chart_redraws_a_directory_in_both_formats_and_from_csvs_alone() {
         "markers from trace.jsonl"
     );
     assert!(html.contains("worker stall") && html.contains("relay crash"));
+}
+
+/// `chart` on a `--no-rows` run drew "worker crash × 0" (markers taken from an attempts.csv that
+/// was never written) and said nothing of the empty panels.
+#[test]
+fn chart_of_a_no_rows_run_names_the_charts_that_lack_data() {
+    let dir = tmp("no-rows");
+    let d = dir.to_str().unwrap();
+    ok(&durasim(&[
+        "run",
+        "scenarios/chaos.toml",
+        "--no-rows",
+        "--out",
+        d,
+        "--quiet",
+    ]));
+    let r = durasim(&["chart", d]);
+    ok(&r);
+    let out = String::from_utf8_lossy(&r.stdout);
+    for needle in [
+        "missing depth: no fault markers",
+        "summary.json counts",
+        "--trace",
+        "missing latency",
+        "missing stages",
+        "missing outcomes",
+    ] {
+        assert!(out.contains(needle), "lacks {needle:?}: {out}");
+    }
+    let svg_dir = tmp("no-rows-svg");
+    ok(&durasim(&[
+        "chart",
+        d,
+        "--out",
+        svg_dir.to_str().unwrap(),
+        "--format",
+        "svg",
+    ]));
+    let svg = std::fs::read_to_string(svg_dir.join("charts/depth.svg")).unwrap();
+    assert!(
+        !svg.contains("worker crash × 0"),
+        "a count it does not know"
+    );
+    assert!(svg.contains("worker crash — not recorded"), "{svg}");
 }
 
 #[test]

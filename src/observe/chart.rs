@@ -229,6 +229,6 @@ pub fn chart_dir(
     Ok(ChartReport {
         charts,
         html,
-        missing: Vec::new(),
+        missing: d.missing(),
     })
 }

@@ -30,10 +30,26 @@ pub struct Stats {
 /// grows one bucket at a time, each time reallocating and zeroing its counts; in a short run
 /// (a sweep's seed) that growth was a quarter of all instructions. The figures are the same
 /// either way: a value's bucket does not depend on the histogram's range.
-#[derive(Clone, Debug, Default)]
+///
+/// The minimum and maximum are tracked exactly beside it (the histogram reports a bucket's
+/// highest equivalent value: 5,999 for a real 5,998), and percentiles are kept within them.
+#[derive(Clone, Debug)]
 pub struct Latency {
     buffered: Vec<u64>,
     histogram: Option<Histogram<u64>>,
+    min: u64,
+    max: u64,
+}
+
+impl Default for Latency {
+    fn default() -> Self {
+        Latency {
+            buffered: Vec::new(),
+            histogram: None,
+            min: u64::MAX,
+            max: 0,
+        }
+    }
 }
 
 const BUFFERED: usize = 1024;
@@ -42,6 +58,8 @@ impl Latency {
     /// Records `v` (any value: the histogram grows past its range rather than clamping).
     #[inline]
     pub fn record(&mut self, v: u64) {
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
         match self.histogram.as_mut() {
             Some(h) => Self::record_in(h, v),
             None => {
@@ -75,6 +93,8 @@ impl Latency {
 
     /// Adds every value of `other`.
     pub fn add(&mut self, other: &Latency) {
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
         for &v in &other.buffered {
             self.record(v);
         }
@@ -96,19 +116,33 @@ impl Latency {
         }
     }
 
+    /// The share of the recorded values above `t`: with `t = 0`, the share of attempts that
+    /// waited at all (queueing theory's probability of waiting). Exact for `t` below 2,048 ms,
+    /// where every value has its own bucket; past it, `t`'s whole bucket (3 significant
+    /// figures) counts as "not above". 0 when nothing was recorded.
+    pub fn share_above(&self, t: u64) -> f64 {
+        let h = self.histogram();
+        if h.is_empty() {
+            return 0.0;
+        }
+        let at_most = h.count_between(0, t);
+        (h.len() - at_most) as f64 / h.len() as f64
+    }
+
     pub fn stats(&self) -> Stats {
         let h = self.histogram();
         if h.is_empty() {
             return Stats::default();
         }
         let mean = (h.mean() * 1000.0).round() / 1000.0;
+        let q = |p: f64| h.value_at_quantile(p).clamp(self.min, self.max);
         Stats {
             count: h.len(),
-            min: h.min(),
-            p50: h.value_at_quantile(0.50),
-            p95: h.value_at_quantile(0.95),
-            p99: h.value_at_quantile(0.99),
-            max: h.max(),
+            min: self.min,
+            p50: q(0.50),
+            p95: q(0.95),
+            p99: q(0.99),
+            max: self.max,
             mean,
         }
     }
@@ -928,14 +962,36 @@ mod tests {
             if values.is_empty() {
                 proptest::prop_assert_eq!(s.count, 0);
             } else {
-                let q = |x| reference.value_at_quantile(x);
+                // Exact extremes; percentiles as the histogram says, kept within them.
+                let (lo, hi) = (*values.iter().min().unwrap(), *values.iter().max().unwrap());
+                let q = |x| reference.value_at_quantile(x).clamp(lo, hi);
                 proptest::prop_assert_eq!(
                     (s.count, s.min, s.p50, s.p95, s.p99, s.max),
-                    (reference.len(), reference.min(), q(0.5), q(0.95), q(0.99), reference.max())
+                    (reference.len(), lo, q(0.5), q(0.95), q(0.99), hi)
                 );
                 proptest::prop_assert_eq!(s.mean, (reference.mean() * 1000.0).round() / 1000.0);
             }
         }
+    }
+
+    // summary.json said 5999 for a real maximum of 5998: hdrhistogram's max is the highest value
+    // equivalent to the largest recorded one.
+    #[test]
+    fn summary_min_and_max_are_exact() {
+        let mut l = Latency::default();
+        for v in [2_049, 5_998, 3_000] {
+            l.record(v);
+        }
+        let s = l.stats();
+        assert_eq!((s.min, s.max), (2_049, 5_998), "{s:?}");
+        assert!(s.p99 <= 5_998 && s.p50 >= 2_049, "{s:?}");
+        let mut big = Latency::default();
+        for v in 0..5_000u64 {
+            big.record(v * 7 + 1);
+        }
+        big.add(&l);
+        let s = big.stats();
+        assert_eq!((s.min, s.max), (1, 34_994), "{s:?}");
     }
 
     // A queue wait of 17 s is reported as 17 s, not clamped to the histogram's first range.
@@ -947,7 +1003,7 @@ mod tests {
         }
         let s = l.stats();
         assert_eq!(s.min, 5);
-        assert!((119_900..=120_100).contains(&s.max), "{s:?}");
+        assert_eq!(s.max, 120_000, "exact, not the bucket's top");
         assert!((16_850..=16_890).contains(&s.p50), "{s:?}");
     }
 }

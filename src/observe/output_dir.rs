@@ -259,8 +259,13 @@ pub fn remove_live_dirs() {
     std::mem::forget(dirs);
 }
 
-/// `remove_dir_all`, retried: a writer may still be adding a file while it runs.
+/// `remove_dir_all`, retried: a writer may still be adding a file while it runs. A temporary
+/// file (of [`write_own_file`]) is removed as a file.
 fn remove_tree(path: &Path) {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) {
+        let _ = std::fs::remove_file(path);
+        return;
+    }
     for _ in 0..5 {
         match std::fs::remove_dir_all(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => continue,
@@ -506,11 +511,17 @@ pub fn write_own_file(
     let (parent, name) = split(path)?;
     std::fs::create_dir_all(&parent).map_err(io("cannot create", &parent))?;
     let temp = parent.join(format!(".{name}.partial-{}", std::process::id()));
-    std::fs::write(&temp, text).map_err(io("cannot write", &temp))?;
-    std::fs::rename(&temp, path).map_err(|e| {
+    // Registered like a temporary directory: a signal while it is written removes it.
+    live().push(temp.clone());
+    let written = std::fs::write(&temp, text)
+        .map_err(io("cannot write", &temp))
+        .and_then(|()| std::fs::rename(&temp, path).map_err(io("cannot write", path)));
+    let mut dirs = live();
+    if written.is_err() {
         let _ = std::fs::remove_file(&temp);
-        io("cannot write", path)(e)
-    })
+    }
+    dirs.retain(|d| d != &temp);
+    written
 }
 
 #[cfg(test)]

@@ -20,6 +20,8 @@ use std::path::Path;
 #[serde(rename_all = "camelCase")]
 pub struct LatencySummary {
     pub queue_wait_ms: Stats,
+    /// The share of attempts whose queueWaitMs is above 0 (rounded to 4 decimals).
+    pub queue_waited_share: f64,
     pub inference_ms: Stats,
     pub review_wait_ms: Stats,
     pub job_age_ms: Stats,
@@ -176,6 +178,7 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
         attempts: m.attempts(),
         metrics: LatencySummary {
             queue_wait_ms: m.queue_wait.stats(),
+            queue_waited_share: (m.queue_wait.share_above(0) * 1e4).round() / 1e4,
             inference_ms: m.inference.stats(),
             review_wait_ms: m.review_wait.stats(),
             job_age_ms: m.job_age.stats(),

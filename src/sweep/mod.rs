@@ -52,6 +52,28 @@ fn bad(msg: impl Into<String>) -> anyhow::Error {
     anyhow!(BadInput(msg.into()))
 }
 
+pub const SWEEP_HELP: &str = "Examples:
+  durasim sweep scenarios/chaos.toml --seeds 0..2000 --bug no_fencing --quiet
+  durasim sweep scenarios/chaos.toml --seeds 0..4000000 --shard 0/4 --out shards/0
+
+Limits: at most 1000000 seeds per invocation (the range's length, or one shard's share of it);
+--shard N at most 100000; --threads at most 4 per core.
+
+Exit codes:
+  0 no seed failed and the coverage gate passed (or was deferred to the merge of shards)
+  1 a seed violated an invariant, crashed or replayed differently, or the coverage gate failed
+  2 bad input: a malformed or invalid file, a bad flag, a warning under --deny-warnings, or an
+    output durasim may not replace; nothing is written";
+
+pub const MERGE_HELP: &str = "Example:
+  durasim merge shards/0 shards/1 shards/2 shards/3 --out reports/chaos-sweep
+
+Exit codes:
+  0 the merged sweep passed (no failure, coverage gate passed)
+  1 a failure in some shard, or the coverage gate failed
+  2 bad input: a shard missing, repeated or from another sweep, an edited file, or an output
+    durasim may not replace";
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct SweepArgs {
     /// The scenario file (scenarios/*.toml)
@@ -59,8 +81,8 @@ pub struct SweepArgs {
     /// The seed range, A..B (B excluded), e.g. 0..2000
     #[arg(long, value_name = "A..B")]
     pub seeds: String,
-    /// Worker threads (default: all cores); the result does not depend on it
-    #[arg(long)]
+    /// Worker threads, 1 to 4 per core (default: all cores); the result does not depend on it
+    #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Run only shard I of N (seeds whose index in the range is I modulo N); merge with `durasim merge`
     #[arg(long, value_name = "I/N")]
@@ -71,19 +93,19 @@ pub struct SweepArgs {
     /// Turn a bug switch on (repeatable; see `durasim bugs`)
     #[arg(long = "bug", value_name = "NAME")]
     pub bugs: Vec<String>,
-    /// Override the scenario's arrivals.jobs
-    #[arg(long)]
+    /// Override the scenario's arrivals.jobs (at most 10000000)
+    #[arg(long, value_name = "N")]
     pub jobs: Option<u64>,
-    /// Output directory (default: reports/<scenario name>-sweep/)
-    #[arg(long)]
+    /// Output directory (default: reports/<scenario name>-sweep/); replaced only if durasim wrote it
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Also write a JUnit XML report here
+    /// Also write a JUnit XML report here; replaced only if durasim wrote it
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
     /// Do not shrink failures
     #[arg(long)]
     pub no_shrink: bool,
-    /// No progress bar; print only the verdict and failures
+    /// Print only the verdict and the failures (no progress bar)
     #[arg(long)]
     pub quiet: bool,
 }
@@ -93,13 +115,13 @@ pub struct MergeArgs {
     /// The shards' output directories (each holding sweep.json and seeds.jsonl)
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
-    /// Output directory (default: reports/<scenario name>-sweep/)
-    #[arg(long)]
+    /// Output directory (default: reports/<scenario name>-sweep/); replaced only if durasim wrote it
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Also write a JUnit XML report here
+    /// Also write a JUnit XML report here; replaced only if durasim wrote it
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Print only the verdict and failures
+    /// Print only the verdict and the failures
     #[arg(long)]
     pub quiet: bool,
 }

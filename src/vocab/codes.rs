@@ -18,8 +18,16 @@ pub const ERRORS: [&str; 4] = [
 /// The class the retry policy gave an error.
 pub const ERROR_CLASSES: [&str; 3] = ["transient", "permanent", "cancelled"];
 
-/// Where a worker process can die.
-pub const CRASH_POINTS: [&str; 3] = ["after_lease", "after_extract", "after_commit_before_ack"];
+/// Where a worker process can die. The simulator uses the first three; a recorder around real
+/// processes can also kill one during its extraction (`mid_extract`) and between its INSERTs and
+/// their COMMIT (`mid_commit`, after which the store must roll the transaction back).
+pub const CRASH_POINTS: [&str; 5] = [
+    "after_lease",
+    "after_extract",
+    "after_commit_before_ack",
+    "mid_extract",
+    "mid_commit",
+];
 
 /// Why a fenced call was refused: a stale token, or the job's state.
 pub const REJECTIONS: [&str; 7] = [

@@ -90,8 +90,9 @@ pub enum Source {
     History,
     /// `faults.csv` and `reviews.csv`, written by `run --chart`: complete.
     Extracts,
-    /// `attempts.csv` (crashes only) and `scenario.toml` (operator actions only): no stalls,
-    /// relay crashes or review waits.
+    /// No history and no extracts: only the operator actions `scenario.toml` schedules are
+    /// known. Crashes, stalls, relay crashes and review waits are not recorded (a crash marker
+    /// from `attempts.csv` alone would show a partial picture as a complete one).
     Fallback,
 }
 
@@ -100,7 +101,7 @@ impl Source {
         match self {
             Source::History => "the run's history",
             Source::Extracts => "faults.csv and reviews.csv",
-            Source::Fallback => "attempts.csv and scenario.toml only (no trace: stalls, relay crashes and review waits unknown)",
+            Source::Fallback => "scenario.toml only (no history: crashes, stalls, relay crashes and review waits were not recorded; chart with `run --chart`, or run with --trace)",
         }
     }
 }
@@ -135,6 +136,42 @@ impl RunData {
 
     pub fn has_rows(&self) -> bool {
         !self.jobs.is_empty()
+    }
+
+    /// What the charts cannot show for lack of data, one line per chart that lacks some, with
+    /// what would supply it (printed by `durasim chart` as `missing ...` lines).
+    pub fn missing(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let crashes = |k: &str| {
+            self.summary
+                .pointer(&format!("/crashes/{k}"))
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0)
+        };
+        if self.source == Source::Fallback {
+            out.push(format!(
+                "depth: no fault markers (worker crashes, stalls, relay crashes): the run kept no \
+                 history (summary.json counts {} worker and {} relay crashes); chart with \
+                 `durasim run --chart`, or run with --trace",
+                crashes("worker"),
+                crashes("relay")
+            ));
+        }
+        if !self.has_rows() {
+            out.push(
+                "latency: queueWaitMs and inferenceMs need attempts.csv (the run used --no-rows)"
+                    .into(),
+            );
+            out.push("stages: needs jobs.csv (the run used --no-rows)".into());
+            out.push("outcomes: needs jobs.csv and attempts.csv (the run used --no-rows)".into());
+        }
+        if self.reviews.is_none() {
+            out.push(
+                "latency, stages: reviewWaitMs needs the history (trace.jsonl or reviews.csv)"
+                    .into(),
+            );
+        }
+        out
     }
 
     /// A latency field of `summary.json` (`queueWaitMs`, ...): its `(p50, p95, p99)`.
@@ -248,7 +285,7 @@ pub fn load(dir: &Path, history: Option<&[Record]>) -> anyhow::Result<RunData> {
         )
     } else {
         (
-            fallback_faults(&attempts, scenario_text.as_deref()),
+            scheduled_operator_actions(scenario_text.as_deref()),
             None,
             Source::Fallback,
         )
@@ -429,20 +466,9 @@ pub fn from_trace_file(path: &Path) -> anyhow::Result<(Vec<Fault>, Vec<Review>)>
     Ok(b.finish())
 }
 
-/// Without a history: crashes from `attempts.csv`, operator actions from `scenario.toml`.
-fn fallback_faults(attempts: &[Attempt], scenario_text: Option<&str>) -> Vec<Fault> {
-    let mut faults: Vec<Fault> = attempts
-        .iter()
-        .filter(|a| a.outcome == "crashed")
-        .map(|a| Fault {
-            time_ms: a.ended_at_ms,
-            kind: FaultKind::Crash,
-            worker: Some(a.worker),
-            job: Some(a.job),
-            until_ms: None,
-            detail: String::new(),
-        })
-        .collect();
+/// Without a history: the operator actions `scenario.toml` schedules, and nothing else.
+fn scheduled_operator_actions(scenario_text: Option<&str>) -> Vec<Fault> {
+    let mut faults: Vec<Fault> = Vec::new();
     if let Some(ops) = scenario_text
         .and_then(|t| toml::from_str::<toml::Value>(t).ok())
         .and_then(|v| v.get("operator").and_then(|o| o.as_array()).cloned())

@@ -113,7 +113,15 @@ where
             .map(|f| TriangleMarker::new((f.time_ms as f64, y_max * 0.86), 7, C_GREEN.filled())),
     )?;
 
-    let count = |k: FaultKind| of(k).count();
+    // Without a history only scheduled operator actions are known: "× 0" would be a claim.
+    let recorded = d.source != super::data::Source::Fallback;
+    let count = |k: FaultKind| {
+        if recorded || k == FaultKind::Operator {
+            format!("× {}", of(k).count())
+        } else {
+            "— not recorded".to_string()
+        }
+    };
     let depth_stats = d.summary.pointer("/metrics/queueDepth");
     let mut entries = vec![(
         Mark::Line(C_BLUE),
@@ -127,19 +135,19 @@ where
     )];
     entries.push((
         Mark::Band(C_ORANGE),
-        format!("worker stall × {}", count(FaultKind::Stall)),
+        format!("worker stall {}", count(FaultKind::Stall)),
     ));
     entries.push((
         Mark::Cross(C_VERMILLION),
-        format!("worker crash × {}", count(FaultKind::Crash)),
+        format!("worker crash {}", count(FaultKind::Crash)),
     ));
     entries.push((
         Mark::Dot(C_PURPLE),
-        format!("relay crash × {}", count(FaultKind::RelayCrash)),
+        format!("relay crash {}", count(FaultKind::RelayCrash)),
     ));
     entries.push((
         Mark::VLine(C_GREEN),
-        format!("operator action × {}", count(FaultKind::Operator)),
+        format!("operator action {}", count(FaultKind::Operator)),
     ));
     let below = 40 + legend(&legend_area.margin(40, 0, 0, 0), Some("Legend"), &entries)?;
     let notes = [
@@ -171,7 +179,7 @@ fn short_source(d: &RunData) -> &'static str {
     match d.source {
         super::data::Source::History => "the history",
         super::data::Source::Extracts => "faults.csv",
-        super::data::Source::Fallback => "attempts.csv (crashes only)",
+        super::data::Source::Fallback => "scenario.toml only (no history)",
     }
 }
 
@@ -259,7 +267,7 @@ where
         let pad = if hi - lo < 10 { 5 } else { width };
         let x_lo = start.saturating_sub(pad) as f64;
         let x_hi = (hi + width + pad) as f64;
-        let y_max = y_top(bins.values().copied().max().unwrap_or(1) as f64 * 1.25);
+        let y_max = bins.values().copied().max().unwrap_or(1) as f64 / BARS_TOP;
         let mut hist = ChartBuilder::on(hist_area)
             .caption(
                 format!("{} — histogram ({}, n = {})", m.name, m.what, sorted.len()),
@@ -303,7 +311,7 @@ where
             .margin_right(18)
             .x_label_area_size(42)
             .y_label_area_size(56)
-            .build_cartesian_2d(x_lo..x_hi, 0f64..1.15)?;
+            .build_cartesian_2d(x_lo..x_hi, 0f64..CDF_TOP)?;
         cdf.configure_mesh()
             .x_desc(format!("{} (ms)", m.name))
             .y_desc("fraction ≤ x")
@@ -329,11 +337,26 @@ where
         }
         pts.push((x_hi, 1.0));
         cdf.draw_series(LineSeries::new(pts, m.color.stroke_width(2)))?;
-        mark_percentiles(&mut cdf, pct, 1.15)?;
+        mark_percentiles(&mut cdf, pct, CDF_TOP)?;
     }
     Ok(())
 }
 
+/// The CDF's y range: the curve (at most 1.0) stays below the percentile labels' band.
+const CDF_TOP: f64 = 1.4;
+/// Highest bar of a latency histogram, as a share of its y range (`y_top(max * 1.25)`).
+const BARS_TOP: f64 = 1.0 / (1.25 * 1.12);
+/// Where percentile lines stop, as a share of the y range.
+const LINE_TOP: f64 = 0.74;
+
+/// The height (share of the y range) of the `i`-th percentile label's row.
+fn label_row(i: usize) -> f64 {
+    0.95 - 0.08 * i as f64
+}
+
+/// Percentile lines and their labels. The lines stop at 74% of the plot's height and each label
+/// has its own row above them (the histogram's bars and the CDF's curve stay below 72%), so no
+/// label crosses a line, a bar, the curve or another label, however close the values are.
 fn mark_percentiles<DB: DrawingBackend>(
     chart: &mut ChartContext<
         '_,
@@ -361,13 +384,13 @@ where
     for (i, (v, names)) in groups.iter().enumerate() {
         let x = *v as f64;
         chart.draw_series(std::iter::once(PathElement::new(
-            vec![(x, 0.0), (x, y_max * 0.9)],
+            vec![(x, 0.0), (x, y_max * LINE_TOP)],
             C_DARK.mix(0.7).stroke_width(1),
         )))?;
         let label = format!("{} = {}", names.join(" = "), v);
-        // Labels right of the line, flipped left near the right edge; staggered to not overlap.
+        // Labels right of the line, flipped left near the right edge; one row each.
         let right_side = (x - x_lo) / (x_hi - x_lo) < 0.6;
-        let y = y_max * (0.97 - 0.075 * i as f64);
+        let y = y_max * label_row(i);
         let style = if right_side {
             font(13).pos(plotters::style::text_anchor::Pos::new(
                 plotters::style::text_anchor::HPos::Left,
@@ -767,4 +790,28 @@ where
         x += 40 + 9 * name.len() as i32;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// latency.png's p95 and p99 labels collided with each other's lines: labels sat below the
+    /// tops of the lines. Each label now has its own row, above every line, bar and curve.
+    #[test]
+    fn percentile_labels_never_cross_a_line_a_bar_the_curve_or_each_other() {
+        // A 13 px label in a panel about 250 px tall: half its height is 0.03 of the range.
+        let half = 0.03;
+        for i in 0..3 {
+            assert!(label_row(i) - half > LINE_TOP, "row {i} crosses the lines");
+            if i > 0 {
+                assert!(
+                    label_row(i - 1) - label_row(i) > 2.0 * half,
+                    "rows {i} overlap"
+                );
+            }
+        }
+        assert!(label_row(0) + half < 1.0);
+        const { assert!(BARS_TOP < LINE_TOP && 1.0 / CDF_TOP < LINE_TOP) };
+    }
 }

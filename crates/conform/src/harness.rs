@@ -1,0 +1,384 @@
+//! The harness: one run against a real store with real processes.
+//!
+//! Owns: spawning the worker and relay processes, the producer (enqueues at their planned
+//! times), operator actions, the review clock, the kill handshake (a child announces its kill
+//! point and blocks; the harness records the crash, sends SIGKILL to that pid, reaps it and
+//! respawns it after `restart_ms`), stalls (SIGSTOP for the stall, then SIGCONT), and deciding
+//! when the run has settled.
+//! Does not: touch any table except through `store`, or judge anything.
+
+use crate::db::mono_us;
+use crate::plan;
+use crate::spec::Spec;
+use crate::store::{Kind, Store};
+use anyhow::{bail, Context, Result};
+use durasim::scenario::Scenario;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Role {
+    Worker,
+    Relay,
+}
+
+struct Proc {
+    child: Child,
+    stdin: ChildStdin,
+    generation: u32,
+    busy: Option<(u32, u64)>,
+    stopped_until: Option<i64>,
+}
+
+/// A line from a child, tagged with who sent it.
+struct Msg {
+    role: Role,
+    slot: u32,
+    generation: u32,
+    line: Option<String>,
+}
+
+/// What a run did, beyond the history.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunFacts {
+    pub worker_kills: BTreeMap<String, u64>,
+    pub relay_kills: u64,
+    pub stalls: u64,
+    pub wall_s: f64,
+    pub settled: bool,
+    pub relays: u32,
+    pub workers: u32,
+    /// Keys whose result INSERT was in when the worker was killed before COMMIT.
+    pub mid_commit_keys: Vec<String>,
+}
+
+pub struct Harness<'a> {
+    spec: &'a Spec,
+    spec_path: &'a Path,
+    scenario: Scenario,
+    store: Store,
+    procs: BTreeMap<(Role, u32), Proc>,
+    tx: Sender<Msg>,
+    rx: Receiver<Msg>,
+    respawn: Vec<(i64, Role, u32)>,
+    generations: BTreeMap<(Role, u32), u32>,
+    facts: RunFacts,
+}
+
+fn us_to_ms(us: i64) -> u64 {
+    (us.max(0) / 1000) as u64
+}
+
+impl<'a> Harness<'a> {
+    pub fn new(spec: &'a Spec, spec_path: &'a Path, store: Store) -> Result<Harness<'a>> {
+        let (tx, rx) = channel();
+        Ok(Harness {
+            scenario: spec.scenario()?,
+            spec,
+            spec_path,
+            store,
+            procs: BTreeMap::new(),
+            tx,
+            rx,
+            respawn: Vec::new(),
+            generations: BTreeMap::new(),
+            facts: RunFacts::default(),
+        })
+    }
+
+    fn now_us(&self) -> i64 {
+        mono_us() - self.spec.t0_us
+    }
+
+    fn spawn(&mut self, role: Role, slot: u32, generation: u32) -> Result<()> {
+        let exe = std::env::current_exe().context("cannot find the durasim-conform executable")?;
+        let sub = match role {
+            Role::Worker => "__worker",
+            Role::Relay => "__relay",
+        };
+        let mut child = Command::new(exe)
+            .arg(sub)
+            .arg(self.spec_path)
+            .arg(slot.to_string())
+            .arg(generation.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot spawn a worker process")?;
+        let stdout = child.stdout.take().expect("piped");
+        let stdin = child.stdin.take().expect("piped");
+        let tx = self.tx.clone();
+        let pid = child.id() as i32;
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if line.starts_with("KILL ") {
+                    // At once, from this thread: the child may hold a lock (SQLite's write lock
+                    // between INSERT and COMMIT) that the harness's own next write would wait on.
+                    // SAFETY: our child, not yet reaped (the main loop reaps it after this
+                    // message), so the pid is still its own.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                }
+                if tx
+                    .send(Msg {
+                        role,
+                        slot,
+                        generation,
+                        line: Some(line),
+                    })
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            let _ = tx.send(Msg {
+                role,
+                slot,
+                generation,
+                line: None,
+            });
+        });
+        self.procs.insert(
+            (role, slot),
+            Proc {
+                child,
+                stdin,
+                generation,
+                busy: None,
+                stopped_until: None,
+            },
+        );
+        Ok(())
+    }
+
+    fn kill(&mut self, role: Role, slot: u32) -> Result<()> {
+        let p = self.procs.get_mut(&(role, slot)).expect("a live process");
+        let pid = p.child.id() as i32;
+        // SAFETY: sending a signal to a child we spawned and have not reaped (its pid cannot
+        // have been reused).
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+        p.child.wait().context("cannot reap a killed process")?;
+        Ok(())
+    }
+
+    fn signal(&mut self, role: Role, slot: u32, sig: i32) {
+        if let Some(p) = self.procs.get(&(role, slot)) {
+            // SAFETY: as in `kill`: our unreaped child.
+            unsafe {
+                libc::kill(p.child.id() as i32, sig);
+            }
+        }
+    }
+
+    fn on_line(&mut self, m: Msg) -> Result<()> {
+        let Some(p) = self.procs.get_mut(&(m.role, m.slot)) else {
+            return Ok(());
+        };
+        if p.generation != m.generation {
+            return Ok(()); // a line from a process already killed
+        }
+        let Some(line) = m.line else {
+            if crate::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(()); // a terminal's Ctrl-C reached it too; the loop stops next
+            }
+            // The process ended without being killed: that is a bug in it.
+            let status = p.child.wait().ok();
+            bail!(
+                "{:?} {} exited on its own ({status:?}); see its stderr above",
+                m.role,
+                m.slot
+            );
+        };
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        match parts.as_slice() {
+            ["IDLE"] => p.busy = None,
+            ["BUSY", job, fence] => p.busy = Some((job.parse()?, fence.parse()?)),
+            ["DONE", ..] => p.busy = None,
+            ["STALL", ms, ..] => {
+                let ms: i64 = ms.parse()?;
+                let until = mono_us() - self.spec.t0_us + ms * 1000;
+                p.stopped_until = Some(until);
+                self.facts.stalls += 1;
+                self.signal(m.role, m.slot, libc::SIGSTOP);
+                let p = self.procs.get_mut(&(m.role, m.slot)).expect("live");
+                writeln!(p.stdin, "go")?;
+                p.stdin.flush()?;
+            }
+            ["KILL", point, rest @ ..] => {
+                let point = point.to_string();
+                self.kill(m.role, m.slot)?;
+                match m.role {
+                    Role::Worker => {
+                        let (job, fence) = (rest[0].parse::<u32>()?, rest[1].parse::<u64>()?);
+                        self.store.note(json!({"type": "worker_crashed", "worker": m.slot, "job": job, "fence": fence, "point": point}))?;
+                        *self.facts.worker_kills.entry(point.clone()).or_default() += 1;
+                        if point == plan::KillPoint::MidCommit.name() {
+                            self.facts.mid_commit_keys.push(rest[2].to_string());
+                        }
+                        let at = self.now_us() + self.scenario.workers.restart_ms as i64 * 1000;
+                        self.respawn.push((at, Role::Worker, m.slot));
+                    }
+                    Role::Relay => {
+                        let unmarked: u32 = rest[0].parse()?;
+                        self.store
+                            .note(json!({"type": "relay_crashed", "unmarked": unmarked}))?;
+                        self.facts.relay_kills += 1;
+                        let restart = self
+                            .scenario
+                            .relay
+                            .restart_ms
+                            .unwrap_or(self.scenario.relay.interval_ms);
+                        let at = self.now_us() + restart as i64 * 1000;
+                        self.respawn.push((at, Role::Relay, m.slot));
+                    }
+                }
+                self.procs.remove(&(m.role, m.slot));
+            }
+            _ => bail!("unexpected line from {:?} {}: {line:?}", m.role, m.slot),
+        }
+        Ok(())
+    }
+
+    /// Kills and reaps every process the harness started.
+    fn stop_all(&mut self) {
+        for (_, p) in std::mem::take(&mut self.procs) {
+            let mut child = p.child;
+            // SAFETY: our unreaped child; a stopped one is killed too.
+            unsafe {
+                libc::kill(child.id() as i32, libc::SIGKILL);
+            }
+            let _ = child.wait();
+        }
+    }
+
+    fn tick_timers(&mut self) -> Result<()> {
+        let now = self.now_us();
+        let due: Vec<(Role, u32)> = self
+            .procs
+            .iter()
+            .filter(|(_, p)| p.stopped_until.is_some_and(|t| t <= now))
+            .map(|(k, _)| *k)
+            .collect();
+        for (role, slot) in due {
+            self.signal(role, slot, libc::SIGCONT);
+            self.procs
+                .get_mut(&(role, slot))
+                .expect("live")
+                .stopped_until = None;
+        }
+        let mut i = 0;
+        while i < self.respawn.len() {
+            if self.respawn[i].0 <= now {
+                let (_, role, slot) = self.respawn.remove(i);
+                let generation = self.generations.entry((role, slot)).or_insert(0);
+                *generation += 1;
+                let g = *generation;
+                if role == Role::Worker {
+                    self.store
+                        .note(json!({"type": "worker_restarted", "worker": slot}))?;
+                }
+                self.spawn(role, slot, g)?;
+            } else {
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the scenario to settlement (or the time limit) and returns what the harness saw.
+    pub fn run(
+        mut self,
+        requests: Vec<crate::store::Request>,
+        limit_ms: u64,
+    ) -> Result<(Store, RunFacts)> {
+        let started = std::time::Instant::now();
+        let workers = self.scenario.workers.count;
+        let relays = match self.spec.kind() {
+            Kind::Sqlite => 1,
+            _ => 2,
+        };
+        self.facts.workers = workers;
+        self.facts.relays = relays;
+        for w in 0..workers {
+            self.spawn(Role::Worker, w, 0)?;
+        }
+        for r in 0..relays {
+            self.spawn(Role::Relay, r, 0)?;
+        }
+        let tenantless = self.spec.bug("tenantless_keys");
+        let mut operators: Vec<(u64, usize)> = Vec::new();
+        for (i, o) in self.scenario.operator.iter().enumerate() {
+            for k in 0..=o.repeat as u64 {
+                operators.push((o.at_ms + k * o.every_ms, i));
+            }
+        }
+        operators.sort();
+        let mut next_request = 0;
+        let mut next_operator = 0;
+        let mut last_review = 0;
+        let result = loop {
+            if crate::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+                self.stop_all();
+                bail!("interrupted: the run's processes were stopped and nothing was judged");
+            }
+            let now_ms = us_to_ms(self.now_us());
+            while next_request < requests.len() && requests[next_request].at_ms <= now_ms {
+                self.store.enqueue(&requests[next_request], None)?;
+                next_request += 1;
+            }
+            while next_operator < operators.len() && operators[next_operator].0 <= now_ms {
+                let o = &self.scenario.operator[operators[next_operator].1];
+                let (job, operator) = (o.job, o.operator.clone());
+                self.store.reprocess(job, operator.as_deref(), &|t, d, v| {
+                    plan::key(t, d, v, tenantless)
+                })?;
+                next_operator += 1;
+            }
+            if now_ms >= last_review + 5 {
+                self.store.finish_reviews()?;
+                last_review = now_ms;
+            }
+            // Whatever the children said, then the timers; wait at most 1 ms for more.
+            if let Ok(m) = self.rx.recv_timeout(Duration::from_millis(1)) {
+                self.on_line(m)?;
+                while let Ok(m) = self.rx.try_recv() {
+                    self.on_line(m)?;
+                }
+            }
+            self.tick_timers()?;
+            let quiet = next_request == requests.len()
+                && next_operator == operators.len()
+                && self.respawn.is_empty()
+                && self
+                    .procs
+                    .values()
+                    .all(|p| p.busy.is_none() && p.stopped_until.is_none());
+            if quiet && self.store.settled()? {
+                break true;
+            }
+            if now_ms > limit_ms {
+                break false;
+            }
+        };
+        self.stop_all();
+        self.store
+            .note(json!({"type": "run_ended", "quiescent": result}))?;
+        self.facts.settled = result;
+        self.facts.wall_s = started.elapsed().as_secs_f64();
+        if !result {
+            eprintln!("warning: the run hit its time limit ({limit_ms} ms) before it settled");
+        }
+        Ok((self.store, self.facts))
+    }
+}

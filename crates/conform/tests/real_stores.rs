@@ -1,0 +1,417 @@
+//! The conformance harness against real stores: SQLite (always), PostgreSQL and pgmq (a
+//! throwaway cluster for this whole test binary, started once and removed at the end; the tests
+//! skip loudly only where no PostgreSQL can be had).
+//!
+//! Each test runs the `durasim-conform` program as a user would and reads its outputs: the
+//! exit code, `history.jsonl` (the store's own record) and `conform.json`.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_durasim-conform");
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn scenario(name: &str) -> String {
+    root().join("scenarios").join(name).display().to_string()
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let d =
+            std::env::temp_dir().join(format!("durasim-conform-test-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+    fn path(&self, p: &str) -> PathBuf {
+        self.0.join(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// One job, two workers, a short lease, no random faults: every fault comes from `--kill`.
+const ONE_JOB: &str = r#"
+name = "one-job"
+seed = 1
+[workers]
+count = 2
+restart_ms = 100
+[queue]
+lease_ms = 400
+heartbeat_ms = 100
+[stages]
+inference_ms = { dist = "constant", value = 30 }
+validate_ms = { dist = "constant", value = 2 }
+review_ms = { dist = "constant", value = 10 }
+[arrivals]
+tenants = ["acme"]
+jobs = 1
+[expect]
+violations = []
+"#;
+
+/// zombie-worker.toml with wide margins, so a loaded machine cannot blur it: the stall (1,600 ms)
+/// outlives the lease by far (400 ms here, 1,000 ms on pgmq, whose visibility timeout is whole
+/// seconds), and the zombie wakes while the other worker is still mid-extraction (1,500 ms),
+/// holding the new token, so its ack meets a stale fence, not a finished job.
+const ZOMBIE: &str = r#"
+name = "zombie-wide"
+seed = 1
+[workers]
+count = 2
+[queue]
+lease_ms = 400
+heartbeat_ms = 100
+[stages]
+inference_ms = { dist = "constant", value = 1500 }
+validate_ms = { dist = "constant", value = 5 }
+[arrivals]
+tenants = ["acme"]
+jobs = 1
+[[script]]
+at_ms = 0
+fault = "stall"
+stall_ms = 1600
+job = 0
+[expect]
+violations = []
+sometimes = ["stale_fence_rejected", "lease_expired", "stalled"]
+"#;
+
+fn zombie_file(t: &TempDir) -> String {
+    let file = t.path("zombie.toml");
+    std::fs::write(&file, ZOMBIE).unwrap();
+    file.display().to_string()
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    history: Vec<Value>,
+    conform: Value,
+}
+
+fn conform(args: &[&str], out: &Path) -> Run {
+    let o = Command::new(BIN)
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .current_dir(root())
+        .output()
+        .expect("durasim-conform runs");
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let code = o.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 1,
+        "exit {code}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let history = std::fs::read_to_string(out.join("history.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let conform =
+        serde_json::from_str(&std::fs::read_to_string(out.join("conform.json")).unwrap()).unwrap();
+    Run {
+        code,
+        stdout,
+        history,
+        conform,
+    }
+}
+
+fn of_type<'h>(h: &'h [Value], t: &str) -> Vec<&'h Value> {
+    h.iter().filter(|r| r["type"] == t).collect()
+}
+
+fn violated(run: &Run) -> Vec<String> {
+    run.stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("VIOLATED "))
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+/// The kill between the INSERTs and the COMMIT rolls back: the killed attempt's result is not
+/// there, the next attempt commits it fresh (no dedupe onto a phantom), once.
+fn assert_mid_commit_rolls_back(store: &str, t: &TempDir, tag: &str) {
+    let file = t.path(&format!("one-{tag}.toml"));
+    std::fs::write(&file, ONE_JOB).unwrap();
+    let run = conform(
+        &[
+            file.to_str().unwrap(),
+            "--store",
+            store,
+            "--kill",
+            "0:1:mid_commit",
+        ],
+        &t.path(&format!("out-{tag}")),
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let h = &run.history;
+    let crash = of_type(h, "worker_crashed");
+    assert_eq!(crash.len(), 1);
+    assert_eq!(crash[0]["point"], "mid_commit");
+    let killed_fence = crash[0]["fence"].as_u64().unwrap();
+    assert_eq!(
+        run.conform["facts"]["midCommitKeys"][0], "acme:doc-0:v1",
+        "the worker was killed with its INSERTs done"
+    );
+    let committed = of_type(h, "result_committed");
+    assert_eq!(
+        committed.len(),
+        1,
+        "one result, by the attempt after the kill"
+    );
+    assert!(committed[0]["worker"].is_u64());
+    let leases = of_type(h, "leased");
+    assert!(leases.len() >= 2);
+    let by_later_attempt = leases.iter().any(|l| {
+        l["fence"].as_u64().unwrap() > killed_fence && l["worker"] == committed[0]["worker"]
+    });
+    assert!(
+        by_later_attempt,
+        "the result was committed by a later lease than the killed one"
+    );
+    assert!(
+        of_type(h, "commit_deduped").is_empty(),
+        "nothing of the killed transaction survived for the next attempt to dedupe onto"
+    );
+    assert_eq!(of_type(h, "effect_applied").len(), 1);
+}
+
+#[test]
+fn sqlite_runs_the_opening_incident_and_proves_the_rollback() {
+    let t = TempDir::new("sqlite");
+    let db = format!("sqlite:{}", t.path("incident.db").display());
+    let run = conform(
+        &[&scenario("incident-crash-before-ack.toml"), "--store", &db],
+        &t.path("incident"),
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(
+        of_type(&run.history, "worker_crashed")[0]["point"],
+        "after_commit_before_ack"
+    );
+    assert_eq!(
+        of_type(&run.history, "commit_deduped").len(),
+        1,
+        "the second attempt's commit dedupes"
+    );
+    assert!(run.stdout.contains("invariants 15/15 hold"));
+
+    // A database file that exists is never replaced.
+    let again = Command::new(BIN)
+        .args([
+            &scenario("incident-crash-before-ack.toml"),
+            "--store",
+            &db,
+            "--out",
+        ])
+        .arg(t.path("again"))
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists"));
+
+    assert_mid_commit_rolls_back(
+        &format!("sqlite:{}", t.path("one.db").display()),
+        &t,
+        "sqlite",
+    );
+    // The store itself: exactly one result row for the key.
+    let c = rusqlite::Connection::open(t.path("one.db")).unwrap();
+    let n: i64 = c
+        .query_row(
+            "SELECT count(*) FROM results WHERE key = 'acme:doc-0:v1'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn sqlite_catches_the_bug_switches() {
+    let t = TempDir::new("sqlite-bugs");
+    let db = |n: &str| format!("sqlite:{}", t.path(n).display());
+    let zombie = conform(&[&zombie_file(&t), "--store", &db("z.db")], &t.path("z"));
+    assert_eq!(zombie.code, 0, "{}", zombie.stdout);
+    assert_eq!(
+        of_type(&zombie.history, "rejected")[0]["reason"],
+        "stale_fence",
+        "the zombie's ack is refused by the fence"
+    );
+    let broken = conform(
+        &[
+            &zombie_file(&t),
+            "--store",
+            &db("zb.db"),
+            "--bug",
+            "no_fencing",
+        ],
+        &t.path("zb"),
+    );
+    assert_eq!(broken.code, 1);
+    assert_eq!(violated(&broken), ["fenced_writes"]);
+
+    let naive = conform(
+        &[
+            &scenario("failure-3-dual-write.toml"),
+            "--store",
+            &db("n.db"),
+            "--bug",
+            "naive_dual_write",
+        ],
+        &t.path("n"),
+    );
+    assert_eq!(
+        naive.code, 0,
+        "the scenario expects exactly these violations: {}",
+        naive.stdout
+    );
+    assert!(
+        violated(&naive).contains(&"event_per_result".to_string()),
+        "{}",
+        naive.stdout
+    );
+
+    let tenants = conform(
+        &[
+            &scenario("failure-4-tenant-collision.toml"),
+            "--store",
+            &db("t.db"),
+            "--bug",
+            "tenantless_keys",
+        ],
+        &t.path("t"),
+    );
+    assert_eq!(tenants.code, 1, "{}", tenants.stdout);
+    assert!(
+        violated(&tenants).contains(&"tenant_isolation".to_string()),
+        "{}",
+        tenants.stdout
+    );
+}
+
+#[test]
+fn postgres_and_pgmq_on_one_throwaway_cluster() {
+    if durasim_conform::server::find_bin().is_none() {
+        eprintln!("\n\n!!!!!!!! SKIPPED: no PostgreSQL found (install it: apt-get install postgresql); the PostgreSQL and pgmq conformance tests did NOT run !!!!!!!!\n");
+        return;
+    }
+    let server = durasim_conform::server::Server::start().expect("a throwaway PostgreSQL starts");
+    let url = format!(
+        "postgres://postgres@localhost/postgres?host={}",
+        server.dir().display()
+    );
+    let pgmq = format!("pgmq:{url}");
+    let t = TempDir::new("pg");
+
+    let incident = conform(
+        &[&scenario("incident-crash-before-ack.toml"), "--store", &url],
+        &t.path("incident"),
+    );
+    assert_eq!(incident.code, 0, "{}", incident.stdout);
+    assert_mid_commit_rolls_back(&url, &t, "pg");
+
+    let zombie = conform(
+        &[&zombie_file(&t), "--store", &url, "--bug", "no_fencing"],
+        &t.path("zb"),
+    );
+    assert_eq!(violated(&zombie), ["fenced_writes"]);
+    let tenants = conform(
+        &[
+            &scenario("failure-4-tenant-collision.toml"),
+            "--store",
+            &url,
+            "--bug",
+            "tenantless_keys",
+        ],
+        &t.path("t"),
+    );
+    assert!(
+        violated(&tenants).contains(&"tenant_isolation".to_string()),
+        "{}",
+        tenants.stdout
+    );
+    let naive = conform(
+        &[
+            &scenario("failure-3-dual-write.toml"),
+            "--store",
+            &url,
+            "--bug",
+            "naive_dual_write",
+        ],
+        &t.path("n"),
+    );
+    assert!(
+        violated(&naive).contains(&"event_per_result".to_string()),
+        "{}",
+        naive.stdout
+    );
+
+    // The conformance workload: 300 jobs, 4 workers, 20+ SIGKILLs, two relays competing for
+    // outbox rows with SKIP LOCKED. Every invariant holds, and the only events published twice
+    // are the rows a killed relay had published without marking: two live relays never took
+    // the same row.
+    let kills = conform(
+        &[&scenario("conform-kills.toml"), "--store", &url],
+        &t.path("kills"),
+    );
+    assert_eq!(kills.code, 0, "{}", kills.stdout);
+    let facts = &kills.conform["facts"];
+    let worker_kills: u64 = facts["workerKills"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert!(
+        worker_kills + facts["relayKills"].as_u64().unwrap() >= 20,
+        "{facts}"
+    );
+    assert_eq!(facts["relays"], 2);
+    let unmarked: u64 = of_type(&kills.history, "relay_crashed")
+        .iter()
+        .map(|r| r["unmarked"].as_u64().unwrap())
+        .sum();
+    let republished = of_type(&kills.history, "published")
+        .iter()
+        .filter(|r| r["send"].as_u64().unwrap_or(1) > 1)
+        .count() as u64;
+    assert_eq!(
+        republished, unmarked,
+        "every second publish comes from a killed relay's unmarked batch"
+    );
+    assert_eq!(
+        of_type(&kills.history, "duplicate_event").len() as u64,
+        unmarked
+    );
+
+    // pgmq: no fencing token. The zombie's delete is accepted (fenced_writes), the live
+    // holder's heartbeat and ack find no message; the outbox's idempotency still leaves one
+    // result and one applied effect.
+    let z = conform(
+        &[&zombie_file(&t), "--store", &pgmq],
+        &t.path("pgmq-zombie"),
+    );
+    assert_eq!(z.code, 1);
+    assert_eq!(violated(&z), ["fenced_writes"]);
+    assert_eq!(of_type(&z.history, "result_committed").len(), 1);
+    assert_eq!(of_type(&z.history, "effect_applied").len(), 1);
+    assert_mid_commit_rolls_back(&pgmq, &t, "pgmq");
+    drop(server);
+}
