@@ -414,7 +414,9 @@ impl Checker {
                     operation: *operation,
                     content: *content,
                 };
-                let visible_from = visible_at.unwrap_or(at).max(at);
+                // The recorded visible time as it stands (a store's clock may put it a little
+                // before the record's own time); the enqueue time when none is recorded.
+                let visible_from = visible_at.unwrap_or(at);
                 if self.jobs.len() <= job.index() {
                     self.jobs.resize(job.index() + 1, None);
                 }

@@ -106,6 +106,9 @@ impl Checker {
         let t = *self.job_mut(job);
         let max = self.config.attempts_max;
         match fence {
+            // A decision by a token that is no longer the job's is `fenced_writes`'s to report:
+            // whatever it decided, it should not have been accepted.
+            Some(fence) if t.leases > 0 && fence != t.fence => {}
             Some(fence) => match t.failure.filter(|f| f.fence == fence) {
                 Some(f) => {
                     self.job_mut(job).failure = None;
@@ -175,15 +178,18 @@ impl Checker {
         let at = r.at;
         let u = self.unit();
         let t = *self.job_mut(job);
+        // A stale holder's retry is `fenced_writes`'s to report; its attempt number and delay
+        // are not the job's. The queue accepted it all the same: the job waits.
+        let current = fence == t.fence;
         let n = t.leases;
-        if let Some(a) = attempt.filter(|a| *a != n) {
+        if let Some(a) = attempt.filter(|a| current && *a != n) {
             self.violate_job(Invariant::RecordedValuesMatch, r, job, || {
                 format!("{job}'s retry records attempt {a}, but the job was leased {n} times")
             });
         }
         let (least, most) = self.backoff_bounds(n);
         let delay = visible_at.checked_sub(at);
-        if delay.is_none_or(|d| d < least || d > most) {
+        if current && delay.is_none_or(|d| d < least || d > most) {
             let c = &self.config;
             let (base, cap, jitter) = (c.backoff_base, c.backoff_cap, c.jitter.name());
             self.violate_job(Invariant::BackoffRespected, r, job, || {
@@ -210,8 +216,10 @@ impl Checker {
         let code = crate::vocab::codes::lookup(&crate::vocab::codes::DLQ_REASONS, reason)
             .unwrap_or("(not a code)");
         self.decided(r, job, fence, Decision::DeadLetter(code));
-        let n = self.job_mut(job).leases;
-        if let Some(a) = attempts.filter(|a| *a != n) {
+        let t = *self.job_mut(job);
+        let n = t.leases;
+        let current = fence.is_none_or(|f| f == t.fence);
+        if let Some(a) = attempts.filter(|a| current && *a != n) {
             self.violate_job(Invariant::RecordedValuesMatch, r, job, || {
                 format!("{job}'s DLQ entry records {a} attempts, but the job was leased {n} times")
             });

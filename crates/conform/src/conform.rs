@@ -375,6 +375,7 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
         backoff_base_ms: secs(scenario.retry.backoff_base_ms),
         backoff_cap_ms: secs(scenario.retry.backoff_cap_ms),
         jitter: scenario.retry.jitter,
+        visible_at_lease_end: kind == Kind::Pgmq,
     };
     let path = out.file("history.jsonl");
     let mut file = std::io::BufWriter::new(

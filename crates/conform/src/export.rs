@@ -26,6 +26,10 @@ pub struct Applied {
     pub backoff_base_ms: u64,
     pub backoff_cap_ms: u64,
     pub jitter: durasim::vocab::config::Jitter,
+    /// The store makes a leased job visible again at exactly lease start + lease (pgmq's `vt`:
+    /// a message is read again once `vt <= now`), so a lease is live through one µs less. The
+    /// header states the lease as the time a lease is live (`docs/history-format.md`).
+    pub visible_at_lease_end: bool,
 }
 
 /// The header, in µs or (`ms`) in ms.
@@ -39,7 +43,7 @@ pub fn header(a: &Applied, ms: bool) -> String {
         },
         seed: Some(a.seed),
         workers: Some(a.workers),
-        lease: us(a.lease_ms),
+        lease: us(a.lease_ms) - u64::from(a.visible_at_lease_end && !ms),
         heartbeat: us(a.heartbeat_ms),
         deadline: us(a.deadline_ms),
         attempts_max: a.attempts_max,

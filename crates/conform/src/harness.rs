@@ -339,10 +339,14 @@ impl<'a> Harness<'a> {
             }
             while next_operator < operators.len() && operators[next_operator].0 <= now_ms {
                 let o = &self.scenario.operator[operators[next_operator].1];
-                let (job, operator) = (o.job, o.operator.clone());
-                self.store.reprocess(job, operator.as_deref(), &|t, d, v| {
-                    plan::key(t, d, v, tenantless)
-                })?;
+                // An action with a `target` (picked from the simulator's own DLQ) has no fixed
+                // job to name to a real store: only actions on a fixed job run here.
+                if let Some(job) = o.job {
+                    let operator = o.operator.clone();
+                    self.store.reprocess(job, operator.as_deref(), &|t, d, v| {
+                        plan::key(t, d, v, tenantless)
+                    })?;
+                }
                 next_operator += 1;
             }
             if now_ms >= last_review + 5 {

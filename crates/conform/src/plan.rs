@@ -292,7 +292,9 @@ pub fn apply_script(scenario: &Scenario, index: usize, fate: &mut Fate) {
         FaultKind::Stall => fate.plan.stall_ms = e.stall_ms,
         FaultKind::TransientError => fate.plan.error = Some(ErrorKind::ProviderUnavailable),
         FaultKind::PermanentError => fate.plan.error = Some(ErrorKind::SchemaInvalid),
-        FaultKind::RelayCrash | FaultKind::MutatePayload => {}
+        // A pause after a heartbeat is the simulator's; the harness pauses processes only as
+        // stalls (SIGSTOP before the extraction).
+        FaultKind::RelayCrash | FaultKind::MutatePayload | FaultKind::Pause => {}
     }
 }
 

@@ -67,6 +67,8 @@ impl Spec {
                 backoff_cap_ms: s.retry.backoff_cap_ms,
                 jitter: s.retry.jitter,
                 bug_unbounded: self.bug("unbounded_retries"),
+                bug_permanent_transient: self.bug("permanent_error_retried"),
+                bug_jitter_over_cap: self.bug("jitter_over_cap"),
             },
             no_fencing: self.bug("no_fencing"),
             no_consumer_dedupe: self.bug("no_consumer_dedupe"),

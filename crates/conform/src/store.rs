@@ -449,7 +449,10 @@ impl Store {
                 "UPDATE jobs SET state = 'leased', fence = $2, attempt = $2, lease_until_us = $3 WHERE id = $1",
                 &[id.into(), read_ct.into(), vt.into()],
             )?;
-            self.hist(now, json!({"type": "leased", "job": id, "worker": worker, "fence": read_ct, "attempt": read_ct, "visible_at": j[6].i()}))?;
+            // The lease began when pgmq read the message (its `vt` is that moment + the
+            // timeout), not when this transaction next looked at the clock.
+            let granted = (vt - vt_s * 1_000_000).min(now);
+            self.hist(granted, json!({"type": "leased", "job": id, "worker": worker, "fence": read_ct, "attempt": read_ct, "visible_at": j[6].i()}))?;
             self.db.commit()?;
             return Ok(Some(Lease {
                 job: id as u32,
@@ -651,12 +654,16 @@ impl Store {
                         &[PGMQ_QUEUE.into(), l.msg_id.into(), vt_s.into()],
                     )?;
                     match row {
-                        Some(r) => {
+                        Some(_) => {
+                            // What the worker asked for (in pgmq's whole seconds), as the
+                            // format wants; pgmq's own `vt` counts from its clock at set_vt, a
+                            // fraction of a millisecond later.
+                            let asked = now + vt_s * 1_000_000;
                             self.db.exec(
                                 "UPDATE jobs SET state = 'queued', visible_us = $2 WHERE id = $1",
-                                &[l.job.into(), r[0].i().into()],
+                                &[l.job.into(), asked.into()],
                             )?;
-                            self.hist(now, json!({"type": "retry_scheduled", "job": l.job, "worker": worker, "fence": l.fence, "attempt": l.attempt, "visible_at": r[0].i()}))?;
+                            self.hist(now, json!({"type": "retry_scheduled", "job": l.job, "worker": worker, "fence": l.fence, "attempt": l.attempt, "visible_at": asked}))?;
                         }
                         None => self.pgmq_rejected(now, worker, l, "retry")?,
                     }
