@@ -17,6 +17,7 @@ pub mod limits;
 pub mod messages;
 pub mod model;
 pub mod observe;
+pub mod report;
 pub mod rng;
 pub mod run;
 pub mod scenario;

@@ -3,7 +3,7 @@
 //! Owns: wiring the kernel to its observers (trace hash, checker, metrics, optional in-memory
 //! trace), checking the scenario's `[expect]` block, and the self-replay that `expect.replay`
 //! asks for.
-//! Does not: touch the file system (see `cli` and `observe::summary`).
+//! Does not: touch the file system (see `cli` and `report::summary`).
 
 use crate::check::{CheckReport, Checker, Invariant, Sometimes};
 use crate::history::{Event, Observer, Record};

@@ -13,14 +13,13 @@
 //! thread count, and shards merged give exactly what one unsharded sweep writes.
 
 pub mod freeze;
-pub mod junit;
 pub mod shrink;
 pub mod swarm;
 
 use crate::check::{Invariant, Kind, Sometimes};
 use crate::cli::{apply_bug_flags, load_scenario, output_error, BadInput, Outcome};
 use crate::model::worker::CrashPoint;
-use crate::observe::output_dir::{Kind as OutputKind, OutputDir};
+use crate::report::output_dir::{Kind as OutputKind, OutputDir};
 use crate::run::{run_once, RunRequest};
 use crate::scenario::{Bugs, Scenario};
 use anyhow::{anyhow, Context};
@@ -965,7 +964,7 @@ pub fn sweep(plan: &Plan) -> anyhow::Result<SweepOutput> {
 }
 
 /// Writes a sweep's (or a merge's) directory: into a temporary sibling, renamed into place when
-/// complete (see `observe::output_dir`). Returns where it went.
+/// complete (see `report::output_dir`). Returns where it went.
 fn write_output(out: &Path, output: &SweepOutput) -> anyhow::Result<PathBuf> {
     let dir = OutputDir::create(out, OutputKind::Sweep).map_err(output_error)?;
     for (path, text) in &output.files {
@@ -995,20 +994,20 @@ fn write_output(out: &Path, output: &SweepOutput) -> anyhow::Result<PathBuf> {
 
 /// Writes `--junit FILE`, replacing only a JUnit report durasim wrote.
 fn write_junit(path: &Path, json: &SweepJson) -> anyhow::Result<()> {
-    crate::observe::output_dir::write_own_file(path, &junit::render(json), JUNIT, is_junit)
+    crate::report::output_dir::write_own_file(path, &crate::report::junit::render(json), JUNIT, is_junit)
         .map_err(output_error)
 }
 
 const JUNIT: &str = "JUnit report";
 
 fn is_junit(text: &str) -> bool {
-    text.contains(junit::MARK)
+    text.contains(crate::report::junit::MARK)
 }
 
 /// Refuses `--out` and `--junit` targets durasim may not replace, before any work is done
 /// (they are checked again when written).
 fn check_targets(out: &Path, junit: Option<&Path>) -> anyhow::Result<()> {
-    use crate::observe::output_dir::{check_own_file, inspect};
+    use crate::report::output_dir::{check_own_file, inspect};
     inspect(out).map_err(output_error)?;
     if let Some(j) = junit {
         check_own_file(j, JUNIT, is_junit).map_err(output_error)?;
@@ -1018,7 +1017,7 @@ fn check_targets(out: &Path, junit: Option<&Path>) -> anyhow::Result<()> {
 
 /// Refuses a `--freeze FILE` durasim may not replace, before the run.
 pub fn check_freeze_target(path: &Path) -> anyhow::Result<()> {
-    crate::observe::output_dir::check_own_file(path, "frozen scenario", |t| {
+    crate::report::output_dir::check_own_file(path, "frozen scenario", |t| {
         t.starts_with(FROZEN_MARK)
     })
     .map_err(output_error)
@@ -1434,7 +1433,7 @@ pub fn freeze_run(
     );
     let text = freeze::to_toml(&frozen, &header).map_err(|e| anyhow!(e))?;
     debug_assert!(text.starts_with(FROZEN_MARK));
-    crate::observe::output_dir::write_own_file(path, &text, "frozen scenario", |t| {
+    crate::report::output_dir::write_own_file(path, &text, "frozen scenario", |t| {
         t.starts_with(FROZEN_MARK)
     })
     .map_err(output_error)?;

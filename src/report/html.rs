@@ -5,11 +5,11 @@
 //! opens anywhere with no network and no sibling files. A small inline script records load
 //! errors and how many charts decoded on `<html data-errors=.. data-charts-rendered=..>`, which
 //! the headless-browser test reads.
-//! Does not: draw (see `observe::chart`) or compute metrics (it formats `summary.json`).
+//! Does not: draw (see `report::chart`) or compute metrics (it formats `summary.json`).
 
-use crate::observe::chart::data::{FaultKind, RunData};
-use crate::observe::chart::sweep_charts::SweepData;
-use crate::observe::chart::ChartFile;
+use crate::report::chart::data::{FaultKind, RunData};
+use crate::report::chart::sweep_charts::SweepData;
+use crate::report::chart::ChartFile;
 use anyhow::Context;
 use serde_json::Value;
 use std::fmt::Write as _;

@@ -3,13 +3,13 @@
 //!
 //! Owns: parsing arguments (clap), reading scenario files, writing output directories, printing
 //! the human summary, and mapping outcomes to exit codes (0 holds, 1 violated or unmet, 2 bad
-//! input). The only module besides `observe::summary` that touches the file system.
+//! input). The only module besides `report::summary` that touches the file system.
 //! Does not: simulate or judge anything.
 
 use crate::history::{to_json_line, TraceHash};
-use crate::observe::chrome_trace::TraceFormat;
-use crate::observe::output_dir::{Kind, OutputDir, OutputError};
-use crate::observe::summary::{summarize, write_trace, ReplayInfo, RunIdentity, Summary};
+use crate::report::chrome_trace::TraceFormat;
+use crate::report::output_dir::{Kind, OutputDir, OutputError};
+use crate::report::summary::{summarize, write_trace, ReplayInfo, RunIdentity, Summary};
 use crate::run::{check_expectations, run_once, RunReport, RunRequest};
 use crate::scenario::Scenario;
 use anyhow::{anyhow, Context};
@@ -128,7 +128,7 @@ pub struct RunArgs {
     /// Trace format; implies --trace. jsonl: trace.jsonl; chrome: trace.json for
     /// ui.perfetto.dev and chrome://tracing
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub trace_format: Option<crate::observe::chrome_trace::TraceFormat>,
+    pub trace_format: Option<crate::report::chrome_trace::TraceFormat>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -188,7 +188,7 @@ pub enum Command {
         out: Option<PathBuf>,
         /// Image format (the HTML report embeds the PNG when both are drawn)
         #[arg(long, value_enum, default_value = "png")]
-        format: crate::observe::chart::Format,
+        format: crate::report::chart::Format,
     },
 }
 
@@ -434,7 +434,7 @@ fn write_extra_outputs(
     let history = history.or(report.trace.as_deref());
     if args.trace_format == Some(TraceFormat::Chrome) {
         let trace = history.context("no history was kept for the Chrome trace")?;
-        crate::observe::chrome_trace::write_chrome_trace(
+        crate::report::chrome_trace::write_chrome_trace(
             &out.file("trace.json"),
             trace,
             &report.outcome.names,
@@ -446,12 +446,12 @@ fn write_extra_outputs(
     }
     if args.chart {
         if let Some(trace) = history {
-            crate::observe::chart::data::write_extracts(out.path(), trace)?;
+            crate::report::chart::data::write_extracts(out.path(), trace)?;
         }
-        crate::observe::chart::chart_dir(
+        crate::report::chart::chart_dir(
             out.path(),
             out.path(),
-            crate::observe::chart::Format::Png,
+            crate::report::chart::Format::Png,
             history,
         )?;
     }
@@ -462,7 +462,7 @@ fn write_extra_outputs(
 fn cmd_chart(
     dir: &Path,
     out: Option<&Path>,
-    format: crate::observe::chart::Format,
+    format: crate::report::chart::Format,
 ) -> anyhow::Result<Outcome> {
     if !dir.is_dir() {
         return Err(bad(format!("{}: not a directory", dir.display())));
@@ -489,7 +489,7 @@ fn cmd_chart(
         )),
         e => output_error(e),
     })?;
-    let report = crate::observe::chart::chart_dir(dir, staged.path(), format, None)
+    let report = crate::report::chart::chart_dir(dir, staged.path(), format, None)
         .map_err(|e| bad(format!("{e:#}")))?;
     let temp = staged.path().to_path_buf();
     let written = staged.commit().map_err(output_error)?;
@@ -618,7 +618,7 @@ pub fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
 
 /// The verdict block: how many invariants hold, then each violated one with its first violation
 /// and the records that prove it. `run` and `verify` print the same block.
-pub fn print_verdicts(invariants: &[crate::observe::summary::InvariantSummary], unit: &str) {
+pub fn print_verdicts(invariants: &[crate::report::summary::InvariantSummary], unit: &str) {
     let held = invariants.iter().filter(|i| i.holds).count();
     println!("  invariants {held}/{} hold", invariants.len());
     for i in invariants.iter().filter(|i| !i.holds) {
@@ -668,7 +668,7 @@ fn cmd_verify(path: &Path) -> anyhow::Result<Outcome> {
         .expect("a history read to its end has a header")
         .clone();
     let unit = config.time_unit.suffix();
-    let mut invariants = crate::observe::summary::invariant_summaries(&report, reader.names());
+    let mut invariants = crate::report::summary::invariant_summaries(&report, reader.names());
     for f in invariants
         .iter_mut()
         .filter_map(|i| i.first_violation.as_mut())

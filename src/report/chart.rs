@@ -3,7 +3,7 @@
 //! Owns: `durasim chart DIR` and `run --chart`: which charts exist, their file names, and the
 //! choice of backend. A run directory gets `charts/depth`, `charts/latency`, `charts/stages` and
 //! `charts/outcomes`; a sweep directory (one with `sweep.json`) gets `charts/sweep`. Both get an
-//! `index.html` (see `observe::html`).
+//! `index.html` (see `report::html`).
 //! Does not: simulate; it reads a finished directory's files (see `chart::data`).
 
 pub mod data;
@@ -155,7 +155,7 @@ pub fn chart_dir(
             caption: sweep_charts::caption(&sweep),
             files,
         }];
-        let html = crate::observe::html::write_sweep_report(out, &sweep, &charts)?;
+        let html = crate::report::html::write_sweep_report(out, &sweep, &charts)?;
         return Ok(ChartReport {
             charts,
             html,
@@ -225,7 +225,7 @@ pub fn chart_dir(
             files,
         });
     }
-    let html = crate::observe::html::write_run_report(out, &d, &charts)?;
+    let html = crate::report::html::write_run_report(out, &d, &charts)?;
     Ok(ChartReport {
         charts,
         html,

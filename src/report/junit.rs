@@ -4,7 +4,7 @@
 //! violation and the reproduction command.
 //! Does not: decide anything; it only formats.
 
-use super::SweepJson;
+use crate::sweep::SweepJson;
 use crate::check::Invariant;
 
 fn esc(s: &str) -> String {

@@ -1,7 +1,7 @@
 //! `summary.json` and the run's output directory.
 //!
 //! Owns: the summary's shape (`summary.json`), what `replay` reads back from it,
-//! and the trace's JSON lines. The directory they go into is `observe::output_dir`'s.
+//! and the trace's JSON lines. The directory they go into is `report::output_dir`'s.
 //! Does not: compute anything new; it formats what the run, the checker and the metrics found.
 
 use crate::check::{CheckReport, Invariant, Kind, Violation};
