@@ -1,3 +1,5 @@
-//! Metrics, summaries and output files. No simulation logic lives here.
+//! Observers of a run's history that only count: metrics and progress. No simulation logic, no
+//! files, no drawing (`report/` writes and draws what they counted).
 
 pub mod metrics;
+pub mod progress;

@@ -537,7 +537,7 @@ fn judge(
             reproduce: reproduce.clone(),
         },
     );
-    durasim::cli::write_outputs(&out, &report, &summary, text, false)?;
+    durasim::report::run_dir::write_outputs(&out, &report, &summary, text, false)?;
     // The same scenario, seed and bug switches, simulated: the model beside reality.
     let mut request = RunRequest::for_scenario(scenario);
     request.seed = seed;
