@@ -270,7 +270,12 @@ fn sweep_directory_gets_cross_seed_charts() {
     std::fs::create_dir_all(&copy).unwrap();
     std::fs::copy(dir.join("sweep.json"), copy.join("sweep.json")).unwrap();
     let out = tmp("sweep-without-seeds-charts");
-    ok(&durasim(&["chart", copy.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    ok(&durasim(&[
+        "chart",
+        copy.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(
         html.contains("no per-seed metrics:") && html.contains("seeds.jsonl: cannot read"),

@@ -7,7 +7,10 @@
 //! page around the charts (`report::html`; `report::render` does both for a directory).
 
 pub mod data;
-mod run_charts;
+mod depth;
+mod latency;
+mod outcomes;
+mod stages;
 mod style;
 pub mod sweep_charts;
 
@@ -160,7 +163,7 @@ pub fn draw_run(
     format: Format,
 ) -> Result<Vec<ChartFile>, ReportError> {
     style::register_fonts();
-    let big = !d.has_rows() || d.jobs.len() > run_charts::MAX_BARS;
+    let big = !d.has_rows() || d.jobs.len() > stages::MAX_BARS;
     let specs: [(&'static str, (u32, u32), String); 4] = [
         (
             "depth",
@@ -203,10 +206,10 @@ pub fn draw_run(
         for ext in format.list() {
             let path = charts_dir.join(format!("{name}.{ext}"));
             match name {
-                "depth" => render!(*ext, &path, size, run_charts::depth, d)?,
-                "latency" => render!(*ext, &path, size, run_charts::latency, d)?,
-                "stages" => render!(*ext, &path, size, run_charts::stages, d)?,
-                _ => render!(*ext, &path, size, run_charts::outcomes, d)?,
+                "depth" => render!(*ext, &path, size, depth::depth, d)?,
+                "latency" => render!(*ext, &path, size, latency::latency, d)?,
+                "stages" => render!(*ext, &path, size, stages::stages, d)?,
+                _ => render!(*ext, &path, size, outcomes::outcomes, d)?,
             }
             files.push(path);
         }
