@@ -57,15 +57,26 @@ pub const MAX_OPERATOR: usize = 64;
 
 /// Checks an operator id against [`OPERATOR_RULE`].
 pub fn validate_operator(id: &str) -> Result<(), String> {
+    let allowed = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'@');
+    check_identifier(id, MAX_OPERATOR, allowed, OPERATOR_RULE)
+}
+
+/// An identifier: 1 to `max` bytes, each `allowed`, the first an allowed letter or digit;
+/// otherwise "must be RULE".
+pub fn check_identifier(
+    id: &str,
+    max: usize,
+    allowed: impl Fn(u8) -> bool,
+    rule: &str,
+) -> Result<(), String> {
     let b = id.as_bytes();
-    let ok = (1..=MAX_OPERATOR).contains(&b.len())
+    let ok = (1..=max).contains(&b.len())
         && b[0].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'@'));
+        && b.iter().all(|&c| allowed(c));
     if ok {
         Ok(())
     } else {
-        Err(format!("must be {OPERATOR_RULE}"))
+        Err(format!("must be {rule}"))
     }
 }
 

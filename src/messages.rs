@@ -13,43 +13,70 @@ pub const MAX_SHOWN: usize = 80;
 
 /// A user's value as a message shows it: quoted, control and bidirectional-override characters
 /// escaped (they could reorder or hide what the terminal prints), at most [`MAX_SHOWN`]
-/// characters, and when cut, the value's full length.
+/// characters as shown (escapes count as what they print), and when cut, the value's full length.
 pub fn clip(value: &str) -> String {
-    let total = value.chars().count();
-    let keep = if total > MAX_SHOWN {
-        MAX_SHOWN - 20
+    let (shown, cut) = shown_within(value, MAX_SHOWN, true);
+    if cut {
+        format!("\"{shown}…\" ({} characters)", value.chars().count())
     } else {
-        total
-    };
-    let mut out = String::from("\"");
-    for c in value.chars().take(keep) {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c => push_shown(&mut out, c),
-        }
+        format!("\"{shown}\"")
     }
-    if total > keep {
-        out.push_str(&format!("…\" ({total} characters)"));
-    } else {
-        out.push('"');
-    }
-    out
 }
 
 /// A line of a file (a trace line, a record) as a message shows it: unquoted, at most 400
-/// characters, invisible characters escaped.
+/// characters as shown, invisible characters escaped.
 pub fn clip_line(line: &str) -> String {
-    const MAX: usize = 400;
-    let total = line.chars().count();
+    let (shown, cut) = shown_within(line, 400, false);
+    if cut {
+        format!("{shown}… ({} characters)", line.chars().count())
+    } else {
+        shown
+    }
+}
+
+/// A name taken from the user's file (a key, a field path) as a message shows it: unquoted, at
+/// most [`MAX_SHOWN`] characters as shown, invisible characters escaped.
+pub fn clip_name(name: &str) -> String {
+    let (shown, cut) = shown_within(name, MAX_SHOWN, false);
+    if cut {
+        format!("{shown}…")
+    } else {
+        shown
+    }
+}
+
+/// `value` as shown (control and invisible characters escaped, and `"`/`\\` too when `quoted`);
+/// if that is longer than `max` characters, its first `max - 20` and `true`.
+fn shown_within(value: &str, max: usize, quoted: bool) -> (String, bool) {
     let mut out = String::new();
-    for c in line.chars().take(MAX) {
-        push_shown(&mut out, c);
+    let mut width = 0;
+    let mut parts = Vec::new();
+    for c in value.chars() {
+        let part = match c {
+            '"' if quoted => "\\\"".to_string(),
+            '\\' if quoted => "\\\\".to_string(),
+            c if c.is_control() || is_invisible(c) => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        };
+        width += part.chars().count();
+        parts.push(part);
+        if width > max {
+            break;
+        }
     }
-    if total > MAX {
-        out.push_str(&format!("… ({total} characters)"));
+    if width <= max {
+        return (parts.concat(), false);
     }
-    out
+    let mut used = 0;
+    for p in parts {
+        let w = p.chars().count();
+        if used + w > max - 20 {
+            break;
+        }
+        used += w;
+        out.push_str(&p);
+    }
+    (out, true)
 }
 
 fn push_shown(out: &mut String, c: char) {
@@ -133,14 +160,16 @@ pub fn clip_quoted(message: &str) -> String {
                 }
                 j += 1;
             }
-            if j < chars.len() && j - i - 1 > MAX_SHOWN {
+            if j < chars.len() {
                 let inner: String = chars[i + 1..j].iter().collect();
-                let total = inner.chars().count();
+                let (shown, cut) = shown_within(&inner, MAX_SHOWN, false);
                 out.push(c);
-                for ch in inner.chars().take(MAX_SHOWN - 20) {
-                    push_shown(&mut out, ch);
+                out.push_str(&shown);
+                if cut {
+                    out.push_str(&format!("…{c} ({} characters)", j - i - 1));
+                } else {
+                    out.push(c);
                 }
-                out.push_str(&format!("…{c} ({total} characters)"));
                 i = j + 1;
                 continue;
             }
@@ -176,6 +205,11 @@ mod tests {
         assert!(c.chars().count() < MAX_SHOWN + 30, "{c}");
         assert!(c.contains("100000 characters"));
         assert_eq!(clip("evil\u{202e}"), "\"evil\\u{202e}\"");
+        // Escapes count as what they print: 60 control characters are not 420 shown ones.
+        let c = clip(&"\u{15}".repeat(60));
+        assert!(c.chars().count() < MAX_SHOWN + 30, "{c}");
+        let m = clip_quoted(&format!("field `a{}`", "\u{15}".repeat(60)));
+        assert!(m.chars().count() < MAX_SHOWN + 40, "{m}");
         let m = plain(&format!("invalid type: string \"{long}\", expected u64"));
         assert!(m.len() < 250, "{m}");
         assert!(m.contains("whole number"), "{m}");

@@ -45,17 +45,8 @@ pub const NAME_RULE: &str =
 pub const MAX_NAME: usize = 64;
 
 pub fn validate_name(name: &str) -> Result<(), String> {
-    let b = name.as_bytes();
-    let ok = (1..=MAX_NAME).contains(&b.len())
-        && b[0].is_ascii_alphanumeric()
-        && !b[0].is_ascii_uppercase()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || *c == b'_');
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("must be {NAME_RULE}"))
-    }
+    let slug = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'_';
+    crate::limits::check_identifier(name, MAX_NAME, slug, NAME_RULE)
 }
 
 /// A duration or delay distribution, in integer virtual milliseconds.
@@ -923,7 +914,7 @@ impl Scenario {
             ScenarioError {
                 file: file.to_string(),
                 line,
-                field: crate::messages::clip_quoted(&field),
+                field: crate::messages::clip_name(&field),
                 message: crate::messages::plain(&message),
             }
         })?;

@@ -354,6 +354,13 @@ fn messages_are_short_plain_and_use_one_path_syntax() {
             vec!["script[0].job", ":9"],
         ),
         (
+            // Found by `cargo fuzz run scenario`: escapes of control characters in a key
+            // counted as one character each, so the message grew to 1,261 characters.
+            "control-key.toml",
+            format!("name = \"b\"\ndescript{} = \"x\"\n", "\u{15}".repeat(60)),
+            vec!["field `descript\\u{15}", "…"],
+        ),
+        (
             "range.toml",
             format!("{BASE}[swarm]\ncrash = [0.1, 0.2, 0.3]\n"),
             vec!["swarm.crash", "exactly two"],

@@ -392,3 +392,42 @@ fn every_subcommand_help_has_an_example_and_the_exit_codes() {
         "{t}"
     );
 }
+
+#[test]
+fn conform_without_its_program_says_how_to_build_it() {
+    // A durasim with no durasim-conform next to it (the workspace builds both side by side).
+    let dir = temp("conform-missing");
+    let lone = dir.join("durasim");
+    std::fs::copy(env!("CARGO_BIN_EXE_durasim"), &lone).unwrap();
+    let o = Command::new(&lone)
+        .args(["conform", "scenarios/zombie-worker.toml", "--store", "pgmq"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("durasim-conform") && err.contains("cargo build"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn conform_runs_its_program_and_keeps_its_exit_code() {
+    let sibling = Path::new(env!("CARGO_BIN_EXE_durasim")).with_file_name("durasim-conform");
+    if !sibling.exists() {
+        eprintln!(
+            "SKIPPED: {} not built (cargo test -p durasim alone)",
+            sibling.display()
+        );
+        return;
+    }
+    let o = durasim(&["conform", "scenarios/chaos.toml", "--store", "mongodb"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--store \"mongodb\": allowed: sqlite:PATH, postgres"),
+        "{}",
+        text(&o)
+    );
+}

@@ -162,11 +162,14 @@ fn mutate(r: &mut Rng, text: &str, others: &[String]) -> String {
                 lines.insert(at + k, l.to_string());
             }
         }
-        // Rename a key by one character.
+        // Rename a key by one character, or append a run of control characters to it.
         8 => {
             let i = r.below(lines.len());
             if let Some((k, v)) = lines[i].split_once(" = ") {
                 let mut k = k.to_string();
+                if r.below(4) == 0 {
+                    k.push_str(&"\u{15}".repeat(1 + r.below(200)));
+                }
                 if !k.is_empty() {
                     let p = r.below(k.len());
                     if k.is_char_boundary(p) && k.is_char_boundary(p + 1) {

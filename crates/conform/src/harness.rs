@@ -189,6 +189,9 @@ impl<'a> Harness<'a> {
             return Ok(()); // a line from a process already killed
         }
         let Some(line) = m.line else {
+            if crate::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(()); // a terminal's Ctrl-C reached it too; the loop stops next
+            }
             // The process ended without being killed: that is a bug in it.
             let status = p.child.wait().ok();
             bail!(
@@ -245,6 +248,18 @@ impl<'a> Harness<'a> {
             _ => bail!("unexpected line from {:?} {}: {line:?}", m.role, m.slot),
         }
         Ok(())
+    }
+
+    /// Kills and reaps every process the harness started.
+    fn stop_all(&mut self) {
+        for (_, p) in std::mem::take(&mut self.procs) {
+            let mut child = p.child;
+            // SAFETY: our unreaped child; a stopped one is killed too.
+            unsafe {
+                libc::kill(child.id() as i32, libc::SIGKILL);
+            }
+            let _ = child.wait();
+        }
     }
 
     fn tick_timers(&mut self) -> Result<()> {
@@ -313,6 +328,10 @@ impl<'a> Harness<'a> {
         let mut next_operator = 0;
         let mut last_review = 0;
         let result = loop {
+            if crate::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+                self.stop_all();
+                bail!("interrupted: the run's processes were stopped and nothing was judged");
+            }
             let now_ms = us_to_ms(self.now_us());
             while next_request < requests.len() && requests[next_request].at_ms <= now_ms {
                 self.store.enqueue(&requests[next_request], None)?;
@@ -352,14 +371,7 @@ impl<'a> Harness<'a> {
                 break false;
             }
         };
-        for (_, p) in std::mem::take(&mut self.procs) {
-            let mut child = p.child;
-            // SAFETY: our unreaped child; a stopped one is killed too.
-            unsafe {
-                libc::kill(child.id() as i32, libc::SIGKILL);
-            }
-            let _ = child.wait();
-        }
+        self.stop_all();
         self.store
             .note(json!({"type": "run_ended", "quiescent": result}))?;
         self.facts.settled = result;

@@ -363,6 +363,44 @@ fn postgres_and_pgmq_on_one_throwaway_cluster() {
         naive.stdout
     );
 
+    // The conformance workload: 300 jobs, 4 workers, 20+ SIGKILLs, two relays competing for
+    // outbox rows with SKIP LOCKED. Every invariant holds, and the only events published twice
+    // are the rows a killed relay had published without marking: two live relays never took
+    // the same row.
+    let kills = conform(
+        &[&scenario("conform-kills.toml"), "--store", &url],
+        &t.path("kills"),
+    );
+    assert_eq!(kills.code, 0, "{}", kills.stdout);
+    let facts = &kills.conform["facts"];
+    let worker_kills: u64 = facts["workerKills"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert!(
+        worker_kills + facts["relayKills"].as_u64().unwrap() >= 20,
+        "{facts}"
+    );
+    assert_eq!(facts["relays"], 2);
+    let unmarked: u64 = of_type(&kills.history, "relay_crashed")
+        .iter()
+        .map(|r| r["unmarked"].as_u64().unwrap())
+        .sum();
+    let republished = of_type(&kills.history, "published")
+        .iter()
+        .filter(|r| r["send"].as_u64().unwrap_or(1) > 1)
+        .count() as u64;
+    assert_eq!(
+        republished, unmarked,
+        "every second publish comes from a killed relay's unmarked batch"
+    );
+    assert_eq!(
+        of_type(&kills.history, "duplicate_event").len() as u64,
+        unmarked
+    );
+
     // pgmq: no fencing token. The zombie's delete is accepted (fenced_writes), the live
     // holder's heartbeat and ack find no message; the outbox's idempotency still leaves one
     // result and one applied effect.
