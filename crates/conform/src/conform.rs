@@ -26,10 +26,24 @@ use durasim::sim::RunOutcome;
 use serde_json::json;
 use std::path::PathBuf;
 
+const CONFORM_HELP: &str = "Examples:
+  durasim conform scenarios/conform-kills.toml --store sqlite:/tmp/kills.db
+  durasim conform scenarios/zombie-worker.toml --store pgmq
+  durasim conform scenarios/chaos.toml --store postgres --seed 3 --bug no_fencing
+
+Exit codes:
+  0 every invariant holds on the history the store recorded, and the scenario's [expect] block
+    agrees (on real stores only `violations`, `sometimes` and `unfinished = 0` are enforced)
+  1 a violation or an unmet expectation
+  2 bad input: a malformed or invalid scenario, a scenario that needs a simulator-only feature,
+    a bad flag or store, an output durasim may not replace, or no PostgreSQL to start; nothing
+    is written";
+
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "durasim conform",
-    about = "Run a scenario against a real store (SQLite, PostgreSQL or pgmq) with real processes and real SIGKILLs, and judge the store's history with durasim's checker"
+    about = "Run a scenario against a real store (SQLite, PostgreSQL or pgmq) with real processes and real SIGKILLs, and judge the store's history with durasim's checker",
+    after_help = CONFORM_HELP
 )]
 pub struct ConformArgs {
     /// The scenario file (scenarios/*.toml)
@@ -52,7 +66,7 @@ pub struct ConformArgs {
     #[arg(long = "kill", value_name = "JOB:ATTEMPT:POINT")]
     pub kills: Vec<String>,
     /// Output directory (default: reports/<scenario name>-conform-<store>/)
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Give up after this many seconds of wall time (default 120)
     #[arg(long, default_value_t = 120)]
