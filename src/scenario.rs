@@ -90,7 +90,10 @@ impl<'de> Deserialize<'de> for Dist {
         impl<'de> serde::de::Visitor<'de> for Table {
             type Value = Dist;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "a table such as {{ dist = \"constant\", value = 5 }}")
+                write!(
+                    f,
+                    "a table such as {{ dist = \"constant\", value = 5 }} (a distribution)"
+                )
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Dist, A::Error> {
                 Dist::deserialize(serde::de::value::MapAccessDeserializer::new(map))
