@@ -1,15 +1,10 @@
 //! The documented ranges of every number and file a user can hand to durasim.
 //!
 //! Owns: the limits themselves (one constant each, quoted by the help texts, the scenario
-//! validation and the docs), the checks of command-line numbers against them, and reading a
-//! user's file with a size cap (a regular file only: `/dev/zero`, a FIFO or a directory is
-//! refused before anything is read). Every check here runs before any allocation that depends on
-//! the number it checks.
-//! Does not: validate a scenario's own keys (`scenario.rs` does, using these constants) or decide
-//! what a command does with a file it read.
-
-use std::io::{BufRead, Read};
-use std::path::Path;
+//! validation and the docs) and the checks of command-line numbers against them. Every check
+//! here runs before any allocation that depends on the number it checks.
+//! Does not: validate a scenario's own keys (`scenario.rs` does, using these constants), or read
+//! a file (`files.rs` does, with these caps).
 
 /// Jobs in one run: `arrivals.jobs` plus `[[enqueue]]` and `[[burst]]` jobs, `--jobs`, and a
 /// `jobsOverride` read back by `replay`. A job costs about 350 bytes for the whole run, so the
@@ -89,7 +84,7 @@ pub fn check_identifier(
 /// of a distribution or a `[min, max]` range given under such a key. Walks the parsed scenario,
 /// so a key added later is covered without a new line here. Returns the first offending path
 /// (`script[0].at_ms`) and what is allowed.
-pub fn check_times(scenario: &crate::scenario::Scenario) -> Result<(), (String, String)> {
+pub fn check_times(scenario: &impl serde::Serialize) -> Result<(), (String, String)> {
     let value = serde_json::to_value(scenario).expect("a scenario serializes");
     walk_times(&value, String::new(), false)
 }
@@ -184,87 +179,6 @@ pub fn check_sweep_seeds(text: &str, seeds: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// A user's file, read whole with a cap: refused (with a message naming it) unless it is a
-/// regular file of at most `max` bytes. Symbolic links are followed to what they name.
-pub fn read_capped(path: &Path, max: u64, what: &str) -> Result<String, String> {
-    let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: cannot read {what}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!(
-            "{shown}: not a regular file (a {what} is read only from a regular file, not a \
-             directory, a device or a pipe)"
-        ));
-    }
-    if meta.len() > max {
-        return Err(too_large(path, meta.len(), max, what));
-    }
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("{shown}: cannot read {what}: {e}"))?;
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    // The size may have changed since: never read more than the cap.
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{shown}: cannot read {what}: {e}"))?;
-    if bytes.len() as u64 > max {
-        return Err(too_large(path, bytes.len() as u64, max, what));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "{shown}: {what} is not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })
-}
-
-/// Opens a user's file to read it line by line: a regular file only, any size.
-pub fn open_regular(path: &Path, what: &str) -> Result<std::fs::File, String> {
-    let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: cannot read {what}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!(
-            "{shown}: not a regular file (a {what} is read only from a regular file)"
-        ));
-    }
-    std::fs::File::open(path).map_err(|e| format!("{shown}: cannot read {what}: {e}"))
-}
-
-/// Reads the next line (without its `\n`) into `line`, refusing one longer than
-/// [`MAX_LINE_BYTES`]. `Ok(false)` at the end of the input.
-pub fn read_line_capped(
-    reader: &mut impl std::io::BufRead,
-    line: &mut String,
-    path: &Path,
-    number: usize,
-) -> Result<bool, String> {
-    line.clear();
-    let mut bytes = Vec::new();
-    let n = std::io::Read::take(reader, MAX_LINE_BYTES + 1)
-        .read_until(b'\n', &mut bytes)
-        .map_err(|e| format!("{}:{number}: cannot read: {e}", path.display()))?;
-    if n == 0 {
-        return Ok(false);
-    }
-    if bytes.last() == Some(&b'\n') {
-        bytes.pop();
-    } else if n as u64 > MAX_LINE_BYTES {
-        return Err(format!(
-            "{}:{number}: line longer than {MAX_LINE_BYTES} bytes: not a file durasim wrote",
-            path.display()
-        ));
-    }
-    *line = String::from_utf8(bytes)
-        .map_err(|_| format!("{}:{number}: not UTF-8 text", path.display()))?;
-    Ok(true)
-}
-
-fn too_large(path: &Path, len: u64, max: u64, what: &str) -> String {
-    format!(
-        "{}: {len} bytes, larger than any {what} durasim reads (at most {} MiB)",
-        path.display(),
-        max >> 20
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,20 +194,5 @@ mod tests {
             }
         }
         assert_eq!(shard_len(0, u64::MAX, 0, 1), u64::MAX);
-    }
-
-    #[test]
-    fn only_regular_files_of_bounded_size_are_read() {
-        assert!(read_capped(Path::new("/dev/zero"), 10, "scenario file")
-            .unwrap_err()
-            .contains("not a regular file"));
-        assert!(read_capped(Path::new("/"), 10, "scenario file").is_err());
-        let p = std::env::temp_dir().join(format!("durasim-limits-{}", std::process::id()));
-        std::fs::write(&p, "0123456789abc").unwrap();
-        assert!(read_capped(&p, 10, "scenario file")
-            .unwrap_err()
-            .contains("larger than"));
-        assert_eq!(read_capped(&p, 20, "x").unwrap(), "0123456789abc");
-        let _ = std::fs::remove_file(p);
     }
 }

@@ -38,7 +38,7 @@ fn remove_temporary_outputs_on_signals() {
     };
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            durasim::observe::output_dir::remove_live_dirs();
+            durasim::report::output_dir::remove_live_dirs();
             let _ = signal_hook::low_level::emulate_default_handler(signal);
             std::process::exit(128 + signal);
         }

@@ -3,11 +3,12 @@
 //! Owns: wiring the kernel to its observers (trace hash, checker, metrics, optional in-memory
 //! trace), checking the scenario's `[expect]` block, and the self-replay that `expect.replay`
 //! asks for.
-//! Does not: touch the file system (see `cli` and `observe::summary`).
+//! Does not: touch the file system (see `cli` and `report::summary`).
 
 use crate::check::{CheckReport, Checker, Invariant, Sometimes};
 use crate::history::{Event, Observer, Record};
 use crate::observe::metrics::Metrics;
+use crate::observe::progress::{Progress, ProgressSink};
 use crate::scenario::{Bugs, ReplayExpectation, Scenario};
 use crate::sim::faults::FaultRates;
 use crate::sim::{RunOptions, RunOutcome, Sim};
@@ -39,46 +40,6 @@ impl Observer for Observers {
     }
 }
 
-/// A terminal progress bar over the jobs that reached a terminal state (the shell's view of the
-/// history; it never touches the run). Redrawn every 4,096 terminal records.
-pub struct Progress {
-    bar: indicatif::ProgressBar,
-    done: u64,
-}
-
-impl Progress {
-    pub fn new(jobs: u64) -> Progress {
-        let bar = indicatif::ProgressBar::new(jobs);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} {elapsed_precise} [{bar:30}] {human_pos}/{human_len} jobs settled, eta {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        Progress { bar, done: 0 }
-    }
-
-    #[inline]
-    fn observe(&mut self, r: &Record) {
-        if matches!(
-            r.event,
-            Event::Acked { .. } | Event::DeadLettered { .. } | Event::Cancelled { .. }
-        ) {
-            self.done += 1;
-            if self.done.is_multiple_of(4096) {
-                self.bar.set_position(self.done);
-            }
-        }
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        self.bar.finish_and_clear();
-    }
-}
-
 /// How to run.
 #[derive(Clone, Debug)]
 pub struct RunRequest {
@@ -87,8 +48,8 @@ pub struct RunRequest {
     pub bugs: Bugs,
     pub keep_trace: bool,
     pub rates: Option<FaultRates>,
-    /// Draw a progress bar on stderr (the CLI sets it only on a terminal).
-    pub progress: bool,
+    /// Where to report settled jobs (the CLI passes a terminal progress bar).
+    pub progress: Option<ProgressSink>,
     /// With `keep_trace`: keep only the records this accepts.
     pub trace_filter: Option<fn(&Event) -> bool>,
 }
@@ -101,7 +62,7 @@ impl RunRequest {
             bugs: s.bugs.clone(),
             keep_trace: false,
             rates: None,
-            progress: false,
+            progress: None,
             trace_filter: None,
         }
     }
@@ -120,6 +81,8 @@ pub struct RunReport {
     pub check: CheckReport,
     pub metrics: Metrics,
     pub trace: Option<Vec<Record>>,
+    /// Wall-clock seconds of the run: 0 here (the core reads no clock); the shell, which times
+    /// the call, fills it in for the timing fields of `summary.json`.
     pub wall_s: f64,
     /// Set when `expect.replay` asked for a second run: that run's hash.
     pub replay_hash: Option<u64>,
@@ -131,7 +94,6 @@ pub fn run_once(
     request: &RunRequest,
     attempt_rows: Option<Box<dyn Write>>,
 ) -> RunReport {
-    let started = std::time::Instant::now();
     let jobs = request.jobs.unwrap_or(scenario.arrivals.jobs) as usize
         + scenario.enqueue.len()
         + scenario.burst_jobs() as usize;
@@ -146,7 +108,10 @@ pub fn run_once(
         metrics,
         trace: request.keep_trace.then(Vec::new),
         trace_filter: request.trace_filter,
-        progress: request.progress.then(|| Progress::new(jobs as u64)),
+        progress: request
+            .progress
+            .clone()
+            .map(|sink| Progress::new(sink, jobs as u64)),
     };
     let options = RunOptions {
         seed: request.seed,
@@ -172,7 +137,6 @@ pub fn run_once(
             .0;
         report.replay_hash = Some(again.trace_hash);
     }
-    report.wall_s = started.elapsed().as_secs_f64();
     report
 }
 

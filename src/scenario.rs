@@ -49,9 +49,17 @@ pub fn validate_name(name: &str) -> Result<(), String> {
     crate::limits::check_identifier(name, MAX_NAME, slug, NAME_RULE)
 }
 
-/// A duration or delay distribution, in integer virtual milliseconds.
+/// A duration or delay distribution, in integer virtual milliseconds. Written as a table
+/// (`{ dist = "uniform", min = 1, max = 5 }`): serde's derive for a tagged enum would also take
+/// an array (`["constant", 1]`), which no document shows and which hides a typo, so the
+/// deserializer below asks for a table before it reads the fields.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
+#[serde(
+    tag = "dist",
+    rename_all = "lowercase",
+    deny_unknown_fields,
+    remote = "Dist"
+)]
 pub enum Dist {
     Constant {
         value: u64,
@@ -68,6 +76,31 @@ pub enum Dist {
         median: f64,
         sigma: f64,
     },
+}
+
+impl Serialize for Dist {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Dist::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Dist {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Dist, D::Error> {
+        struct Table;
+        impl<'de> serde::de::Visitor<'de> for Table {
+            type Value = Dist;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(
+                    f,
+                    "a table such as {{ dist = \"constant\", value = 5 }} (a distribution)"
+                )
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Dist, A::Error> {
+                Dist::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Table)
+    }
 }
 
 impl Dist {
@@ -1473,6 +1506,17 @@ mod tests {
         let e = parse("name = \"x\"\n[stages]\ninference_ms = { dist = \"gamma\", k = 1 }\n")
             .unwrap_err();
         assert_eq!(e.line, Some(3), "{e}");
+    }
+
+    #[test]
+    fn a_distribution_is_a_table_never_an_array() {
+        let e = parse("name = \"x\"\n[stages]\ninference_ms = [\"constant\", 1]\n").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.to_string().contains("expected a table"), "{e}");
+        let s =
+            parse("name = \"x\"\n[stages]\ninference_ms = { dist = \"constant\", value = 7 }\n")
+                .unwrap();
+        assert_eq!(s.stages.inference_ms, Dist::Constant { value: 7 });
     }
 
     #[test]

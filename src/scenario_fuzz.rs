@@ -21,7 +21,7 @@ pub const MAX_MESSAGE: usize = 1200;
 /// (exit 2 with a message); `Err`: a property broken (the fuzz target panics on it). A panic
 /// inside is a finding too (the fuzzer and the smoke test catch it).
 pub fn check_scenario_bytes(data: &[u8]) -> Result<bool, String> {
-    // The CLI refuses non-UTF-8 files before parsing (limits::read_capped).
+    // The CLI refuses non-UTF-8 files before parsing (files::read_capped).
     let Ok(text) = std::str::from_utf8(data) else {
         return Ok(false);
     };

@@ -406,11 +406,23 @@ fn conform_without_its_program_says_how_to_build_it() {
     let dir = temp("conform-missing");
     let lone = dir.join("durasim");
     std::fs::copy(env!("CARGO_BIN_EXE_durasim"), &lone).unwrap();
-    let o = Command::new(&lone)
-        .args(["conform", "scenarios/zombie-worker.toml", "--store", "pgmq"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
+    // Another test of this binary may fork while the copy's file is still open for writing; the
+    // child holds that descriptor until it execs, and exec of the copy then fails with "text
+    // file busy" (ETXTBSY) for that moment. Retry, as Rust's own test suite does.
+    let mut tries = 0;
+    let o = loop {
+        match Command::new(&lone)
+            .args(["conform", "scenarios/zombie-worker.toml", "--store", "pgmq"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+        {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.unwrap(),
+        }
+    };
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(

@@ -261,8 +261,25 @@ fn sweep_directory_gets_cross_seed_charts() {
     assert!(w >= 1000 && h >= 800);
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(
-        html.contains("n = 24 seeds") || html.contains("re-running the 24 seeds"),
-        "per-seed metrics were measured"
+        html.contains("per-seed metrics of the 24 seeds, from seeds.jsonl"),
+        "the sweep recorded each seed's figures and the chart read them"
+    );
+    // The charts read what the sweep recorded and never run a seed again: without seeds.jsonl
+    // there is nothing to show.
+    let copy = tmp("sweep-without-seeds");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::copy(dir.join("sweep.json"), copy.join("sweep.json")).unwrap();
+    let out = tmp("sweep-without-seeds-charts");
+    ok(&durasim(&[
+        "chart",
+        copy.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        html.contains("no per-seed metrics:") && html.contains("seeds.jsonl: cannot read"),
+        "{html}"
     );
 }
 

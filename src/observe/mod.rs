@@ -1,8 +1,5 @@
-//! Metrics, summaries and output files. No simulation logic lives here.
+//! Observers of a run's history that only count: metrics and progress. No simulation logic, no
+//! files, no drawing (`report/` writes and draws what they counted).
 
-pub mod chart;
-pub mod chrome_trace;
-pub mod html;
 pub mod metrics;
-pub mod output_dir;
-pub mod summary;
+pub mod progress;

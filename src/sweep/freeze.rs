@@ -14,7 +14,7 @@
 use crate::fastmap::FastMap;
 use crate::history::{Event, Record};
 use crate::ids::JobId;
-use crate::run::RunRequest;
+use crate::run::{run_once, RunReport, RunRequest};
 use crate::scenario::{Expect, FaultKind, Scenario, Script};
 use crate::vocab::key::KeyNames;
 
@@ -221,4 +221,99 @@ pub fn to_toml(s: &Scenario, header: &str) -> Result<String, String> {
     Scenario::parse("<frozen scenario>", &text)
         .map_err(|e| format!("the written scenario does not parse back: {e}"))?;
     Ok(text)
+}
+
+/// The first line of every file `--freeze` writes: `--freeze FILE` replaces only a file that
+/// starts with it.
+pub const FROZEN_MARK: &str = "# Frozen by `durasim run ";
+
+/// A run frozen into an explicit scenario: the file's text and how many faults it scripts.
+#[derive(Clone, Debug)]
+pub struct Frozen {
+    pub text: String,
+    pub scripted: usize,
+    /// `nondeterministic_step` was on: no trace hash is pinned.
+    pub unseeded: bool,
+}
+
+/// Why a run could not be frozen.
+#[derive(Debug, thiserror::Error)]
+pub enum FreezeError {
+    #[error("--freeze needs the run's trace")]
+    NoTrace,
+    #[error("{0}")]
+    Toml(String),
+    #[error(transparent)]
+    Parse(#[from] crate::scenario::ScenarioError),
+}
+
+/// `durasim run --freeze FILE`: the run as an explicit scenario, its expectations pinned to what
+/// the run did (counts, violations and, unless a step is unseeded, the trace hash). Needs the
+/// run's trace. `scenario_file` is named in the file's header; the shell writes the file.
+pub fn freeze_run(
+    scenario: &Scenario,
+    request: &RunRequest,
+    report: &RunReport,
+    scenario_file: &str,
+) -> Result<Frozen, FreezeError> {
+    let trace = report.trace.as_deref().ok_or(FreezeError::NoTrace)?;
+    let mut plain = scenario.clone();
+    plain.expect = Default::default();
+    let mut frozen = freeze(&plain, request, trace, &report.outcome.names);
+    let m = &report.metrics;
+    let e = &mut frozen.expect;
+    e.violations = Some(
+        report
+            .check
+            .violated()
+            .iter()
+            .map(|i| i.name().to_string())
+            .collect(),
+    );
+    e.enqueued = Some(m.jobs.enqueued);
+    e.acked = Some(m.jobs.acked);
+    e.dead_lettered = Some(m.jobs.dead_lettered);
+    e.cancelled = Some(m.jobs.cancelled);
+    e.results_committed = Some(m.effects.results_committed);
+    e.worker_crashes = Some(m.crashes.worker);
+    e.relay_crashes = Some(m.crashes.relay);
+    // A run with an unseeded step cannot be pinned: no two runs of it share a trace.
+    let unseeded = crate::bugs::enabled(&request.bugs).contains(&"nondeterministic_step");
+    if !unseeded {
+        e.trace_hash = Some(crate::history::TraceHash::hex(report.outcome.trace_hash));
+    }
+    let header = format!(
+        "Frozen by `durasim run {scenario_file} --seed {} --freeze`: the faults that fired are explicit\n[[script]] entries and every random fault rate is 0. Durations still come from the seed, and\nthe run replays with the same trace hash (pinned in [expect]).",
+        request.seed
+    );
+    let text = to_toml(&frozen, &header).map_err(FreezeError::Toml)?;
+    debug_assert!(text.starts_with(FROZEN_MARK));
+    Ok(Frozen {
+        text,
+        scripted: frozen.script.len(),
+        unseeded,
+    })
+}
+
+/// Runs a frozen scenario (read back as `file`) and says how closely it replays the run it was
+/// frozen from: `identical trace`, or what differs.
+pub fn replay_frozen(frozen: &Frozen, file: &str) -> Result<String, FreezeError> {
+    let check = Scenario::parse(file, &frozen.text)?;
+    let again = run_once(&check, &RunRequest::for_scenario(&check), None);
+    let unmet = crate::run::check_expectations(&check, &again);
+    Ok(if frozen.unseeded && unmet.is_empty() {
+        "same verdicts and counts (nondeterministic_step is on: no two runs share a trace)"
+            .to_string()
+    } else if unmet.is_empty() {
+        "identical trace".to_string()
+    } else {
+        format!(
+            "DIFFERS: {}",
+            unmet
+                .iter()
+                .map(|u| format!("{} expected {} got {}", u.field, u.expected, u.actual))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    })
 }

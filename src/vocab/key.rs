@@ -206,6 +206,11 @@ impl IdempotencyKey {
     }
 }
 
+/// The operation every simulated job performs. Part of the payload (`vocab::payload`), so a
+/// future operation on the same document content is a different payload. Registered first in
+/// every [`KeyNames`].
+pub const OPERATION: &str = "extract";
+
 /// The run's operation table (the operation is part of a payload, not of a key). `extract`, the
 /// simulator's operation, is always first.
 #[derive(Clone, Debug)]
@@ -216,7 +221,7 @@ pub struct Operations {
 impl Default for Operations {
     fn default() -> Self {
         Operations {
-            names: vec![crate::vocab::payload::OPERATION.to_string()],
+            names: vec![OPERATION.to_string()],
         }
     }
 }

@@ -11,10 +11,6 @@ use crate::ids::{DocumentId, OperationId};
 use crate::vocab::key::KeyNames;
 use std::fmt;
 
-/// The operation every simulated job performs. Part of the payload, so a future operation on the
-/// same document content is a different payload. Registered first in every [`KeyNames`].
-pub const OPERATION: &str = "extract";
-
 /// A 64-bit payload fingerprint (a fingerprint, not a signature: collisions are not a threat
 /// model here, only accidental equality matters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]

@@ -18,18 +18,32 @@ use durasim::cli::{load_scenario, output_error, BadInput, Outcome};
 use durasim::history::reader::{HistoryReader, Limits};
 use durasim::history::TraceHash;
 use durasim::observe::metrics::Metrics;
-use durasim::observe::output_dir::{Kind as OutKind, OutputDir};
-use durasim::observe::summary::{summarize, RunIdentity};
+use durasim::report::output_dir::{Kind as OutKind, OutputDir};
+use durasim::report::summary::{summarize, RunIdentity};
 use durasim::run::{check_expectations, run_once, Observers, RunReport, RunRequest};
 use durasim::scenario::{Expect, Scenario};
 use durasim::sim::RunOutcome;
 use serde_json::json;
 use std::path::PathBuf;
 
+const CONFORM_HELP: &str = "Examples:
+  durasim conform scenarios/conform-kills.toml --store sqlite:/tmp/kills.db
+  durasim conform scenarios/zombie-worker.toml --store pgmq
+  durasim conform scenarios/chaos.toml --store postgres --seed 3 --bug no_fencing
+
+Exit codes:
+  0 every invariant holds on the history the store recorded, and the scenario's [expect] block
+    agrees (on real stores only `violations`, `sometimes` and `unfinished = 0` are enforced)
+  1 a violation or an unmet expectation
+  2 bad input: a malformed or invalid scenario, a scenario that needs a simulator-only feature,
+    a bad flag or store, an output durasim may not replace, or no PostgreSQL to start; nothing
+    is written";
+
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "durasim conform",
-    about = "Run a scenario against a real store (SQLite, PostgreSQL or pgmq) with real processes and real SIGKILLs, and judge the store's history with durasim's checker"
+    about = "Run a scenario against a real store (SQLite, PostgreSQL or pgmq) with real processes and real SIGKILLs, and judge the store's history with durasim's checker",
+    after_help = CONFORM_HELP
 )]
 pub struct ConformArgs {
     /// The scenario file (scenarios/*.toml)
@@ -52,7 +66,7 @@ pub struct ConformArgs {
     #[arg(long = "kill", value_name = "JOB:ATTEMPT:POINT")]
     pub kills: Vec<String>,
     /// Output directory (default: reports/<scenario name>-conform-<store>/)
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Give up after this many seconds of wall time (default 120)
     #[arg(long, default_value_t = 120)]
@@ -547,7 +561,7 @@ fn judge(
             reproduce: reproduce.clone(),
         },
     );
-    durasim::cli::write_outputs(&out, &report, &summary, text, false)?;
+    durasim::report::run_dir::write_outputs(&out, &report, &summary, text, false)?;
     // The same scenario, seed and bug switches, simulated: the model beside reality.
     let mut request = RunRequest::for_scenario(scenario);
     request.seed = seed;

@@ -422,3 +422,16 @@ fn postgres_and_pgmq_on_one_throwaway_cluster() {
     assert_mid_commit_rolls_back(&pgmq, &t, "pgmq");
     drop(server);
 }
+
+#[test]
+fn help_has_examples_and_the_exit_codes() {
+    let o = Command::new(BIN).arg("--help").output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(t.contains("Examples:\n  durasim conform "), "{t}");
+    assert!(
+        t.contains("Exit codes:") && t.contains("  2 bad input"),
+        "{t}"
+    );
+    assert!(t.contains("--out <DIR>"), "{t}");
+}

@@ -1,11 +1,14 @@
 //! JUnit XML for CI systems: one test case per invariant, plus replay, crash and coverage.
 //!
-//! Owns: rendering a `sweep.json` as a `<testsuite>`; a failure carries the seeds, the first
-//! violation and the reproduction command.
+//! Owns: rendering a `sweep.json` as a `<testsuite>` (a failure carries the seeds, the first
+//! violation and the reproduction command) and writing `--junit FILE`, never over a file that is
+//! not a report durasim wrote.
 //! Does not: decide anything; it only formats.
 
-use super::SweepJson;
+use super::output_dir::OutputError;
 use crate::check::Invariant;
+use crate::sweep::SweepJson;
+use std::path::Path;
 
 fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
@@ -92,4 +95,21 @@ pub fn render(j: &SweepJson) -> String {
     }
     x.push_str("  </testsuite>\n</testsuites>\n");
     x
+}
+
+/// What `--junit FILE` is called in a refusal.
+const WHAT: &str = "JUnit report";
+
+fn is_junit(text: &str) -> bool {
+    text.contains(MARK)
+}
+
+/// Refuses a `--junit FILE` durasim may not replace, before the sweep runs.
+pub fn check_junit_target(path: &Path) -> Result<(), OutputError> {
+    super::output_dir::check_own_file(path, WHAT, is_junit)
+}
+
+/// Writes `--junit FILE`, replacing only a JUnit report durasim wrote.
+pub fn write_junit(path: &Path, j: &SweepJson) -> Result<(), OutputError> {
+    super::output_dir::write_own_file(path, &render(j), WHAT, is_junit)
 }

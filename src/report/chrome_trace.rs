@@ -19,15 +19,6 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-/// The format `run --trace-format` writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TraceFormat {
-    /// trace.jsonl: one history record a line (the same as --trace)
-    Jsonl,
-    /// trace.json: Chrome trace-event format, for ui.perfetto.dev and chrome://tracing
-    Chrome,
-}
-
 const WORKERS: u32 = 1;
 const PIPELINE: u32 = 2;
 const JOBS: u32 = 3;

@@ -7,8 +7,9 @@
 //! `scenario.toml`.
 //! Does not: draw anything or re-run the simulation.
 
+use crate::files::{open_regular, read_capped, read_line_capped};
 use crate::history::{Event, Record};
-use anyhow::{anyhow, Context};
+use crate::report::error::ReportError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -188,36 +189,40 @@ impl RunData {
     }
 }
 
-fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<Vec<T>> {
-    let file = crate::limits::open_regular(path, "CSV file").map_err(anyhow::Error::msg)?;
+fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ReportError> {
+    let file = open_regular(path, "CSV file")?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    anyhow::ensure!(
-        len <= crate::limits::MAX_DATA_BYTES,
-        "{}: {len} bytes, larger than any CSV file durasim writes",
-        path.display()
-    );
+    if len > crate::limits::MAX_DATA_BYTES {
+        return Err(ReportError::malformed(
+            path.display(),
+            format!("{len} bytes, larger than any CSV file durasim writes"),
+        ));
+    }
     let mut r = csv::Reader::from_reader(std::io::BufReader::new(file));
     r.deserialize()
         .collect::<Result<Vec<T>, _>>()
-        .with_context(|| format!("{}: unexpected contents", path.display()))
+        .map_err(|e| ReportError::malformed(path.display(), format!("unexpected contents: {e}")))
 }
 
 /// Loads a run directory. `history`, when given (by `run --chart`), is the run's in-memory trace
 /// and wins over every file.
-pub fn load(dir: &Path, history: Option<&[Record]>) -> anyhow::Result<RunData> {
+pub fn load(dir: &Path, history: Option<&[Record]>) -> Result<RunData, ReportError> {
     let summary_path = dir.join("summary.json");
-    let text = crate::limits::read_capped(
+    let text = read_capped(
         &summary_path,
         crate::limits::MAX_SUMMARY_BYTES,
         "summary.json",
-    )
-    .map_err(anyhow::Error::msg)?;
-    let summary: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a durasim summary", summary_path.display()))?;
+    )?;
+    let summary: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        ReportError::malformed(
+            summary_path.display(),
+            format!("not a durasim summary: {e}"),
+        )
+    })?;
     let scenario = summary
         .get("scenario")
         .and_then(|s| s.as_str())
-        .ok_or_else(|| anyhow!("{}: no \"scenario\" field", summary_path.display()))?
+        .ok_or_else(|| ReportError::malformed(summary_path.display(), "no \"scenario\" field"))?
         .to_string();
     let seed = summary.get("seed").and_then(|s| s.as_u64()).unwrap_or(0);
     let bugs = summary
@@ -261,7 +266,7 @@ pub fn load(dir: &Path, history: Option<&[Record]>) -> anyhow::Result<RunData> {
     } else {
         Vec::new()
     };
-    let scenario_text = crate::limits::read_capped(
+    let scenario_text = read_capped(
         &dir.join("scenario.toml"),
         crate::limits::MAX_SCENARIO_BYTES,
         "scenario file",
@@ -387,22 +392,24 @@ pub fn from_records(records: &[Record]) -> (Vec<Fault>, Vec<Review>) {
 }
 
 /// Fault markers and reviews from `trace.jsonl`.
-pub fn from_trace_file(path: &Path) -> anyhow::Result<(Vec<Fault>, Vec<Review>)> {
-    let file = crate::limits::open_regular(path, "trace.jsonl").map_err(anyhow::Error::msg)?;
+pub fn from_trace_file(path: &Path) -> Result<(Vec<Fault>, Vec<Review>), ReportError> {
+    let file = open_regular(path, "trace.jsonl")?;
     let mut b = Builder::default();
     let mut reader = std::io::BufReader::new(file);
     let mut line = String::new();
     let mut n = 0;
-    while crate::limits::read_line_capped(&mut reader, &mut line, path, n + 1)
-        .map_err(anyhow::Error::msg)?
-    {
+    while read_line_capped(&mut reader, &mut line, path, n + 1)? {
         n += 1;
         let n = n - 1;
         if line.trim().is_empty() {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(&line)
-            .with_context(|| format!("{}:{}: not a JSON history record", path.display(), n + 1))?;
+        let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| {
+            ReportError::malformed(
+                format!("{}:{}", path.display(), n + 1),
+                format!("not a JSON history record: {e}"),
+            )
+        })?;
         let u = |k: &str| v.get(k).and_then(|x| x.as_u64());
         let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
         let at = u("at").unwrap_or(0);
@@ -551,25 +558,39 @@ impl Builder {
 
 /// Writes `faults.csv` and `reviews.csv`: what the charts need from the history, so a run
 /// directory stays chartable without its (large) `trace.jsonl`.
-pub fn write_extracts(dir: &Path, records: &[Record]) -> anyhow::Result<()> {
+pub fn write_extracts(dir: &Path, records: &[Record]) -> Result<(), ReportError> {
     let (faults, reviews) = from_records(records);
-    let mut w =
-        csv::Writer::from_path(dir.join("faults.csv")).context("cannot create faults.csv")?;
-    if faults.is_empty() {
-        w.write_record(["timeMs", "kind", "worker", "job", "untilMs", "detail"])?;
-    }
-    for f in &faults {
-        w.serialize(f)?;
-    }
-    w.flush()?;
-    let mut w =
-        csv::Writer::from_path(dir.join("reviews.csv")).context("cannot create reviews.csv")?;
-    if reviews.is_empty() {
-        w.write_record(["job", "appliedAtMs", "reviewDoneAtMs", "reviewWaitMs"])?;
-    }
-    for r in &reviews {
-        w.serialize(r)?;
-    }
-    w.flush()?;
-    Ok(())
+    write_rows(
+        dir,
+        "faults.csv",
+        &["timeMs", "kind", "worker", "job", "untilMs", "detail"],
+        &faults,
+    )?;
+    write_rows(
+        dir,
+        "reviews.csv",
+        &["job", "appliedAtMs", "reviewDoneAtMs", "reviewWaitMs"],
+        &reviews,
+    )
+}
+
+/// Writes `rows` as `DIR/name`; the header alone when there are none.
+fn write_rows<T: Serialize>(
+    dir: &Path,
+    name: &str,
+    header: &[&str],
+    rows: &[T],
+) -> Result<(), ReportError> {
+    let file = std::fs::File::create(dir.join(name)).map_err(ReportError::io("create", name))?;
+    let mut w = csv::Writer::from_writer(file);
+    let written: Result<(), csv::Error> = (|| {
+        if rows.is_empty() {
+            w.write_record(header)?;
+        }
+        for r in rows {
+            w.serialize(r)?;
+        }
+        Ok(w.flush()?)
+    })();
+    written.map_err(|e| ReportError::io("write", name)(e.into()))
 }

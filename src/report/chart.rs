@@ -1,23 +1,25 @@
-//! Charts of a run (or a sweep), drawn with plotters into PNG or SVG, and the HTML report.
+//! Charts of a run (or a sweep), drawn with plotters into PNG or SVG.
 //!
-//! Owns: `durasim chart DIR` and `run --chart`: which charts exist, their file names, and the
-//! choice of backend. A run directory gets `charts/depth`, `charts/latency`, `charts/stages` and
-//! `charts/outcomes`; a sweep directory (one with `sweep.json`) gets `charts/sweep`. Both get an
-//! `index.html` (see `observe::html`).
-//! Does not: simulate; it reads a finished directory's files (see `chart::data`).
+//! Owns: which charts exist, their file names, their captions and the choice of backend. A run
+//! gets `charts/depth`, `charts/latency`, `charts/stages` and `charts/outcomes`; a sweep gets
+//! `charts/sweep`.
+//! Does not: simulate, read a directory (`chart::data`, `chart::sweep_charts::load`) or write the
+//! page around the charts (`report::html`; `report::render` does both for a directory).
 
 pub mod data;
-mod run_charts;
+mod depth;
+mod latency;
+mod outcomes;
+mod stages;
 mod style;
 pub mod sweep_charts;
 
-use crate::history::Record;
-use anyhow::{anyhow, Context};
+use crate::report::error::ReportError;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// Which image formats to draw.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Format {
     #[default]
     Png,
@@ -27,6 +29,17 @@ pub enum Format {
 }
 
 impl Format {
+    pub const ALL: [Format; 3] = [Format::Png, Format::Svg, Format::Both];
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Png => "png",
+            Format::Svg => "svg",
+            Format::Both => "both",
+        }
+    }
+
     fn list(self) -> &'static [&'static str] {
         match self {
             Format::Png => &["png"],
@@ -45,15 +58,6 @@ pub struct ChartFile {
     pub caption: String,
     /// Every file written for it (one per format).
     pub files: Vec<PathBuf>,
-}
-
-/// What `chart` produced.
-#[derive(Clone, Debug)]
-pub struct ChartReport {
-    pub charts: Vec<ChartFile>,
-    pub html: PathBuf,
-    /// What could not be drawn, and why (a `--no-rows` run has no per-job rows).
-    pub missing: Vec<String>,
 }
 
 macro_rules! render {
@@ -76,7 +80,10 @@ macro_rules! render {
             }
             Ok(())
         })();
-        result.map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
+        result.map_err(|e| ReportError::Draw {
+            file: path.display().to_string(),
+            message: e.to_string(),
+        })
     }};
 }
 
@@ -129,47 +136,34 @@ pub fn write_indexed_png(
     Ok(())
 }
 
-/// Draws the charts and the report of a run or sweep directory `dir` into `out` (usually the
-/// same directory): `out/charts/*.{png,svg}` and `out/index.html`. `history` is the in-memory
-/// trace when called from `run --chart`.
-pub fn chart_dir(
-    dir: &Path,
-    out: &Path,
+/// Draws a sweep's page of charts into `charts_dir`.
+pub fn draw_sweep(
+    sweep: &sweep_charts::SweepData,
+    charts_dir: &Path,
     format: Format,
-    history: Option<&[Record]>,
-) -> anyhow::Result<ChartReport> {
+) -> Result<Vec<ChartFile>, ReportError> {
     style::register_fonts();
-    let charts_dir = out.join("charts");
-    std::fs::create_dir_all(&charts_dir)
-        .with_context(|| format!("cannot create {}", charts_dir.display()))?;
-    if !dir.join("summary.json").exists() && dir.join("sweep.json").exists() {
-        let sweep = sweep_charts::load(dir)?;
-        let mut files = Vec::new();
-        for ext in format.list() {
-            let path = charts_dir.join(format!("sweep.{ext}"));
-            render!(*ext, &path, (1400, 1000), sweep_charts::draw, &sweep)?;
-            files.push(path);
-        }
-        let charts = vec![ChartFile {
-            name: "sweep",
-            caption: sweep_charts::caption(&sweep),
-            files,
-        }];
-        let html = crate::observe::html::write_sweep_report(out, &sweep, &charts)?;
-        return Ok(ChartReport {
-            charts,
-            html,
-            missing: Vec::new(),
-        });
+    let mut files = Vec::new();
+    for ext in format.list() {
+        let path = charts_dir.join(format!("sweep.{ext}"));
+        render!(*ext, &path, (1400, 1000), sweep_charts::draw, sweep)?;
+        files.push(path);
     }
-    if !dir.join("summary.json").exists() {
-        return Err(anyhow!(
-            "{}: neither summary.json (a run) nor sweep.json (a sweep) is there",
-            dir.display()
-        ));
-    }
-    let d = data::load(dir, history)?;
-    let big = !d.has_rows() || d.jobs.len() > run_charts::MAX_BARS;
+    Ok(vec![ChartFile {
+        name: "sweep",
+        caption: sweep_charts::caption(sweep),
+        files,
+    }])
+}
+
+/// Draws a run's four charts into `charts_dir`.
+pub fn draw_run(
+    d: &data::RunData,
+    charts_dir: &Path,
+    format: Format,
+) -> Result<Vec<ChartFile>, ReportError> {
+    style::register_fonts();
+    let big = !d.has_rows() || d.jobs.len() > stages::MAX_BARS;
     let specs: [(&'static str, (u32, u32), String); 4] = [
         (
             "depth",
@@ -212,10 +206,10 @@ pub fn chart_dir(
         for ext in format.list() {
             let path = charts_dir.join(format!("{name}.{ext}"));
             match name {
-                "depth" => render!(*ext, &path, size, run_charts::depth, &d)?,
-                "latency" => render!(*ext, &path, size, run_charts::latency, &d)?,
-                "stages" => render!(*ext, &path, size, run_charts::stages, &d)?,
-                _ => render!(*ext, &path, size, run_charts::outcomes, &d)?,
+                "depth" => render!(*ext, &path, size, depth::depth, d)?,
+                "latency" => render!(*ext, &path, size, latency::latency, d)?,
+                "stages" => render!(*ext, &path, size, stages::stages, d)?,
+                _ => render!(*ext, &path, size, outcomes::outcomes, d)?,
             }
             files.push(path);
         }
@@ -225,10 +219,5 @@ pub fn chart_dir(
             files,
         });
     }
-    let html = crate::observe::html::write_run_report(out, &d, &charts)?;
-    Ok(ChartReport {
-        charts,
-        html,
-        missing: d.missing(),
-    })
+    Ok(charts)
 }

@@ -5,12 +5,12 @@
 //! opens anywhere with no network and no sibling files. A small inline script records load
 //! errors and how many charts decoded on `<html data-errors=.. data-charts-rendered=..>`, which
 //! the headless-browser test reads.
-//! Does not: draw (see `observe::chart`) or compute metrics (it formats `summary.json`).
+//! Does not: draw (see `report::chart`) or compute metrics (it formats `summary.json`).
 
-use crate::observe::chart::data::{FaultKind, RunData};
-use crate::observe::chart::sweep_charts::SweepData;
-use crate::observe::chart::ChartFile;
-use anyhow::Context;
+use crate::report::chart::data::{FaultKind, RunData};
+use crate::report::chart::sweep_charts::SweepData;
+use crate::report::chart::ChartFile;
+use crate::report::error::ReportError;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -119,16 +119,15 @@ fn page_end(out: &mut String) {
 }
 
 /// The chart images, embedded. PNG is preferred when both formats exist.
-fn figures(out: &mut String, charts: &[ChartFile]) -> anyhow::Result<()> {
+fn figures(out: &mut String, charts: &[ChartFile]) -> Result<(), ReportError> {
     for c in charts {
         let pick = c
             .files
             .iter()
             .find(|p| p.extension().is_some_and(|e| e == "png"))
             .or_else(|| c.files.first())
-            .context("a chart without files")?;
-        let bytes =
-            std::fs::read(pick).with_context(|| format!("cannot read {}", pick.display()))?;
+            .expect("a chart has at least one file (one a format)");
+        let bytes = std::fs::read(pick).map_err(ReportError::io("read", pick.display()))?;
         let mime = if pick.extension().is_some_and(|e| e == "svg") {
             "image/svg+xml"
         } else {
@@ -198,7 +197,11 @@ fn scenario_description(text: Option<&str>) -> Option<String> {
 }
 
 /// Writes `out/index.html` for a run.
-pub fn write_run_report(out: &Path, d: &RunData, charts: &[ChartFile]) -> anyhow::Result<PathBuf> {
+pub fn write_run_report(
+    out: &Path,
+    d: &RunData,
+    charts: &[ChartFile],
+) -> Result<PathBuf, ReportError> {
     let s = &d.summary;
     let mut h = page_start(&format!("durasim · {}", d.title()));
     let passed = s
@@ -408,7 +411,7 @@ pub fn write_run_report(out: &Path, d: &RunData, charts: &[ChartFile]) -> anyhow
     h.push_str("</ul>\n");
     page_end(&mut h);
     let path = out.join("index.html");
-    std::fs::write(&path, h).with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::write(&path, h).map_err(ReportError::io("write", path.display()))?;
     Ok(path)
 }
 
@@ -417,84 +420,86 @@ pub fn write_sweep_report(
     out: &Path,
     sw: &SweepData,
     charts: &[ChartFile],
-) -> anyhow::Result<PathBuf> {
+) -> Result<PathBuf, ReportError> {
     let j = &sw.json;
     let title = format!(
         "sweep of {} · seeds {}..{}",
-        j.get("scenario").and_then(Value::as_str).unwrap_or("?"),
-        num(j.pointer("/seeds/start")),
-        num(j.pointer("/seeds/end"))
+        j.scenario, j.seeds.start, j.seeds.end
     );
     let mut h = page_start(&format!("durasim · {title}"));
-    let passed = j.get("passed").and_then(Value::as_bool).unwrap_or(false);
+    let bugs = if j.bugs.is_empty() {
+        "none".to_string()
+    } else {
+        j.bugs.join(", ")
+    };
     let _ = write!(
         h,
         "<h1><span class=\"badge {}\">{}</span>{}</h1>\n<p class=\"muted\">{} seeds run, {} failed · bugs: {} · swarm: {}</p>\n",
-        if passed { "pass" } else { "fail" },
-        if passed { "PASS" } else { "FAIL" },
+        if j.passed { "pass" } else { "fail" },
+        if j.passed { "PASS" } else { "FAIL" },
         esc(&title),
-        num(j.get("seedsRun")),
-        num(j.get("seedsFailed")),
-        esc(&j.get("bugs").and_then(Value::as_array).map(|b| b.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")).filter(|s| !s.is_empty()).unwrap_or_else(|| "none".into())),
-        num(j.get("swarm")),
+        j.seeds_run,
+        j.seeds_failed,
+        esc(&bugs),
+        j.swarm,
     );
     h.push_str("<h2>Failures</h2>\n");
-    let groups = j
-        .get("failures")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if groups.is_empty() {
+    if j.failures.is_empty() {
         h.push_str("<p>No seed violated an invariant.</p>\n");
     } else {
         h.push_str("<table><tr><th>invariant</th><th>class</th><th>seeds</th><th>first seeds</th><th>reproduce</th><th>shrunk scenario</th></tr>");
-        for g in &groups {
-            let sig = g
-                .get("signatures")
-                .and_then(Value::as_array)
-                .and_then(|a| a.first());
+        for g in &j.failures {
+            let sig = g.signatures.first();
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
-                num(g.get("invariant")),
-                num(g.get("class")),
-                num(g.get("seeds")),
-                esc(&g.get("firstSeeds").map(|v| v.to_string()).unwrap_or_default()),
-                num(sig.and_then(|s| s.get("reproduce"))),
-                num(sig.and_then(|s| s.pointer("/shrunk/path"))),
+                esc(&g.invariant),
+                esc(&g.class),
+                g.seeds,
+                esc(&serde_json::to_string(&g.first_seeds).expect("seeds serialize")),
+                esc(sig.map_or("–", |s| s.reproduce.as_str())),
+                esc(sig
+                    .and_then(|s| s.shrunk.as_ref())
+                    .map_or("–", |s| s.path.as_str())),
             );
         }
         h.push_str("</table>\n");
     }
-    if let Some(cov) = j.get("coverage") {
-        h.push_str("<h2>Coverage</h2>\n<p class=\"muted\">In how many seeds each fault kind, crash point and <em>sometimes</em> property fired.</p>\n<div class=\"grid\">");
-        for (heading, key) in [
-            ("fault kind", "faults"),
-            ("crash point", "crashPoints"),
-            ("sometimes", "sometimes"),
-        ] {
-            let _ = write!(h, "<table><tr><th>{heading}</th><th>seeds</th></tr>");
-            for c in cov.get(key).and_then(Value::as_array).into_iter().flatten() {
-                let _ = write!(
-                    h,
-                    "<tr><td>{}</td><td class=\"num\">{}</td></tr>",
-                    num(c.get("name")),
-                    num(c.get("seeds"))
-                );
-            }
-            h.push_str("</table>");
+    let cov = &j.coverage;
+    h.push_str("<h2>Coverage</h2>\n<p class=\"muted\">In how many seeds each fault kind, crash point and <em>sometimes</em> property fired.</p>\n<div class=\"grid\">");
+    let faults = |v: &[crate::sweep::FaultCoverage]| -> Vec<(String, u64)> {
+        v.iter().map(|c| (c.name.clone(), c.seeds)).collect()
+    };
+    let sometimes: Vec<(String, u64)> = cov
+        .sometimes
+        .iter()
+        .map(|c| (c.name.clone(), c.seeds))
+        .collect();
+    for (heading, rows) in [
+        ("fault kind", faults(&cov.faults)),
+        ("crash point", faults(&cov.crash_points)),
+        ("sometimes", sometimes),
+    ] {
+        let _ = write!(h, "<table><tr><th>{heading}</th><th>seeds</th></tr>");
+        for (name, seeds) in rows {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td class=\"num\">{seeds}</td></tr>",
+                esc(&name)
+            );
         }
-        let _ = writeln!(
-            h,
-            "</div>\n<p>Coverage gate: <strong>{}</strong></p>",
-            num(cov.get("gate"))
-        );
+        h.push_str("</table>");
     }
+    let _ = writeln!(
+        h,
+        "</div>\n<p>Coverage gate: <strong>{}</strong></p>",
+        esc(&cov.gate)
+    );
     h.push_str("<h2>Charts</h2>\n");
     figures(&mut h, charts)?;
     page_end(&mut h);
     let path = out.join("index.html");
-    std::fs::write(&path, h).with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::write(&path, h).map_err(ReportError::io("write", path.display()))?;
     Ok(path)
 }
 

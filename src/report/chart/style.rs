@@ -185,3 +185,12 @@ pub fn percentile(sorted: &[u64], q: f64) -> u64 {
     let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
     sorted[rank - 1]
 }
+
+/// The top of a y axis that leaves room above its highest value.
+pub fn y_top(max: f64) -> f64 {
+    if max <= 0.0 {
+        1.0
+    } else {
+        max * 1.12
+    }
+}

@@ -1,25 +1,22 @@
 //! Sweep charts: distributions across seeds of p95 queueWaitMs, max queue depth and the DLQ
 //! fraction, and seeds-to-detect per bug switch.
 //!
-//! Per-seed metrics come from `seeds.jsonl` when its records carry them (`queueWaitP95Ms`,
-//! `depthMax`, `dlqFraction`); otherwise every seed is run again through the same
-//! `sweep::seed_setup` the sweep used, which gives the identical history (a seed determines its
-//! run). Seeds-to-detect reads `sweep.json` of this directory and of each subdirectory that holds
-//! one (e.g. one sweep per bug switch: `sweep chaos.toml --bug X --out DIR/X`).
+//! Per-seed figures come from `seeds.jsonl`, where the sweep recorded them (`metrics` of each
+//! record): nothing is simulated again. Seeds-to-detect reads `sweep.json` of this directory and
+//! of each subdirectory that holds one (e.g. one sweep per bug switch:
+//! `sweep chaos.toml --bug X --out DIR/X`).
 
 use super::style::*;
-use anyhow::Context;
+use crate::report::error::ReportError;
+use crate::report::sweep_dir::{for_each_seed_record, read_sweep_json};
+use crate::sweep::SweepJson;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use rayon::prelude::*;
-use serde_json::Value;
 use std::path::Path;
 
-/// Seeds re-run for the metric distributions at most (the first ones of the range).
-pub const MAX_RERUN: usize = 20_000;
-
+/// One seed's point in the distributions.
 #[derive(Clone, Debug)]
-pub struct SeedMetrics {
+pub struct SeedPoint {
     pub seed: u64,
     pub queue_wait_p95: u64,
     pub depth_max: u64,
@@ -38,58 +35,39 @@ pub struct Detection {
 }
 
 pub struct SweepData {
-    pub json: Value,
-    pub metrics: Vec<SeedMetrics>,
-    /// Where the per-seed metrics came from, or why there are none.
+    pub json: SweepJson,
+    pub metrics: Vec<SeedPoint>,
+    /// Where the per-seed figures came from, or why there are none.
     pub metrics_note: String,
     pub detections: Vec<Detection>,
 }
 
-fn detection(json: &Value) -> Detection {
-    let bugs: Vec<&str> = json
-        .get("bugs")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let start = json
-        .pointer("/seeds/start")
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
-    let stride = json
-        .pointer("/shard/count")
-        .and_then(Value::as_u64)
-        .unwrap_or(1)
-        .max(1);
-    let first = json
-        .get("failures")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|g| {
-            g.get("firstSeeds")
-                .and_then(Value::as_array)
-                .and_then(|s| s.first())
-                .and_then(Value::as_u64)
-        })
-        .min();
-    Detection {
-        label: if bugs.is_empty() {
-            "no bug switch".into()
-        } else {
-            bugs.join(" + ")
-        },
-        seeds_to_detect: first.map(|f| (f - start) / stride + 1),
-        seeds_run: json.get("seedsRun").and_then(Value::as_u64).unwrap_or(0),
+fn bugs_label(json: &SweepJson) -> String {
+    if json.bugs.is_empty() {
+        "no bug switch".into()
+    } else {
+        json.bugs.join(" + ")
     }
 }
 
-/// Loads a sweep directory.
-pub fn load(dir: &Path) -> anyhow::Result<SweepData> {
-    let path = dir.join("sweep.json");
-    let text = crate::limits::read_capped(&path, crate::limits::MAX_SUMMARY_BYTES, "sweep.json")
-        .map_err(anyhow::Error::msg)?;
-    let json: Value = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a sweep.json", path.display()))?;
+fn detection(json: &SweepJson) -> Detection {
+    let stride = json.shard.map_or(1, |s| s.count).max(1) as u64;
+    let first = json
+        .failures
+        .iter()
+        .filter_map(|g| g.first_seeds.first().copied())
+        .min();
+    Detection {
+        label: bugs_label(json),
+        seeds_to_detect: first.map(|f| (f - json.seeds.start) / stride + 1),
+        seeds_run: json.seeds_run,
+    }
+}
+
+/// Loads a sweep directory: its sweep.json, its seeds' figures, and the detections of the
+/// sweeps in it and in its subdirectories.
+pub fn load(dir: &Path) -> Result<SweepData, ReportError> {
+    let json = read_sweep_json(dir)?;
     let mut detections = vec![detection(&json)];
     let mut subdirs: Vec<_> = std::fs::read_dir(dir)
         .map(|rd| {
@@ -100,24 +78,28 @@ pub fn load(dir: &Path) -> anyhow::Result<SweepData> {
         })
         .unwrap_or_default();
     subdirs.sort();
-    for sub in subdirs {
-        if let Some(v) = crate::limits::read_capped(
-            &sub.join("sweep.json"),
-            crate::limits::MAX_SUMMARY_BYTES,
-            "sweep.json",
-        )
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        {
-            detections.push(detection(&v));
+    // A subdirectory that is not a readable sweep is not one of this page's sweeps.
+    detections.extend(
+        subdirs
+            .iter()
+            .filter_map(|sub| read_sweep_json(sub).ok())
+            .map(|j| detection(&j)),
+    );
+    let (metrics, metrics_note) = match seed_points(dir, &json) {
+        Ok((points, without)) => {
+            let n = points.len() + without;
+            let note = match (points.len(), without) {
+                (0, _) => format!(
+                    "no per-seed metrics: the {n} records of seeds.jsonl carry none (written by an older durasim, or every run panicked); run the sweep again"
+                ),
+                (_, 0) => format!("per-seed metrics of the {n} seeds, from seeds.jsonl"),
+                (k, w) => format!(
+                    "per-seed metrics of {k} of the {n} seeds, from seeds.jsonl ({w} without: their run panicked, or an older durasim wrote them)"
+                ),
+            };
+            (points, note)
         }
-    }
-    let (metrics, metrics_note) = match from_seeds_file(dir) {
-        Some(m) => (m, "per-seed metrics from seeds.jsonl".to_string()),
-        None => match rerun(dir, &json) {
-            Ok((m, note)) => (m, note),
-            Err(e) => (Vec::new(), format!("no per-seed metrics: {e:#}")),
-        },
+        Err(e) => (Vec::new(), format!("no per-seed metrics: {e}")),
     };
     Ok(SweepData {
         json,
@@ -127,149 +109,32 @@ pub fn load(dir: &Path) -> anyhow::Result<SweepData> {
     })
 }
 
-/// Per-seed metrics written by the sweep itself, when its records have them.
-fn from_seeds_file(dir: &Path) -> Option<Vec<SeedMetrics>> {
-    let text = crate::limits::read_capped(
-        &dir.join("seeds.jsonl"),
-        crate::limits::MAX_DATA_BYTES,
-        "seeds.jsonl",
-    )
-    .ok()?;
-    let mut out = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let v: Value = serde_json::from_str(line).ok()?;
-        let m = v.get("metrics").unwrap_or(&v);
-        out.push(SeedMetrics {
-            seed: v.get("seed")?.as_u64()?,
-            queue_wait_p95: m.get("queueWaitP95Ms")?.as_u64()?,
-            depth_max: m.get("depthMax")?.as_u64()?,
-            dlq_fraction: m.get("dlqFraction")?.as_f64()?,
-            failed: v
-                .get("failures")
-                .and_then(Value::as_array)
-                .is_some_and(|f| !f.is_empty()),
-        });
-    }
-    (!out.is_empty()).then_some(out)
-}
-
-/// Runs the sweep's seeds again (deterministic: same scenario, seed, bug switches and swarm
-/// draw give the same history) and measures each.
-fn rerun(dir: &Path, json: &Value) -> anyhow::Result<(Vec<SeedMetrics>, String)> {
-    let file = json
-        .get("scenarioFile")
-        .and_then(Value::as_str)
-        .context("sweep.json has no scenarioFile")?;
-    let candidates = [
-        Path::new(file).to_path_buf(),
-        dir.join(file),
-        dir.join("scenario.toml"),
-    ];
-    let path = candidates.iter().find(|p| p.is_file()).with_context(|| {
-        format!("the scenario file {file} is not found (run chart from where the sweep ran)")
+/// The per-seed figures the sweep recorded in `seeds.jsonl`, and how many records had none.
+fn seed_points(dir: &Path, json: &SweepJson) -> Result<(Vec<SeedPoint>, usize), ReportError> {
+    let mut points = Vec::new();
+    let mut without = 0;
+    for_each_seed_record(dir, json.seeds_run, |r| match &r.metrics {
+        Some(m) => points.push(SeedPoint {
+            seed: r.seed,
+            queue_wait_p95: m.queue_wait_p95_ms,
+            depth_max: m.depth_max,
+            dlq_fraction: m.dlq_fraction(),
+            failed: !r.failures.is_empty(),
+        }),
+        None => without += 1,
     })?;
-    let (scenario, _) = crate::cli::load_scenario(path)?;
-    let start = json
-        .pointer("/seeds/start")
-        .and_then(Value::as_u64)
-        .context("sweep.json has no seeds.start")?;
-    let end = json
-        .pointer("/seeds/end")
-        .and_then(Value::as_u64)
-        .context("sweep.json has no seeds.end")?;
-    anyhow::ensure!(
-        start < end,
-        "sweep.json: seeds.start must be below seeds.end"
-    );
-    let mut plan = crate::sweep::Plan::new(scenario, file, (start, end));
-    plan.swarm = json.get("swarm").and_then(Value::as_bool).unwrap_or(false);
-    plan.jobs = json.get("jobsOverride").and_then(Value::as_u64);
-    let bugs: Vec<String> = json
-        .get("bugs")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|b| b.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
-    plan.bugs = Default::default();
-    crate::cli::apply_bug_flags(&mut plan.bugs, &bugs)?;
-    if let (Some(i), Some(n)) = (
-        json.pointer("/shard/index").and_then(Value::as_u64),
-        json.pointer("/shard/count").and_then(Value::as_u64),
-    ) {
-        plan.shard = Some(
-            crate::sweep::Shard::parse(&format!("{i}/{n}"))
-                .map_err(|e| anyhow::anyhow!("sweep.json: {e}"))?,
-        );
-    }
-    let failed: std::collections::HashSet<u64> = json
-        .get("failures")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .flat_map(|g| {
-            g.get("firstSeeds")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter_map(|s| s.as_u64())
-        .collect();
-    let total = plan.seed_count();
-    let seeds: Vec<u64> = (0..total.min(MAX_RERUN as u64))
-        .map(|i| plan.seed_at(i))
-        .collect();
-    let mut metrics: Vec<SeedMetrics> = seeds
-        .par_iter()
-        .map(|&seed| {
-            let (scenario, mut request, _) = crate::sweep::seed_setup(&plan, seed);
-            request.keep_trace = false;
-            let r = crate::run::run_once(&scenario, &request, None);
-            let m = &r.metrics;
-            SeedMetrics {
-                seed,
-                queue_wait_p95: m.queue_wait.stats().p95,
-                depth_max: m.depth_stats().max,
-                dlq_fraction: if m.jobs.enqueued == 0 {
-                    0.0
-                } else {
-                    m.jobs.dead_lettered as f64 / m.jobs.enqueued as f64
-                },
-                failed: failed.contains(&seed) || !r.check.violated().is_empty(),
-            }
-        })
-        .collect();
-    metrics.sort_by_key(|m| m.seed);
-    let note = if total > MAX_RERUN as u64 {
-        format!("per-seed metrics from re-running the first {MAX_RERUN} of {total} seeds")
-    } else {
-        format!("per-seed metrics from re-running the {total} seeds (a seed determines its run)")
-    };
-    Ok((metrics, note))
+    Ok((points, without))
 }
 
 pub fn title(sw: &SweepData) -> String {
     let j = &sw.json;
-    let bugs = sw
-        .detections
-        .first()
-        .map(|d| d.label.clone())
-        .unwrap_or_default();
     format!(
         "sweep of {} · seeds {}..{} · {}{}",
-        j.get("scenario").and_then(Value::as_str).unwrap_or("?"),
-        j.pointer("/seeds/start")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        j.pointer("/seeds/end").and_then(Value::as_u64).unwrap_or(0),
-        bugs,
-        if j.get("swarm").and_then(Value::as_bool) == Some(true) {
-            " · swarm"
-        } else {
-            ""
-        },
+        j.scenario,
+        j.seeds.start,
+        j.seeds.end,
+        bugs_label(j),
+        if j.swarm { " · swarm" } else { "" },
     )
 }
 

@@ -1,11 +1,12 @@
-//! `summary.json` and the run's output directory.
+//! `summary.json`: a run's summary as data.
 //!
-//! Owns: the summary's shape (`summary.json`), what `replay` reads back from it,
-//! and the trace's JSON lines. The directory they go into is `observe::output_dir`'s.
-//! Does not: compute anything new; it formats what the run, the checker and the metrics found.
+//! Owns: the summary's shape, building it from a run's report, the verdicts as `summary.json`
+//! and the verdict block show them, and what `replay` reads back from it.
+//! Does not: compute anything new (it formats what the run, the checker and the metrics found)
+//! or write a file (`run_dir` does).
 
 use crate::check::{CheckReport, Invariant, Kind, Violation};
-use crate::history::{to_json_line, Record};
+use crate::history::to_json_line;
 use crate::observe::metrics::{
     CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, OutboxRows,
     RetryWaves, Stats,
@@ -14,7 +15,6 @@ use crate::run::{RunReport, Unmet};
 use crate::vocab::key::KeyNames;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -241,10 +241,4 @@ pub fn invariant_summaries(check: &CheckReport, names: &KeyNames) -> Vec<Invaria
             }
         })
         .collect()
-}
-
-/// Writes a trace as a history file (`docs/history-format.md`): the header line, then one
-/// record a line.
-pub fn write_trace(path: &Path, trace: &[Record], names: &KeyNames) -> std::io::Result<()> {
-    crate::history::format::write_history(std::fs::File::create(path)?, trace, names)
 }

@@ -1,0 +1,287 @@
+//! The command line's words: every subcommand, flag and help text (clap).
+//!
+//! Owns: what `durasim --help` and each `durasim CMD --help` say, and the arguments they parse
+//! into. The flags' values are checked by the commands (`limits` holds the ranges).
+//! Does not: run anything.
+
+use crate::report::chart::Format;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+const MAIN_HELP: &str = "Examples:
+  durasim run scenarios/incident-crash-before-ack.toml
+  durasim sweep scenarios/chaos.toml --seeds 0..2000 --bug no_fencing --quiet
+
+Exit codes: 0 the invariants and the scenario's [expect] block agree (an expected violation
+included); 1 a violation or an unmet expectation; 2 bad input. Killed by a signal: 128+N, and no
+partial output directory is left.";
+
+const RUN_HELP: &str = "Example:
+  durasim run scenarios/zombie-worker.toml --seed 7 --bug no_fencing --out reports/zombie
+
+Exit codes:
+  0 every invariant and the scenario's [expect] block agree; a violation the scenario expects
+    (expect.violations) is agreement
+  1 a violation or an unmet expectation (the reproduce line says how to re-run it)
+  2 bad input: a malformed or invalid file (named with its line and field), a bad flag, a warning
+    under --deny-warnings, or an output durasim may not replace; nothing is written";
+
+const REPLAY_HELP: &str = "Example:
+  durasim run scenarios/chaos.toml --trace --out reports/chaos && durasim replay reports/chaos
+
+Runs DIR/scenario.toml (only if it matches the scenarioDigest recorded in DIR/summary.json) with
+the recorded seed, jobs and bug switches, and compares trace hashes.
+
+Exit codes:
+  0 identical trace
+  1 diverged (with DIR/trace.jsonl: the first diverging event is printed)
+  2 bad input: DIR's files missing, edited or out of range";
+
+const CHECK_HELP: &str = "Example:
+  durasim check scenarios/*.toml
+
+Exit codes:
+  0 every file is valid (warnings are printed and do not count, unless --deny-warnings)
+  2 at least one file is invalid (each named with its line and field)";
+
+const CHART_HELP: &str = "Example:
+  durasim run scenarios/chaos.toml --no-rows --out reports/c && durasim chart reports/c
+
+Prints one `missing CHART: ...` line for each chart that lacks data, with what would supply it.
+
+Exit codes:
+  0 charts and index.html written
+  2 bad input: DIR is not a run's or a sweep's output, or --out may not be replaced";
+
+const VERIFY_HELP: &str = "Example:
+  durasim run scenarios/chaos.toml --trace --out reports/chaos && durasim verify reports/chaos/trace.jsonl
+
+Exit codes:
+  0 every invariant holds on the recorded history
+  1 an invariant is violated (the first violation and its evidence are printed)
+  2 bad input: not a history file (named with its line and field), or out of its limits";
+
+const BUGS_HELP: &str = "Example:
+  durasim bugs
+
+Exit codes: 0.";
+
+pub const SWEEP_HELP: &str = "Examples:
+  durasim sweep scenarios/chaos.toml --seeds 0..2000 --bug no_fencing --quiet
+  durasim sweep scenarios/chaos.toml --seeds 0..4000000 --shard 0/4 --out shards/0
+
+Limits: at most 1000000 seeds per invocation (the range's length, or one shard's share of it);
+--shard N at most 100000; --threads at most 4 per core.
+
+Exit codes:
+  0 no seed failed and the coverage gate passed (or was deferred to the merge of shards)
+  1 a seed violated an invariant, crashed or replayed differently, or the coverage gate failed
+  2 bad input: a malformed or invalid file, a bad flag, a warning under --deny-warnings, or an
+    output durasim may not replace; nothing is written";
+
+pub const MERGE_HELP: &str = "Example:
+  durasim merge shards/0 shards/1 shards/2 shards/3 --out reports/chaos-sweep
+
+Exit codes:
+  0 the merged sweep passed (no failure, coverage gate passed)
+  1 a failure in some shard, or the coverage gate failed
+  2 bad input: a shard missing, repeated or from another sweep, an edited file, or an output
+    durasim may not replace";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct SweepArgs {
+    /// The scenario file (scenarios/*.toml)
+    pub scenario: PathBuf,
+    /// The seed range, A..B (B excluded), e.g. 0..2000
+    #[arg(long, value_name = "A..B")]
+    pub seeds: String,
+    /// Worker threads, 1 to 4 per core (default: all cores); the result does not depend on it
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Run only shard I of N (seeds whose index in the range is I modulo N); merge with `durasim merge`
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Each seed draws its fault rates, workers, lease and heartbeat from the scenario's [swarm] ranges
+    #[arg(long)]
+    pub swarm: bool,
+    /// Turn a bug switch on (repeatable; see `durasim bugs`)
+    #[arg(long = "bug", value_name = "NAME")]
+    pub bugs: Vec<String>,
+    /// Override the scenario's arrivals.jobs (at most 10000000)
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<u64>,
+    /// Output directory (default: reports/<scenario name>-sweep/); replaced only if durasim wrote it
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write a JUnit XML report here; replaced only if durasim wrote it
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Do not shrink failures
+    #[arg(long)]
+    pub no_shrink: bool,
+    /// Print only the verdict and the failures (no progress bar)
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// The shards' output directories (each holding sweep.json and seeds.jsonl)
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Output directory (default: reports/<scenario name>-sweep/); replaced only if durasim wrote it
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write a JUnit XML report here; replaced only if durasim wrote it
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Print only the verdict and the failures
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "durasim",
+    version,
+    about = "Deterministic simulator that proves a durable job pipeline does each business effect exactly once",
+    after_help = MAIN_HELP
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Treat warnings (suspicious but valid scenario settings) as bad input: exit 2
+    #[arg(long, global = true)]
+    pub deny_warnings: bool,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The scenario file (scenarios/*.toml)
+    pub scenario: PathBuf,
+    /// Seed (default: the scenario's `seed`)
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Override the scenario's arrivals.jobs (at most 10000000)
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<u64>,
+    /// Turn a bug switch on (repeatable; see `durasim bugs`)
+    #[arg(long = "bug", value_name = "NAME")]
+    pub bugs: Vec<String>,
+    /// Output directory (default: reports/<scenario name>/); replaced only if durasim wrote it
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write trace.jsonl, one history event per line
+    #[arg(long)]
+    pub trace: bool,
+    /// Skip the per-row CSVs (jobs.csv, attempts.csv) for huge runs; summary and depth stay
+    #[arg(long)]
+    pub no_rows: bool,
+    /// Print only the verdict line
+    #[arg(long)]
+    pub quiet: bool,
+    /// Also write the run as an explicit scenario: the faults that fired as [[script]] entries,
+    /// random fault rates 0
+    #[arg(long, value_name = "FILE")]
+    pub freeze: Option<PathBuf>,
+    /// Also draw the charts (DIR/charts/*.png) and the HTML report (DIR/index.html); keeps
+    /// faults.csv and reviews.csv so `durasim chart DIR` works later without a trace
+    #[arg(long)]
+    pub chart: bool,
+    /// Trace format; implies --trace. jsonl: trace.jsonl; chrome: trace.json for
+    /// ui.perfetto.dev and chrome://tracing
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub trace_format: Option<TraceFormat>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one scenario, check its invariants and expectations, write its outputs
+    #[command(after_help = RUN_HELP)]
+    Run(RunArgs),
+    /// Re-run the scenario and seed recorded in DIR/summary.json and compare trace hashes
+    #[command(after_help = REPLAY_HELP)]
+    Replay {
+        /// A run's output directory
+        dir: PathBuf,
+    },
+    /// Validate scenario files only
+    #[command(after_help = CHECK_HELP)]
+    Check {
+        /// The scenario files (scenarios/*.toml)
+        #[arg(required = true, value_name = "SCENARIO")]
+        scenarios: Vec<PathBuf>,
+    },
+    /// List the bug switches and the invariant each should break
+    #[command(after_help = BUGS_HELP)]
+    Bugs,
+    /// Run a scenario against a real store (SQLite, PostgreSQL or pgmq) with real processes and
+    /// real SIGKILLs, judged by the same checker (runs the durasim-conform program; see
+    /// `durasim conform --help` and docs/conform.md)
+    #[command(disable_help_flag = true)]
+    Conform {
+        /// SCENARIO --store sqlite:PATH|postgres[://URL]|pgmq [--seed N] [--bug NAME] [--out DIR]
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<String>,
+    },
+    /// Judge a history file (a `--trace` file, or one recorded outside the simulator; see
+    /// docs/history-format.md) with the same checker, and print the same verdict block as `run`
+    #[command(after_help = VERIFY_HELP)]
+    Verify {
+        /// A history file: a header line with the configuration, then one record a line
+        file: PathBuf,
+    },
+    /// Run many seeds in parallel, group failures, gate on coverage, shrink the first failures
+    #[command(after_help = SWEEP_HELP)]
+    Sweep(SweepArgs),
+    /// Merge the outputs of sharded sweeps into what one unsharded sweep writes
+    #[command(after_help = MERGE_HELP)]
+    Merge(MergeArgs),
+    /// Draw the charts and the HTML report of a run's (or a sweep's) output directory
+    #[command(after_help = CHART_HELP)]
+    Chart {
+        /// A run's output directory (with summary.json) or a sweep's (with sweep.json)
+        dir: PathBuf,
+        /// Output directory (default: DIR itself, which gains charts/ and index.html); replaced only if durasim wrote it
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Image format (the HTML report embeds the PNG when both are drawn)
+        #[arg(long, value_enum, default_value = "png")]
+        format: ChartFormat,
+    },
+}
+
+/// The format `run --trace-format` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TraceFormat {
+    /// trace.jsonl: one history record a line (the same as --trace)
+    Jsonl,
+    /// trace.json: Chrome trace-event format, for ui.perfetto.dev and chrome://tracing
+    Chrome,
+}
+
+/// `chart --format`: the report's image formats as a flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ChartFormat(pub Format);
+
+impl clap::ValueEnum for ChartFormat {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            ChartFormat(Format::Png),
+            ChartFormat(Format::Svg),
+            ChartFormat(Format::Both),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let value = clap::builder::PossibleValue::new(self.0.name());
+        Some(match self.0 {
+            Format::Both => value.help("Both PNG and SVG"),
+            _ => value,
+        })
+    }
+}

@@ -1,0 +1,210 @@
+//! What the shell prints: the human summaries of a run, a verification, a sweep, and the bug
+//! switches.
+//!
+//! Owns: the verdict lines (`PASS`/`FAIL`, the counts, each violated invariant with its first
+//! violation and evidence) as a terminal shows them.
+//! Does not: decide anything; it prints what `summary.json` and `sweep.json` say.
+
+use crate::report::summary::{InvariantSummary, Summary};
+use crate::run::RunReport;
+use crate::sweep::{FaultCoverage, SweepJson};
+use std::path::Path;
+
+/// `durasim bugs`: every switch, what catches it and the defect it plants.
+pub fn print_bugs() {
+    println!("{:<22} {:<26} defect", "switch", "caught by");
+    for b in &crate::bugs::ALL {
+        println!("{:<22} {:<26} {}", b.name, b.caught_by, b.defect);
+    }
+}
+
+/// Prints the human summary of a run.
+pub fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
+    let held = s.invariants.iter().filter(|i| i.holds).count();
+    let verdict = if s.expectations_met { "PASS" } else { "FAIL" };
+    if quiet {
+        println!(
+            "{verdict} {} seed {} trace {} ({held}/{} invariants hold)",
+            s.scenario,
+            s.seed,
+            s.trace_hash,
+            s.invariants.len()
+        );
+        return;
+    }
+    let m = &s.metrics;
+    println!(
+        "{verdict}  {}  seed {}  trace {}",
+        s.scenario, s.seed, s.trace_hash
+    );
+    println!(
+        "  run        {} history events, {} ms virtual, {:.3} s wall ({:.0} events/s){}",
+        s.events,
+        s.virtual_time_ms,
+        s.wall_s,
+        s.events_per_wall_s,
+        if s.quiescent { "" } else { ", TIME LIMIT HIT" }
+    );
+    let j = &s.jobs;
+    println!(
+        "  jobs       enqueued {}  acked {}  dead-lettered {}  cancelled {}  unfinished {}",
+        j.enqueued, j.acked, j.dead_lettered, j.cancelled, j.unfinished
+    );
+    let e = &s.effects;
+    println!(
+        "  effects    extract calls {}  results {}  deduped commits {}  outbox events {}  applied {}  duplicates absorbed {}",
+        e.extract_calls, e.results_committed, e.deduped_commits, e.outbox_events, e.consumer_applied, e.consumer_duplicates
+    );
+    let l = &s.leases;
+    println!(
+        "  leases     granted {}  expired {}  heartbeats {}  stale rejections {}  crashes {}/{} (worker/relay)",
+        l.granted, l.expired, l.heartbeats, l.stale_rejections, s.crashes.worker, s.crashes.relay
+    );
+    println!(
+        "  latency    queueWaitMs p50 {} p95 {} p99 {} | inferenceMs p50 {} | reviewWaitMs p50 {} | depth {}..{}",
+        m.queue_wait_ms.p50, m.queue_wait_ms.p95, m.queue_wait_ms.p99, m.inference_ms.p50, m.review_wait_ms.p50, m.queue_depth.min, m.queue_depth.max
+    );
+    print_verdicts(&s.invariants, "ms");
+    if s.expectations_met {
+        println!("  expect     met");
+    } else {
+        for u in &s.unmet_expectations {
+            println!(
+                "  expect     {}: expected {}, got {}",
+                u.field, u.expected, u.actual
+            );
+        }
+    }
+    let _ = report;
+    println!("  outputs    {}", dir.display());
+}
+
+/// The verdict block: how many invariants hold, then each violated one with its first violation
+/// and the records that prove it. `run` and `verify` print the same block.
+pub fn print_verdicts(invariants: &[InvariantSummary], unit: &str) {
+    let held = invariants.iter().filter(|i| i.holds).count();
+    println!("  invariants {held}/{} hold", invariants.len());
+    for i in invariants.iter().filter(|i| !i.holds) {
+        let f = i
+            .first_violation
+            .as_ref()
+            .expect("a violated invariant has a first violation");
+        println!(
+            "    VIOLATED {} ({} times); first at {} {unit}{}{}: {}",
+            i.name,
+            i.violations,
+            f.at_ms,
+            f.job.map(|j| format!(", job-{j}")).unwrap_or_default(),
+            f.key
+                .as_ref()
+                .map(|k| format!(", key {k}"))
+                .unwrap_or_default(),
+            f.message
+        );
+        for ev in &f.evidence {
+            println!("      evidence: {ev}");
+        }
+    }
+}
+
+/// Prints the human summary of a sweep (or a merge).
+pub fn print_sweep_summary(json: &SweepJson, out: &Path, quiet: bool) {
+    let verdict = if json.passed { "PASS" } else { "FAIL" };
+    let t = &json.throughput;
+    let shard = json
+        .shard
+        .map(|s| format!(" shard {}/{}", s.index, s.count))
+        .unwrap_or_default();
+    println!(
+        "{verdict}  {} seeds {}..{}{shard}{}{}: {} run, {} failed ({} replayed twice)",
+        json.scenario,
+        json.seeds.start,
+        json.seeds.end,
+        if json.swarm { " swarm" } else { "" },
+        if json.bugs.is_empty() {
+            String::new()
+        } else {
+            format!(" bug {}", json.bugs.join(","))
+        },
+        json.seeds_run,
+        json.seeds_failed,
+        json.seeds_replayed
+    );
+    if !quiet {
+        println!(
+            "  throughput {:.2} s wall on {} threads: {:.1} seeds/s, {:.0} events/s, sim/wall {:.0}x",
+            t.wall_s, t.threads, t.seeds_per_wall_s, t.events_per_wall_s, t.sim_to_wall_ratio
+        );
+    }
+    for g in &json.failures {
+        println!(
+            "  {} {} ({}): {} seeds, first {:?}",
+            if g.class == "crash" {
+                "CRASH"
+            } else {
+                "VIOLATED"
+            },
+            g.invariant,
+            g.class,
+            g.seeds,
+            g.first_seeds
+        );
+        for s in &g.signatures {
+            println!("    {} seeds: {}", s.seeds, s.first_message);
+            println!("      reproduce: {}", s.reproduce);
+            if let Some(sh) = &s.shrunk {
+                println!(
+                    "      shrunk ({} jobs, {} workers, {} faults): durasim run {}",
+                    sh.to.jobs,
+                    sh.to.workers,
+                    sh.to.faults,
+                    out.join(&sh.path).display()
+                );
+            }
+        }
+    }
+    let c = &json.coverage;
+    if !quiet {
+        let fmt = |v: &[FaultCoverage]| {
+            v.iter()
+                .filter(|f| f.configured || f.seeds > 0)
+                .map(|f| format!("{} {}", f.name, f.seeds))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        println!("  coverage   faults (seeds fired): {}", fmt(&c.faults));
+        println!("             crash points: {}", fmt(&c.crash_points));
+        let s: Vec<String> = c
+            .sometimes
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}{} {}",
+                    s.name,
+                    if s.required { "*" } else { "" },
+                    s.seeds
+                )
+            })
+            .collect();
+        println!("             sometimes (* required): {}", s.join(", "));
+    }
+    match c.gate.as_str() {
+        "failed" => {
+            println!("  COVERAGE GATE FAILED:");
+            for p in &c.problems {
+                println!("    {p}");
+            }
+        }
+        "deferred" => {
+            if !quiet {
+                println!("  coverage gate deferred to `durasim merge` (this is one shard)");
+            }
+        }
+        _ => {
+            if !quiet {
+                println!("  coverage gate passed");
+            }
+        }
+    }
+    println!("  outputs    {}", out.display());
+}

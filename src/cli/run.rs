@@ -1,0 +1,206 @@
+//! `durasim run`: one scenario, its verdicts and expectations, and its output directory.
+//!
+//! Owns: the run's flags (seed, jobs, bug switches, what to write), timing the run on the wall
+//! clock for `summary.json`, the progress bar, `--freeze FILE` (written only over a file
+//! `--freeze` wrote), and the line that reproduces a failure.
+//! Does not: simulate or judge (`run::run_once`), or lay out the files (`report`).
+
+use super::args::{RunArgs, TraceFormat};
+use super::input::{apply_bug_flags, load_scenario};
+use super::print::print_summary;
+use super::{bad, default_out, output_error, report_error, Outcome};
+use crate::history::Record;
+use crate::observe::progress::ProgressSink;
+use crate::report::chart::data::write_extracts;
+use crate::report::chart::Format;
+use crate::report::chrome_trace::write_chrome_trace;
+use crate::report::output_dir::{check_own_file, write_own_file, Kind, OutputDir};
+use crate::report::render::render_dir;
+use crate::report::run_dir::{attempt_rows, write_outputs};
+use crate::report::summary::{summarize, RunIdentity, Summary};
+use crate::run::{check_expectations, run_once, RunReport, RunRequest};
+use crate::scenario::Scenario;
+use crate::sweep::freeze::{freeze_run, replay_frozen, FROZEN_MARK};
+use anyhow::{anyhow, Context};
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+fn reproduce_command(file: &Path, seed: u64, jobs: Option<u64>, flags: &[String]) -> String {
+    let mut cmd = format!("durasim run {} --seed {seed}", file.display());
+    if let Some(j) = jobs {
+        cmd.push_str(&format!(" --jobs {j}"));
+    }
+    for b in flags {
+        cmd.push_str(&format!(" --bug {b}"));
+    }
+    cmd
+}
+
+pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
+    let (scenario, text) = load_scenario(&args.scenario)?;
+    let mut request = RunRequest::for_scenario(&scenario);
+    apply_bug_flags(&mut request.bugs, &args.bugs)?;
+    if let Some(seed) = args.seed {
+        request.seed = seed;
+    }
+    if let Some(jobs) = args.jobs {
+        crate::limits::check_jobs("--jobs", jobs).map_err(bad)?;
+        request.jobs = Some(jobs);
+    }
+    request.keep_trace = args.trace || args.freeze.is_some();
+    request.keep_trace |= needs_history(args);
+    let bar = (!args.quiet && std::io::stderr().is_terminal()).then(jobs_bar);
+    request.progress = bar.as_ref().map(|(_, sink)| sink.clone());
+    let out_path = match &args.out {
+        Some(p) => p.clone(),
+        None => default_out(&scenario.name, "")?,
+    };
+    if let Some(f) = &args.freeze {
+        check_own_file(f, "frozen scenario", is_frozen).map_err(output_error)?;
+    }
+    let out = OutputDir::create(&out_path, Kind::Run).map_err(output_error)?;
+    let attempt_rows = match args.no_rows {
+        true => None,
+        false => Some(attempt_rows(&out).map_err(report_error)?),
+    };
+    let started = Instant::now();
+    let mut report = run_once(&scenario, &request, attempt_rows);
+    report.wall_s = started.elapsed().as_secs_f64();
+    if let Some((bar, _)) = bar {
+        bar.finish_and_clear();
+    }
+    let mut frozen = None;
+    if let Some(path) = &args.freeze {
+        frozen = Some(freeze(&scenario, &request, &report, path, &args.scenario)?);
+        if !args.trace && !needs_history(args) {
+            report.trace = None;
+        }
+    }
+    report
+        .metrics
+        .finish_rows()
+        .map_err(|e| anyhow!("cannot write attempts.csv: {e}"))?;
+    let unmet = check_expectations(&scenario, &report);
+    let reproduce = reproduce_command(&args.scenario, request.seed, request.jobs, &args.bugs);
+    let file = args.scenario.display().to_string();
+    let identity = RunIdentity {
+        scenario_name: &scenario.name,
+        scenario_file: &file,
+        scenario_text: &text,
+        jobs_override: request.jobs,
+        bugs: crate::bugs::enabled(&request.bugs),
+        seed: request.seed,
+        reproduce: reproduce.clone(),
+    };
+    let summary = summarize(&report, &unmet, identity);
+    // The history for charts and the Chrome trace; trace.jsonl only when asked for.
+    let wants_jsonl = args
+        .trace_format
+        .map_or(args.trace, |f| f == TraceFormat::Jsonl);
+    let history = if wants_jsonl {
+        None
+    } else {
+        report.trace.take()
+    };
+    write_outputs(&out, &report, &summary, &text, args.no_rows).map_err(report_error)?;
+    write_extra_outputs(&out, &report, history.as_deref(), &summary, args)?;
+    let written = out.commit().map_err(output_error)?;
+    // Nothing is printed on stdout before the outputs are in place: a reader that goes away
+    // (`| head`) ends the process by SIGPIPE, and must find no temporary directory behind.
+    if let Some(line) = frozen {
+        println!("{line}");
+    }
+    print_summary(&summary, &report, &written, args.quiet);
+    if args.chart && !args.quiet {
+        println!("  report     {}", written.join("index.html").display());
+    }
+    let ok = unmet.is_empty();
+    if !ok {
+        println!("reproduce: {reproduce}");
+    }
+    Ok(if ok { Outcome::Ok } else { Outcome::Violated })
+}
+
+/// `--chart` and `--trace-format chrome` need the run's history in memory.
+fn needs_history(args: &RunArgs) -> bool {
+    args.chart || args.trace_format.is_some()
+}
+
+/// Writes what `--trace-format chrome` and `--chart` ask for into the run's directory.
+fn write_extra_outputs(
+    out: &OutputDir,
+    report: &RunReport,
+    history: Option<&[Record]>,
+    summary: &Summary,
+    args: &RunArgs,
+) -> anyhow::Result<()> {
+    let history = history.or(report.trace.as_deref());
+    if args.trace_format == Some(TraceFormat::Chrome) {
+        let trace = history.context("no history was kept for the Chrome trace")?;
+        write_chrome_trace(
+            &out.file("trace.json"),
+            trace,
+            &report.outcome.names,
+            &summary.scenario,
+            summary.seed,
+            &summary.trace_hash,
+        )
+        .context("cannot write trace.json")?;
+    }
+    if args.chart {
+        if let Some(trace) = history {
+            write_extracts(out.path(), trace)?;
+        }
+        render_dir(out.path(), out.path(), Format::Png, history)?;
+    }
+    Ok(())
+}
+
+/// A terminal progress bar over the jobs that settled, and the sink that moves it.
+fn jobs_bar() -> (indicatif::ProgressBar, ProgressSink) {
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} [{bar:30}] {human_pos}/{human_len} jobs settled, eta {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let shown = bar.clone();
+    let sink = ProgressSink(Arc::new(move |done, jobs| {
+        shown.set_length(jobs);
+        shown.set_position(done);
+    }));
+    (bar, sink)
+}
+
+fn is_frozen(text: &str) -> bool {
+    text.starts_with(FROZEN_MARK)
+}
+
+/// `--freeze FILE`: writes the run as an explicit scenario, checks that it replays, and returns
+/// the line that says how closely (printed once the run's outputs are in place).
+fn freeze(
+    scenario: &Scenario,
+    request: &RunRequest,
+    report: &RunReport,
+    path: &Path,
+    scenario_file: &Path,
+) -> anyhow::Result<String> {
+    let frozen = freeze_run(
+        scenario,
+        request,
+        report,
+        &scenario_file.display().to_string(),
+    )
+    .map_err(|e| anyhow!("{e}"))?;
+    write_own_file(path, &frozen.text, "frozen scenario", is_frozen).map_err(output_error)?;
+    let how = replay_frozen(&frozen, &path.display().to_string()).map_err(|e| anyhow!("{e}"))?;
+    Ok(format!(
+        "  frozen     {} ({} scripted faults): replay {how}",
+        path.display(),
+        frozen.scripted
+    ))
+}

@@ -1,0 +1,201 @@
+//! `durasim sweep` and `durasim merge`: many seeds of one scenario, and the shards of one
+//! sweep joined.
+//!
+//! Owns: their flags (seed range, shard, threads, swarm, jobs, bug switches, outputs), refusing
+//! outputs durasim may not replace before any work is done, the progress bar, reading the
+//! shards' directories, and the exit code (1 when a seed failed or the coverage gate did).
+//! Does not: run or aggregate seeds (`sweep`) or lay out the files (`report::sweep_dir`).
+
+use super::args::{MergeArgs, SweepArgs};
+use super::input::{apply_bug_flags, load_scenario};
+use super::print::print_sweep_summary;
+use super::{bad, default_out, output_error, report_error, Outcome};
+use crate::report::junit::{check_junit_target, write_junit};
+use crate::report::output_dir::inspect;
+use crate::report::sweep_dir::{read_seed_records, read_sweep_json, write_sweep_dir};
+use crate::scenario::Bugs;
+use crate::sweep::merge::{check_complete, check_shard, merge, ShardResult};
+use crate::sweep::{sweep, Plan, SeedSink, Shard, SweepOutput};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn parse_seeds(text: &str) -> Result<(u64, u64), String> {
+    let (a, b) = text
+        .split_once("..")
+        .ok_or_else(|| format!("--seeds {text:?}: expected A..B, e.g. 0..2000"))?;
+    let a: u64 = a
+        .trim()
+        .parse()
+        .map_err(|_| format!("--seeds {text:?}: A is not a number"))?;
+    let b: u64 = b
+        .trim()
+        .parse()
+        .map_err(|_| format!("--seeds {text:?}: B is not a number"))?;
+    if b <= a {
+        return Err(format!(
+            "--seeds {text:?}: the range is empty (B must be greater than A)"
+        ));
+    }
+    Ok((a, b))
+}
+
+/// `durasim sweep`.
+pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
+    let (scenario, _) = load_scenario(&args.scenario)?;
+    let seeds = parse_seeds(&args.seeds).map_err(bad)?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(Shard::parse)
+        .transpose()
+        .map_err(|e| bad(e.to_string()))?;
+    if args.swarm && scenario.swarm.is_none() {
+        return Err(bad(format!(
+            "--swarm: {} has no [swarm] section with the ranges to draw from",
+            args.scenario.display()
+        )));
+    }
+    if let Some(t) = args.threads {
+        crate::limits::check_threads(t).map_err(bad)?;
+    }
+    if let Some(j) = args.jobs {
+        crate::limits::check_jobs("--jobs", j).map_err(bad)?;
+    }
+    let mut plan = Plan::new(scenario, &args.scenario.display().to_string(), seeds);
+    apply_bug_flags(&mut plan.bugs, &args.bugs)?;
+    plan.shard = shard;
+    crate::limits::check_sweep_seeds(&args.seeds, plan.seed_count()).map_err(bad)?;
+    plan.swarm = args.swarm;
+    plan.jobs = args.jobs;
+    plan.threads = args.threads.unwrap_or(0);
+    plan.shrink = !args.no_shrink;
+    plan.wall_clock = Some(Instant::now);
+    let out = match &args.out {
+        Some(p) => p.clone(),
+        None => default_out(&plan.scenario.name, "-sweep")?,
+    };
+    // Refused before the sweep runs, not after minutes of work (checked again when written).
+    check_targets(&out, args.junit.as_deref())?;
+    let bar =
+        (!args.quiet && std::io::stderr().is_terminal()).then(|| seeds_bar(plan.seed_count()));
+    plan.progress = bar.as_ref().map(|(_, sink)| sink.clone());
+    let output = sweep(&plan);
+    if let Some((bar, _)) = bar {
+        bar.finish_and_clear();
+    }
+    finish(output?, &out, args.junit.as_deref(), args.quiet)
+}
+
+/// `durasim merge`: the shards' seeds.jsonl and shrunk files, combined into what one unsharded
+/// sweep writes.
+pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
+    let mut shards = Vec::new();
+    for dir in &args.dirs {
+        let json = read_sweep_json(dir).map_err(|e| bad(e.to_string()))?;
+        let shard = ShardResult {
+            dir: dir.clone(),
+            json,
+        };
+        check_shard(&shard).map_err(|e| bad(e.to_string()))?;
+        shards.push(shard);
+    }
+    let expected = check_complete(&shards).map_err(|e| bad(e.to_string()))?;
+    // The scenario file as recorded; its name and expectations decide the coverage gate.
+    let first = &shards[0].json;
+    let (scenario, _) = load_scenario(&PathBuf::from(&first.scenario_file)).map_err(|e| {
+        bad(format!(
+            "merge re-reads the scenario to apply the coverage gate: {e}"
+        ))
+    })?;
+    let mut plan = Plan::new(
+        scenario,
+        &first.scenario_file,
+        (first.seeds.start, first.seeds.end),
+    );
+    plan.swarm = first.swarm;
+    plan.jobs = first.jobs_override;
+    plan.bugs = Bugs::default();
+    apply_bug_flags(&mut plan.bugs, &first.bugs)?;
+    let mut records = Vec::new();
+    for s in &shards {
+        records
+            .extend(read_seed_records(&s.dir, s.json.seeds_run).map_err(|e| bad(e.to_string()))?);
+    }
+    let (json, records, copies) =
+        merge(&plan, &shards, records, expected).map_err(|e| bad(e.to_string()))?;
+    let mut files = Vec::new();
+    for c in &copies {
+        let text = crate::files::read_capped(
+            &shards[c.shard].dir.join(&c.from),
+            crate::limits::MAX_SCENARIO_BYTES,
+            "shrunk scenario",
+        )
+        .map_err(|e| bad(e.to_string()))?;
+        files.push((c.to.clone(), c.retitle(text)));
+    }
+    let out = match &args.out {
+        Some(p) => p.clone(),
+        None => default_out(&json.scenario, "-sweep")?,
+    };
+    check_targets(&out, args.junit.as_deref())?;
+    let output = SweepOutput {
+        json,
+        records,
+        files,
+    };
+    finish(output, &out, args.junit.as_deref(), args.quiet)
+}
+
+/// Refuses `--out` and `--junit` targets durasim may not replace, before any work is done
+/// (they are checked again when written).
+fn check_targets(out: &Path, junit: Option<&Path>) -> anyhow::Result<()> {
+    inspect(out).map_err(output_error)?;
+    if let Some(j) = junit {
+        check_junit_target(j).map_err(output_error)?;
+    }
+    Ok(())
+}
+
+/// Writes a sweep's (or a merge's) outputs, prints its summary, and says how it ended.
+fn finish(
+    output: SweepOutput,
+    out: &Path,
+    junit: Option<&Path>,
+    quiet: bool,
+) -> anyhow::Result<Outcome> {
+    let out = write_sweep_dir(out, &output).map_err(report_error)?;
+    if let Some(junit) = junit {
+        write_junit(junit, &output.json).map_err(output_error)?;
+    }
+    print_sweep_summary(&output.json, &out, quiet);
+    Ok(if output.json.passed {
+        Outcome::Ok
+    } else {
+        Outcome::Violated
+    })
+}
+
+/// A terminal progress bar over the seeds, and the sink that moves it.
+fn seeds_bar(seeds: u64) -> (indicatif::ProgressBar, SeedSink) {
+    let bar = indicatif::ProgressBar::new(seeds);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {pos}/{len} seeds [{bar:40}] {per_sec} eta {eta} {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let shown = bar.clone();
+    let failed = AtomicU64::new(0);
+    let sink = SeedSink(Arc::new(move |seed_failed| {
+        if seed_failed {
+            let n = failed.fetch_add(1, Ordering::Relaxed) + 1;
+            shown.set_message(format!("{n} failed"));
+        }
+        shown.inc(1);
+    }));
+    (bar, sink)
+}

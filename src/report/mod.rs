@@ -1,0 +1,22 @@
+//! Reports: what a run or a sweep leaves on disk, and the views drawn from it.
+//!
+//! Owns: output directories written whole or not at all (`output_dir`), a run's files
+//! (`run_dir`: summary.json, the CSVs, trace.jsonl; `summary`: the summary's shape), a sweep's
+//! (`sweep_dir`: sweep.json, seeds.jsonl, shrunk scenarios; `junit`), the Perfetto / Chrome trace
+//! (`chrome_trace`), the charts (`chart`) and the HTML report (`html`).
+//! Does not: simulate, judge or re-run anything. It formats what a run or a sweep returned, or
+//! reads back what one wrote (a sweep's charts read the per-seed figures in seeds.jsonl).
+//! Prints nothing and parses no arguments (the shell, `cli`, does).
+
+pub mod chart;
+pub mod chrome_trace;
+pub mod error;
+pub mod html;
+pub mod junit;
+pub mod output_dir;
+pub mod render;
+pub mod run_dir;
+pub mod summary;
+pub mod sweep_dir;
+
+pub use error::ReportError;

@@ -1,0 +1,144 @@
+//! Aggregation: a sweep's per-seed records into `sweep.json`.
+//!
+//! Owns: failure groups (by invariant, then by first-violation signature, with the first seeds
+//! and the command that reproduces each), the totals, and the throughput figures.
+//! Does not: decide the coverage gate (`coverage`) or shrink (`shrunk`).
+
+use super::coverage::coverage;
+use super::seed::SeedRecord;
+use super::summary::{FailureGroup, SeedRange, SignatureGroup, SweepJson, Throughput};
+use super::{Plan, Shard, FIRST_SEEDS};
+use crate::check::Invariant;
+use crate::scenario::Scenario;
+
+fn reproduce_command(plan: &Plan, seed: u64) -> String {
+    let mut cmd = if plan.swarm {
+        format!(
+            "durasim sweep {} --swarm --seeds {seed}..{}",
+            plan.scenario_file,
+            seed + 1
+        )
+    } else {
+        format!("durasim run {} --seed {seed}", plan.scenario_file)
+    };
+    if let Some(j) = plan.jobs {
+        cmd.push_str(&format!(" --jobs {j}"));
+    }
+    for b in crate::bugs::enabled(&plan.bugs) {
+        if !plan.scenario.bugs_has(b) {
+            cmd.push_str(&format!(" --bug {b}"));
+        }
+    }
+    cmd
+}
+
+trait BugsHas {
+    fn bugs_has(&self, name: &str) -> bool;
+}
+impl BugsHas for Scenario {
+    fn bugs_has(&self, name: &str) -> bool {
+        crate::bugs::enabled(&self.bugs).contains(&name)
+    }
+}
+
+/// Builds sweep.json from the records (sorted by seed); every group's `shrunk` is `None` (see
+/// `shrunk::shrink_groups`). `wall_s` and `threads` only feed the throughput figures.
+pub fn aggregate(
+    plan: &Plan,
+    records: &[SeedRecord],
+    shard: Option<Shard>,
+    wall_s: f64,
+    threads: usize,
+) -> SweepJson {
+    debug_assert!(records.windows(2).all(|w| w[0].seed < w[1].seed));
+    // Groups in invariant order, then replay, then panic; signatures by first seed.
+    let order = |name: &str| -> usize {
+        Invariant::parse(name)
+            .map(|i| i as usize)
+            .unwrap_or(match name {
+                "replay" => 100,
+                _ => 101,
+            })
+    };
+    let mut groups: Vec<FailureGroup> = Vec::new();
+    for r in records {
+        for f in &r.failures {
+            let g = match groups.iter_mut().position(|g| g.invariant == f.invariant) {
+                Some(i) => &mut groups[i],
+                None => {
+                    groups.push(FailureGroup {
+                        invariant: f.invariant.clone(),
+                        class: f.class.clone(),
+                        seeds: 0,
+                        first_seeds: Vec::new(),
+                        signatures: Vec::new(),
+                    });
+                    groups.last_mut().expect("just pushed")
+                }
+            };
+            g.seeds += 1;
+            if g.first_seeds.len() < FIRST_SEEDS {
+                g.first_seeds.push(r.seed);
+            }
+            match g.signatures.iter_mut().find(|s| s.signature == f.signature) {
+                Some(s) => {
+                    s.seeds += 1;
+                    if s.first_seeds.len() < FIRST_SEEDS {
+                        s.first_seeds.push(r.seed);
+                    }
+                }
+                None => g.signatures.push(SignatureGroup {
+                    signature: f.signature.clone(),
+                    seeds: 1,
+                    first_seeds: vec![r.seed],
+                    first_seed: r.seed,
+                    first_message: f.message.clone(),
+                    first_at_ms: f.at_ms,
+                    first_job: f.job,
+                    reproduce: reproduce_command(plan, r.seed),
+                    swarm: r.swarm.clone(),
+                    shrunk: None,
+                }),
+            }
+        }
+    }
+    groups.sort_by_key(|g| order(&g.invariant));
+    let coverage = coverage(plan, records, shard.is_some());
+    let count =
+        |pred: &dyn Fn(&SeedRecord) -> bool| records.iter().filter(|r| pred(r)).count() as u64;
+    let seeds_failed = count(&|r| !r.failures.is_empty());
+    let events: u64 = records.iter().map(|r| r.events).sum();
+    let virtual_time_ms: u64 = records.iter().map(|r| r.virtual_time_ms).sum();
+    let n = records.len() as u64;
+    let wall = wall_s.max(1e-9);
+    SweepJson {
+        scenario: plan.scenario.name.clone(),
+        scenario_file: plan.scenario_file.clone(),
+        seeds: SeedRange {
+            start: plan.seeds.0,
+            end: plan.seeds.1,
+        },
+        shard,
+        swarm: plan.swarm,
+        bugs: crate::bugs::enabled(&plan.bugs)
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        jobs_override: plan.jobs,
+        passed: seeds_failed == 0 && coverage.gate != "failed",
+        seeds_run: n,
+        seeds_failed,
+        seeds_replayed: count(&|r| r.replay_checked),
+        events,
+        virtual_time_ms,
+        failures: groups,
+        coverage,
+        throughput: Throughput {
+            wall_s: (wall_s * 1000.0).round() / 1000.0,
+            threads,
+            events_per_wall_s: (events as f64 / wall).round(),
+            sim_to_wall_ratio: ((virtual_time_ms as f64 / 1000.0 / wall) * 10.0).round() / 10.0,
+            seeds_per_wall_s: ((n as f64 / wall) * 10.0).round() / 10.0,
+        },
+    }
+}
