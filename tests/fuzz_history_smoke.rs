@@ -237,7 +237,7 @@ fn mutated_histories_never_panic_and_are_refused_clearly_or_judged() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_INPUTS);
-    let mut r = Rng(0x6869_7374_6f72_79);
+    let mut r = Rng(0x0068_6973_746f_7279);
     let (mut accepted, mut refused) = (0, 0);
     let started = std::time::Instant::now();
     for i in 0..n {
