@@ -24,6 +24,8 @@ pub enum Purpose {
     Output = 7,
     /// Pauses after a heartbeat (`[faults] pause`), one stream per worker.
     Pause = 8,
+    /// The coin of a write that may or may not take effect (SQS's stale delete).
+    StaleWrite = 9,
 }
 
 /// One independent stream of random numbers.

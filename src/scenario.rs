@@ -187,14 +187,167 @@ impl Default for Workers {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+/// `[queue]`: durasim's four settings, the queue-semantics profile, and the profile keys a
+/// scenario may set on top of it (docs/queues.md §2.1; resolved by `profile::resolve`).
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct QueueSection {
     pub lease_ms: u64,
     pub heartbeat_ms: u64,
     pub deadline_ms: u64,
+    /// A number, or `"unlimited"` (stored as `u32::MAX`).
+    #[serde(deserialize_with = "attempts_limit")]
     pub max_attempts: u32,
+    pub profile: Option<String>,
+    pub heartbeat: Option<String>,
+    pub attempts_count: Option<String>,
+    pub stale_heartbeat: Option<String>,
+    pub stale_ack: Option<String>,
+    pub stale_retry: Option<String>,
+    pub stale_dead_letter: Option<String>,
+    pub stale_apply_permille: Option<u32>,
+    pub expiry: Option<String>,
+    pub sweep_ms: Option<u64>,
+    pub liveness_ms: Option<u64>,
+    pub on_expiry: Option<String>,
+    pub stall_limit: Option<u32>,
+    pub rescue_write: Option<String>,
+    pub rescue_gap_ms: Option<u64>,
+    pub fetch: Option<String>,
+    pub permanent_error: Option<String>,
+    pub unique: Option<String>,
+    /// Which of the four durasim settings the file wrote: under a profile other than durasim,
+    /// the others are the profile's, and a written-back file leaves them out.
+    #[serde(skip)]
+    pub written: Written,
 }
+
+/// The durasim settings a scenario file wrote itself (profile resolution needs to know).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    pub lease_ms: bool,
+    pub heartbeat_ms: bool,
+    pub deadline_ms: bool,
+    pub max_attempts: bool,
+    pub backoff_base_ms: bool,
+    pub backoff_cap_ms: bool,
+    pub jitter: bool,
+}
+
+/// `max_attempts`: an integer, or `"unlimited"` (`u32::MAX`).
+fn attempts_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Limit {
+        Number(u32),
+        Word(String),
+    }
+    match Limit::deserialize(d)? {
+        Limit::Number(n) => Ok(n),
+        Limit::Word(w) if w == "unlimited" => Ok(u32::MAX),
+        Limit::Word(w) => Err(serde::de::Error::custom(format!(
+            "max_attempts is a number between 1 and 1000, or \"unlimited\" (got {})",
+            clip(&w)
+        ))),
+    }
+}
+
+impl Serialize for QueueSection {
+    /// Every field the file could have written; under a profile other than durasim, only the
+    /// durasim settings the file wrote itself (the others are the profile's).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct View<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            lease_ms: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            heartbeat_ms: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            deadline_ms: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            max_attempts: Option<toml::Value>,
+            #[serde(flatten)]
+            rest: Rest<'a>,
+        }
+        #[derive(Serialize)]
+        struct Rest<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            profile: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            heartbeat: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            attempts_count: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stale_heartbeat: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stale_ack: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stale_retry: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stale_dead_letter: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stale_apply_permille: &'a Option<u32>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            expiry: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            sweep_ms: &'a Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            liveness_ms: &'a Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            on_expiry: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stall_limit: &'a Option<u32>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            rescue_write: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            rescue_gap_ms: &'a Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            fetch: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            permanent_error: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            unique: &'a Option<String>,
+        }
+        let all = self.profile.as_deref().is_none_or(|p| p == "durasim");
+        let keep = |written: bool, v: u64| (all || written).then_some(v);
+        let w = &self.written;
+        let max_attempts = (all || w.max_attempts).then(|| {
+            if self.max_attempts == u32::MAX {
+                toml::Value::String("unlimited".into())
+            } else {
+                toml::Value::Integer(self.max_attempts as i64)
+            }
+        });
+        View {
+            lease_ms: keep(w.lease_ms, self.lease_ms),
+            heartbeat_ms: keep(w.heartbeat_ms, self.heartbeat_ms),
+            deadline_ms: keep(w.deadline_ms, self.deadline_ms),
+            max_attempts,
+            rest: Rest {
+                profile: &self.profile,
+                heartbeat: &self.heartbeat,
+                attempts_count: &self.attempts_count,
+                stale_heartbeat: &self.stale_heartbeat,
+                stale_ack: &self.stale_ack,
+                stale_retry: &self.stale_retry,
+                stale_dead_letter: &self.stale_dead_letter,
+                stale_apply_permille: &self.stale_apply_permille,
+                expiry: &self.expiry,
+                sweep_ms: &self.sweep_ms,
+                liveness_ms: &self.liveness_ms,
+                on_expiry: &self.on_expiry,
+                stall_limit: &self.stall_limit,
+                rescue_write: &self.rescue_write,
+                rescue_gap_ms: &self.rescue_gap_ms,
+                fetch: &self.fetch,
+                permanent_error: &self.permanent_error,
+                unique: &self.unique,
+            },
+        }
+        .serialize(s)
+    }
+}
+
 impl Default for QueueSection {
     fn default() -> Self {
         QueueSection {
@@ -202,6 +355,25 @@ impl Default for QueueSection {
             heartbeat_ms: 300,
             deadline_ms: 30_000,
             max_attempts: 3,
+            profile: None,
+            heartbeat: None,
+            attempts_count: None,
+            stale_heartbeat: None,
+            stale_ack: None,
+            stale_retry: None,
+            stale_dead_letter: None,
+            stale_apply_permille: None,
+            expiry: None,
+            sweep_ms: None,
+            liveness_ms: None,
+            on_expiry: None,
+            stall_limit: None,
+            rescue_write: None,
+            rescue_gap_ms: None,
+            fetch: None,
+            permanent_error: None,
+            unique: None,
+            written: Written::default(),
         }
     }
 }
@@ -212,6 +384,9 @@ pub struct RetrySection {
     pub backoff_base_ms: u64,
     pub backoff_cap_ms: u64,
     pub jitter: Jitter,
+    /// The formula (docs/queues.md M8); absent: the profile's (durasim: `exp2`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backoff: Option<String>,
 }
 impl Default for RetrySection {
     fn default() -> Self {
@@ -219,6 +394,7 @@ impl Default for RetrySection {
             backoff_base_ms: 100,
             backoff_cap_ms: 2000,
             jitter: Jitter::Full,
+            backoff: None,
         }
     }
 }
@@ -566,6 +742,12 @@ pub struct DlqSection {
     pub reprocess_limit: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reprocess_window_ms: Option<u64>,
+    /// What a dead job becomes (docs/queues.md M9); absent: the profile's (durasim: `queue`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Entries deleted this long after they arrived; absent: the profile's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retention_ms: Option<u64>,
 }
 
 impl DlqSection {
@@ -984,7 +1166,7 @@ fn toml_line(source: &str, span: Option<std::ops::Range<usize>>) -> Option<usize
 impl Scenario {
     /// Parses and validates a scenario's text. `file` is only used in error messages.
     pub fn parse(file: &str, source: &str) -> Result<Scenario, ScenarioError> {
-        let scenario: Scenario = toml::from_str(source).map_err(|e| {
+        let mut scenario: Scenario = toml::from_str(source).map_err(|e| {
             let message = e.message().trim().to_string();
             let unknown = message
                 .strip_prefix("unknown field `")
@@ -1010,6 +1192,7 @@ impl Scenario {
                 message: crate::messages::plain(&message),
             }
         })?;
+        scenario.note_written(source);
         scenario
             .validate()
             .and_then(|()| check_ranges_are_pairs(source))
@@ -1022,22 +1205,118 @@ impl Scenario {
         Ok(scenario)
     }
 
+    /// The DLQ's limits under this scenario's profile (a profile can bring a capacity: Sidekiq's
+    /// dead set keeps 9,999).
+    pub fn dlq_config(&self) -> crate::model::dead_letter::DlqConfig {
+        crate::model::dead_letter::DlqConfig {
+            capacity: self.semantics().dlq.capacity,
+            ..self.dlq.config()
+        }
+    }
+
+    /// Records which durasim settings the text wrote itself (a profile supplies the others).
+    fn note_written(&mut self, source: &str) {
+        let Ok(table) = toml::from_str::<toml::Table>(source) else {
+            return;
+        };
+        let has = |section: &str, key: &str| {
+            table
+                .get(section)
+                .and_then(toml::Value::as_table)
+                .is_some_and(|t| t.contains_key(key))
+        };
+        self.queue.written = Written {
+            lease_ms: has("queue", "lease_ms"),
+            heartbeat_ms: has("queue", "heartbeat_ms"),
+            deadline_ms: has("queue", "deadline_ms"),
+            max_attempts: has("queue", "max_attempts"),
+            backoff_base_ms: has("retry", "backoff_base_ms"),
+            backoff_cap_ms: has("retry", "backoff_cap_ms"),
+            jitter: has("retry", "jitter"),
+        };
+    }
+
+    /// The queue-semantics profile this scenario runs on (`[queue] profile`, default durasim).
+    pub fn queue_profile(&self) -> crate::profile::Profile {
+        use crate::profile::Word;
+        self.queue
+            .profile
+            .as_deref()
+            .and_then(crate::profile::Profile::parse)
+            .unwrap_or_default()
+    }
+
+    /// The keys this scenario sets on top of its profile. Under durasim every durasim setting
+    /// counts (they are today's queue); under another profile only those the file wrote.
+    pub fn profile_overrides(&self) -> crate::profile::resolve::Overrides {
+        use crate::profile::resolve::{AttemptsLimit, Overrides};
+        let q = &self.queue;
+        let all = self.queue_profile() == crate::profile::Profile::Durasim;
+        let w = q.written;
+        let r = &self.retry;
+        let d = &self.dlq;
+        Overrides {
+            lease_ms: (all || w.lease_ms).then_some(q.lease_ms),
+            heartbeat: q.heartbeat.clone(),
+            heartbeat_ms: (all || w.heartbeat_ms).then_some(q.heartbeat_ms),
+            deadline_ms: (all || w.deadline_ms).then_some(q.deadline_ms),
+            max_attempts: (all || w.max_attempts).then_some(if q.max_attempts == u32::MAX {
+                AttemptsLimit::Unlimited
+            } else {
+                AttemptsLimit::Limit(q.max_attempts)
+            }),
+            attempts_count: q.attempts_count.clone(),
+            stale_heartbeat: q.stale_heartbeat.clone(),
+            stale_ack: q.stale_ack.clone(),
+            stale_retry: q.stale_retry.clone(),
+            stale_dead_letter: q.stale_dead_letter.clone(),
+            stale_apply_permille: q.stale_apply_permille,
+            expiry: q.expiry.clone(),
+            sweep_ms: q.sweep_ms,
+            liveness_ms: q.liveness_ms,
+            on_expiry: q.on_expiry.clone(),
+            stall_limit: q.stall_limit,
+            rescue_write: q.rescue_write.clone(),
+            rescue_gap_ms: q.rescue_gap_ms,
+            fetch: q.fetch.clone(),
+            permanent_error: q.permanent_error.clone(),
+            unique: q.unique.clone(),
+            backoff: r.backoff.clone(),
+            backoff_base_ms: (all || w.backoff_base_ms).then_some(r.backoff_base_ms),
+            backoff_cap_ms: (all || w.backoff_cap_ms).then_some(r.backoff_cap_ms),
+            jitter: (all || w.jitter).then(|| r.jitter.name().to_string()),
+            dlq_mode: d.mode.clone(),
+            dlq_capacity: d.capacity,
+            dlq_retention_ms: d.retention_ms,
+        }
+    }
+
+    /// The queue semantics a run of this scenario uses: its profile's defaults with the
+    /// scenario's keys applied. Validation already refused every combination `resolve` refuses.
+    pub fn semantics(&self) -> crate::profile::Semantics {
+        crate::profile::resolve::resolve(self.queue_profile(), &self.profile_overrides())
+            .expect("a validated scenario resolves")
+    }
+
     /// The header of this scenario's histories: every setting a rule of the checker depends
     /// on, in milliseconds, and the optional records the simulator writes (all of them).
     pub fn run_config(&self, seed: u64) -> crate::vocab::config::RunConfig {
-        let dlq = self.dlq.config();
+        let dlq = self.dlq_config();
+        let sem = self.semantics();
+        let e = crate::profile::Effective::of(&sem);
+        let (backoff_base, backoff_cap, jitter) = e.header_backoff(&sem);
         crate::vocab::config::RunConfig {
             time_unit: crate::vocab::config::TimeUnit::Ms,
             emits: crate::vocab::config::Emits::all(),
             seed: Some(seed),
             workers: Some(self.workers.count),
-            lease: self.queue.lease_ms,
-            heartbeat: self.queue.heartbeat_ms,
-            deadline: self.queue.deadline_ms,
-            attempts_max: self.queue.max_attempts,
-            backoff_base: self.retry.backoff_base_ms,
-            backoff_cap: self.retry.backoff_cap_ms,
-            jitter: self.retry.jitter,
+            lease: e.lease_ms,
+            heartbeat: e.heartbeat_ms,
+            deadline: e.deadline_ms,
+            attempts_max: e.attempts_max,
+            backoff_base,
+            backoff_cap,
+            jitter,
             dlq_capacity: dlq.capacity,
             reprocess_limit: dlq
                 .reprocess_limit
@@ -1089,7 +1368,21 @@ impl Scenario {
         if q.heartbeat_ms == 0 {
             return err("queue.heartbeat_ms", "must be > 0".into());
         }
-        if q.max_attempts == 0 || q.max_attempts > 1000 {
+        if let Some(p) = &q.profile {
+            use crate::profile::Word;
+            if crate::profile::Profile::parse(p).is_none() {
+                return err(
+                    "queue.profile",
+                    format!(
+                        "unknown profile {}; allowed: {}",
+                        clip(p),
+                        crate::profile::Profile::allowed()
+                    ),
+                );
+            }
+        }
+        crate::profile::resolve::resolve(self.queue_profile(), &self.profile_overrides())?;
+        if q.max_attempts == 0 || (q.max_attempts > 1000 && q.max_attempts != u32::MAX) {
             return err(
                 "queue.max_attempts",
                 format!("must be between 1 and 1000 (got {})", q.max_attempts),

@@ -3,8 +3,9 @@
 //! Owns: the moment a lease is detected as ended, as a pure function of the lease and the
 //! profile's expiry kind: an exact timer (durasim, SQS, pgmq), a periodic sweeper that takes
 //! leases past their horizon (River, Oban's Lifeline, graphile-worker, pg-boss), BullMQ's
-//! two-pass stalled checker, a sweeper over dead worker processes (procrastinate's recipe,
-//! Sidekiq Pro), or never. Sweepers tick at every multiple of their period from time 0, so the
+//! two-pass stalled checker, a sweeper over worker processes whose heartbeat is older than
+//! `liveness_ms` (procrastinate's recipe: the process heartbeat renews the liveness of every job
+//! it holds, so the lease is `liveness_ms` renewed at each process heartbeat), or never. Sweepers tick at every multiple of their period from time 0, so the
 //! kernel needs no tick events: it checks at the computed moment and asks again if a renewal
 //! moved it.
 //! Does not: change the job (the queue does), or decide what a rescue does (see `OnExpiry`).
@@ -12,16 +13,14 @@
 use super::params::{Expiry, ExpiryKind};
 use crate::ids::SimTime;
 
-/// A lease as the detector sees it.
+/// A lease as the detector sees it. Under `worker_liveness` the lease is the holder process's
+/// liveness: each process heartbeat renews it for `liveness_ms`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeaseView {
     /// When the lease was last taken or renewed (BullMQ's renewal unmarks the job).
     pub renewed_at: SimTime,
     /// The lease is live through this moment.
     pub lease_until: SimTime,
-    /// When the holder's worker process last showed it was alive, if it is dead; `None` while it
-    /// lives (a live process with a hung job keeps its job under `worker_liveness`).
-    pub process_dead_since: Option<SimTime>,
 }
 
 /// The first sweeper tick (a multiple of `every`, from `every` on) strictly after `t`.
@@ -35,7 +34,10 @@ pub fn next_tick(every: SimTime, t: SimTime) -> SimTime {
 pub fn detected_at(expiry: Expiry, lease: LeaseView) -> Option<SimTime> {
     match expiry.kind {
         ExpiryKind::Timer => Some(lease.lease_until + 1),
-        ExpiryKind::Sweep => Some(next_tick(expiry.sweep_ms, lease.lease_until)),
+        // A sweeper over leases, or over process heartbeats older than `liveness_ms`.
+        ExpiryKind::Sweep | ExpiryKind::WorkerLiveness => {
+            Some(next_tick(expiry.sweep_ms, lease.lease_until))
+        }
         ExpiryKind::TwoPass => {
             // Marked at the first pass after the last renewal; moved at the first later pass at
             // which the lock is gone.
@@ -43,9 +45,6 @@ pub fn detected_at(expiry: Expiry, lease: LeaseView) -> Option<SimTime> {
             let gone = lease.lease_until.max(marked);
             Some(next_tick(expiry.sweep_ms, gone))
         }
-        ExpiryKind::WorkerLiveness => lease
-            .process_dead_since
-            .map(|last| next_tick(expiry.sweep_ms, last + expiry.liveness_ms)),
         ExpiryKind::Never => None,
     }
 }
@@ -58,7 +57,6 @@ mod tests {
         LeaseView {
             renewed_at,
             lease_until,
-            process_dead_since: None,
         }
     }
 
@@ -95,15 +93,13 @@ mod tests {
         assert_eq!(detected_at(bull, lease(45_000, 75_000)), Some(90_000));
     }
 
+    // procrastinate's recipe: a process heartbeat every 10 s keeps a 30 s liveness; the process
+    // died after its heartbeat at 1 s, so the 10-minute task finds it stale at 600 s.
     #[test]
-    fn worker_liveness_waits_for_the_process_to_die() {
+    fn worker_liveness_sweeps_processes_whose_heartbeat_is_too_old() {
         let recipe = Expiry::worker_liveness(30_000, 600_000);
-        assert_eq!(detected_at(recipe, lease(0, u64::MAX / 2)), None);
-        let dead = LeaseView {
-            process_dead_since: Some(1_000),
-            ..lease(0, u64::MAX / 2)
-        };
-        assert_eq!(detected_at(recipe, dead), Some(600_000));
-        assert_eq!(detected_at(Expiry::NEVER, dead), None);
+        assert_eq!(detected_at(recipe, lease(1_000, 31_000)), Some(600_000));
+        assert_eq!(detected_at(recipe, lease(590_000, 620_000)), Some(1_200_000));
+        assert_eq!(detected_at(Expiry::NEVER, lease(1_000, 31_000)), None);
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod backoff;
 pub mod detection;
+pub mod effective;
 pub mod guard;
 pub mod params;
 pub mod resolve;
@@ -23,6 +24,7 @@ pub mod systems;
 pub mod unique;
 
 use crate::ids::SimTime;
+pub use effective::Effective;
 pub use params::*;
 
 /// A queue whose semantics a scenario can run on (`[queue] profile`).
@@ -106,6 +108,12 @@ pub struct Semantics {
     /// Renewals are refused past `leasedAt + cap` (SQS: 12 h from the receive).
     pub lease_cap_ms: Option<SimTime>,
     pub stale: StaleWrites,
+    /// The lease is a lock with a TTL: once it lapses, even its holder's writes are refused,
+    /// before any rescue (BullMQ: `removeLock` returns −2 for a missing lock).
+    pub lock_ttl: bool,
+    /// How long a finished job's row stays where a by-id write can still find it (`None`: for
+    /// ever). A `by_id` write to a finished job whose row is gone does nothing.
+    pub finished_rows_kept_ms: Option<SimTime>,
     pub expiry: Expiry,
     pub on_expiry: OnExpiry,
     /// BullMQ's `maxStalledCount` (`on_expiry = "stall"`).

@@ -525,3 +525,101 @@ mod tests {
         assert_eq!(f, "queue.max_attempts");
     }
 }
+
+/// The profile and the overrides a scenario's text writes: `[queue] profile` and every key of
+/// [`Overrides`] present in `[queue]`, `[retry]` and `[dlq]`. The scenario's schema has already
+/// checked each value's type; a key absent here is the profile's.
+pub fn from_table(table: &toml::Table) -> Result<(Profile, Overrides), Refusal> {
+    let section = |name: &str| table.get(name).and_then(toml::Value::as_table);
+    let (queue, retry, dlq) = (section("queue"), section("retry"), section("dlq"));
+    let get = |t: Option<&toml::Table>, k: &str| t.and_then(|t| t.get(k)).cloned();
+    let text = |t, k| get(t, k).and_then(|v| v.as_str().map(str::to_string));
+    let int = |t, k| {
+        get(t, k)
+            .and_then(|v| v.as_integer())
+            .map(|i| i.max(0) as u64)
+    };
+    let small = |t, k| int(t, k).map(|i| i.min(u32::MAX as u64) as u32);
+    let profile = match text(queue, "profile") {
+        None => Profile::Durasim,
+        Some(p) => Profile::parse(&p).ok_or_else(|| {
+            (
+                "queue.profile".to_string(),
+                format!(
+                    "unknown profile {}; allowed: {}",
+                    crate::messages::clip(&p),
+                    Profile::allowed()
+                ),
+            )
+        })?,
+    };
+    let max_attempts = match get(queue, "max_attempts") {
+        None => None,
+        Some(toml::Value::String(s)) if s == "unlimited" => Some(AttemptsLimit::Unlimited),
+        Some(toml::Value::Integer(n)) => Some(AttemptsLimit::Limit(n.clamp(0, u32::MAX as i64) as u32)),
+        Some(_) => {
+            return Err((
+                "queue.max_attempts".into(),
+                "is a number between 1 and 1000, or \"unlimited\"".into(),
+            ))
+        }
+    };
+    let o = Overrides {
+        lease_ms: int(queue, "lease_ms"),
+        heartbeat: text(queue, "heartbeat"),
+        heartbeat_ms: int(queue, "heartbeat_ms"),
+        deadline_ms: int(queue, "deadline_ms"),
+        max_attempts,
+        attempts_count: text(queue, "attempts_count"),
+        stale_heartbeat: text(queue, "stale_heartbeat"),
+        stale_ack: text(queue, "stale_ack"),
+        stale_retry: text(queue, "stale_retry"),
+        stale_dead_letter: text(queue, "stale_dead_letter"),
+        stale_apply_permille: small(queue, "stale_apply_permille"),
+        expiry: text(queue, "expiry"),
+        sweep_ms: int(queue, "sweep_ms"),
+        liveness_ms: int(queue, "liveness_ms"),
+        on_expiry: text(queue, "on_expiry"),
+        stall_limit: small(queue, "stall_limit"),
+        rescue_write: text(queue, "rescue_write"),
+        rescue_gap_ms: int(queue, "rescue_gap_ms"),
+        fetch: text(queue, "fetch"),
+        permanent_error: text(queue, "permanent_error"),
+        unique: text(queue, "unique"),
+        backoff: text(retry, "backoff"),
+        backoff_base_ms: int(retry, "backoff_base_ms"),
+        backoff_cap_ms: int(retry, "backoff_cap_ms"),
+        jitter: text(retry, "jitter"),
+        dlq_mode: text(dlq, "mode"),
+        dlq_capacity: small(dlq, "capacity"),
+        dlq_retention_ms: int(dlq, "retention_ms"),
+    };
+    Ok((profile, o))
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    #[test]
+    fn a_scenarios_text_gives_its_profile_and_only_the_keys_it_writes() {
+        let t: toml::Table = toml::from_str(
+            "[queue]\nprofile = \"river\"\nrescue_gap_ms = 50\nmax_attempts = \"unlimited\"\n\
+             [retry]\njitter = \"none\"\n[dlq]\nretention_ms = 10\n",
+        )
+        .unwrap();
+        let (p, o) = from_table(&t).unwrap();
+        assert_eq!(p, Profile::River);
+        assert_eq!(o.rescue_gap_ms, Some(50));
+        assert_eq!(o.max_attempts, Some(AttemptsLimit::Unlimited));
+        assert_eq!(o.jitter.as_deref(), Some("none"));
+        assert_eq!(o.dlq_retention_ms, Some(10));
+        assert_eq!(o.lease_ms, None);
+        let (p, o) = from_table(&toml::Table::new()).unwrap();
+        assert_eq!((p, o), (Profile::Durasim, Overrides::default()));
+        let bad: toml::Table = toml::from_str("[queue]\nprofile = \"rabbitmq\"\n").unwrap();
+        let (field, message) = from_table(&bad).unwrap_err();
+        assert_eq!(field, "queue.profile");
+        assert!(message.contains("\"graphile-worker\""), "{message}");
+    }
+}

@@ -12,9 +12,10 @@ use crate::history::{Event, Observer, Op};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::DlqReason;
 use crate::model::outbox::CommitOutcome;
-use crate::model::queue::{ExpiryOutcome, JobState, LeaseOutcome, Rejection};
+use crate::model::queue::{ExpiryOutcome, JobState, LeaseOutcome, Rejection, Reopen};
 use crate::model::retry::{Decision, ErrorClass, ErrorKind, RetryPolicy};
 use crate::model::worker::{Attempt, Step};
+use crate::profile::guard::Verdict;
 use crate::scenario::DepthSampling;
 
 impl<'s, O: Observer> Sim<'s, O> {
@@ -113,7 +114,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             fence,
             number,
             plan,
-            self.scenario.queue.heartbeat_ms,
+            self.rules.eff.heartbeat_ms,
             self.bug_naive,
         )
         .with_ack_before_commit(self.bugs.ack_before_commit);
@@ -134,9 +135,16 @@ impl<'s, O: Observer> Sim<'s, O> {
             return;
         }
         slot.expiry_armed = true;
-        let j = self.queue.job(job);
+        let j = *self.queue.job(job);
         if j.fence == fence && j.state == JobState::Leased {
-            let at = self.queue.expiry_time(j.lease_until);
+            let at = if self.rules.plain_expiry {
+                self.queue.expiry_time(j.lease_until)
+            } else {
+                match self.detection_time(job) {
+                    Some(at) => at,
+                    None => return,
+                }
+            };
             self.schedule(
                 at,
                 Ev::LeaseCheck {
@@ -148,6 +156,9 @@ impl<'s, O: Observer> Sim<'s, O> {
     }
 
     pub(super) fn on_lease_check(&mut self, job: JobId, fence: Fence) {
+        if !self.rules.plain_expiry {
+            return self.on_profile_lease_check(job, fence);
+        }
         match self.queue.check_expiry(self.now, job, fence) {
             ExpiryOutcome::Stale => {}
             ExpiryOutcome::StillLeased { lease_until } => self.schedule(
@@ -235,6 +246,19 @@ impl<'s, O: Observer> Sim<'s, O> {
                     self.schedule(wake, Ev::WorkerWakes { worker: w.0 });
                     return;
                 }
+                Step::Heartbeat if !self.rules.plain_writes => {
+                    if self.guarded(w, job, fence, Op::Heartbeat) == Verdict::Accepted {
+                        match self.queue.heartbeat_unfenced(self.now, job) {
+                            Some(lease_until) => self.record(Event::Heartbeat {
+                                job,
+                                worker: w,
+                                fence,
+                                lease_until: Some(lease_until),
+                            }),
+                            None => self.record_ignored(w, job, fence, Op::Heartbeat),
+                        }
+                    }
+                }
                 Step::Heartbeat => match self.queue.heartbeat(self.now, job, fence) {
                     Ok(lease_until) => self.record(Event::Heartbeat {
                         job,
@@ -264,6 +288,16 @@ impl<'s, O: Observer> Sim<'s, O> {
                         self.deliver(event, key, job, output, 1, true);
                     }
                 }
+                Step::Ack if !self.rules.plain_writes => {
+                    if self.guarded(w, job, fence, Op::Ack) == Verdict::Accepted {
+                        self.queue.ack_unfenced(job);
+                        self.record(Event::Acked {
+                            job,
+                            worker: w,
+                            fence,
+                        });
+                    }
+                }
                 Step::Ack => match self.queue.ack(self.now, job, fence) {
                     Ok(()) => self.record(Event::Acked {
                         job,
@@ -280,6 +314,19 @@ impl<'s, O: Observer> Sim<'s, O> {
                 }
             }
         }
+    }
+
+    /// A write the store took and that changed nothing.
+    pub(super) fn record_ignored(&mut self, w: WorkerId, job: JobId, presented: Fence, op: Op) {
+        let held = self.queue.job(job).fence;
+        self.record(Event::Rejected {
+            job,
+            worker: w,
+            op,
+            presented,
+            held: Some(held),
+            reason: "ignored",
+        });
     }
 
     pub(super) fn rejected(
@@ -397,7 +444,61 @@ impl<'s, O: Observer> Sim<'s, O> {
         } else {
             self.jitter_stream.unit()
         };
-        match self.policy.decide(error, number, draw) {
+        let counted = if self.rules.plain() {
+            number
+        } else {
+            self.rules.policy_attempt(job, number)
+        };
+        let decision = match self.policy.decide(error, counted, draw) {
+            Decision::Retry { .. } if self.rules.profiled_backoff() => {
+                let lease_left = j.lease_until.saturating_sub(self.now);
+                Decision::Retry {
+                    delay_ms: crate::profile::backoff::delay_ms(
+                        &self.rules.sem.backoff,
+                        counted,
+                        lease_left,
+                        draw,
+                    ),
+                }
+            }
+            d => d,
+        };
+        if !self.rules.plain_writes && !matches!(decision, Decision::Cancel) {
+            let op = match decision {
+                Decision::Retry { .. } => Op::Retry,
+                _ => Op::DeadLetter,
+            };
+            if self.guarded(w, job, fence, op) != Verdict::Accepted {
+                return;
+            }
+            match decision {
+                Decision::Retry { delay_ms } => {
+                    let visible_at = RetryPolicy::visible_at(self.now, delay_ms);
+                    self.queue.reopen(job, Reopen::At(visible_at), false);
+                    self.record(Event::RetryScheduled {
+                        job,
+                        worker: w,
+                        fence,
+                        attempt: Some(number),
+                        visible_at,
+                    });
+                    self.schedule(
+                        visible_at,
+                        Ev::JobVisible {
+                            job: job.0,
+                            visible_at,
+                        },
+                    );
+                }
+                Decision::DeadLetter(reason) => {
+                    self.queue.dead_letter_unfenced(job);
+                    self.file_dead_letter(job, Some(w), Some(fence), number, reason, Some(error));
+                }
+                Decision::Cancel => unreachable!("cancels stay fenced"),
+            }
+            return;
+        }
+        match decision {
             Decision::Retry { delay_ms } => {
                 let visible_at = RetryPolicy::visible_at(self.now, delay_ms);
                 match self.queue.retry_at(self.now, job, fence, visible_at) {

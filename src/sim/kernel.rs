@@ -53,6 +53,17 @@ pub enum Ev {
         job: u32,
         fence: u64,
     },
+    /// A sweeper's rescue write, `rescue_gap_ms` after it read the job (by id).
+    RescueWrite {
+        job: u32,
+        fence: u64,
+    },
+    /// A rescued job's retry delay is over: it is visible again.
+    RescueVisible {
+        job: u32,
+        fence: u64,
+        visible_at: SimTime,
+    },
     RelayTick,
     ReviewDone {
         event: u64,
@@ -146,6 +157,9 @@ pub struct Sim<'s, O: Observer> {
     pub(super) time_limit_ms: SimTime,
     pub(super) hash: TraceHash,
     pub(super) observer: O,
+    /// The queue-semantics profile's rules and per-job state (`semantics.rs`).
+    pub(super) rules: super::semantics::Rules,
+    pub(super) coin_stream: Stream,
 }
 
 impl<'s, O: Observer> Sim<'s, O> {
@@ -153,11 +167,12 @@ impl<'s, O: Observer> Sim<'s, O> {
         let seed = options.seed;
         let bugs = &options.bugs;
         let jobs = options.jobs.unwrap_or(scenario.arrivals.jobs);
-        let q = &scenario.queue;
+        let sem = scenario.semantics();
+        let eff = crate::profile::Effective::of(&sem);
         let queue_config = QueueConfig {
-            lease_ms: q.lease_ms,
-            deadline_ms: q.deadline_ms,
-            attempts_max: q.max_attempts,
+            lease_ms: eff.lease_ms,
+            deadline_ms: eff.deadline_ms,
+            attempts_max: eff.queue_attempts_max,
             bug_no_fencing: bugs.no_fencing,
             bug_skip_deadline_check: bugs.skip_deadline_check,
             bug_unbounded_retries: bugs.unbounded_retries,
@@ -199,15 +214,18 @@ impl<'s, O: Observer> Sim<'s, O> {
             ),
             dlq: DeadLetterQueue::new(crate::model::dead_letter::DlqConfig {
                 bug_evict_newest: bugs.evict_newest,
-                ..scenario.dlq.config()
+                ..scenario.dlq_config()
             }),
             policy: RetryPolicy {
-                attempts_max: q.max_attempts,
-                backoff_base_ms: scenario.retry.backoff_base_ms,
-                backoff_cap_ms: scenario.retry.backoff_cap_ms,
-                jitter: scenario.retry.jitter,
+                attempts_max: eff.attempts_max,
+                backoff_base_ms: sem.backoff.base_ms,
+                backoff_cap_ms: sem.backoff.cap_ms,
+                // Other formulas take their delay from `profile::backoff`; the policy only
+                // decides, and draws when the profile's jitter draws.
+                jitter: eff.policy_jitter(&sem),
                 bug_unbounded: bugs.unbounded_retries,
-                bug_permanent_transient: bugs.permanent_error_retried,
+                bug_permanent_transient: bugs.permanent_error_retried
+                    || sem.permanent_error == crate::profile::PermanentError::Retry,
                 bug_jitter_over_cap: bugs.jitter_over_cap,
             },
             workers: vec![WorkerSlot::default(); workers as usize],
@@ -248,6 +266,8 @@ impl<'s, O: Observer> Sim<'s, O> {
             time_limit_ms: scenario.run.time_limit_ms,
             hash: TraceHash::default(),
             observer,
+            rules: super::semantics::Rules::new(sem, eff),
+            coin_stream: Stream::new(seed, Purpose::StaleWrite, 0),
         }
     }
 
@@ -263,6 +283,9 @@ impl<'s, O: Observer> Sim<'s, O> {
             event,
         };
         self.hash.add(&r);
+        if !self.rules.plain() {
+            self.rules.observe(r.at, &r.event);
+        }
         self.observer.observe(&r);
     }
 
@@ -359,6 +382,12 @@ impl<'s, O: Observer> Sim<'s, O> {
                 }
             }
             Ev::LeaseCheck { job, fence } => self.on_lease_check(JobId(job), Fence(fence)),
+            Ev::RescueWrite { job, fence } => self.on_rescue_write(JobId(job), Fence(fence)),
+            Ev::RescueVisible {
+                job,
+                fence,
+                visible_at,
+            } => self.on_rescue_visible(JobId(job), Fence(fence), visible_at),
             Ev::RelayTick => self.on_relay_tick(),
             Ev::ReviewDone { event, job } => {
                 self.reviews_pending -= 1;

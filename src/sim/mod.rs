@@ -12,6 +12,7 @@ pub mod faults;
 mod intake;
 pub mod kernel;
 mod operator;
+mod semantics;
 mod terminal;
 
 pub use kernel::{RunOptions, RunOutcome, Sim};

@@ -20,6 +20,9 @@ pub fn semantics() -> Semantics {
         heartbeat_ms: 15_000,
         lease_cap_ms: None,
         stale: StaleWrites::all(WriteGuard::Reject),
+        // `lockDuration` is the lock key's TTL; completed jobs are kept.
+        lock_ttl: true,
+        finished_rows_kept_ms: None,
         expiry: Expiry::two_pass(30_000),
         on_expiry: OnExpiry::Stall,
         stall_limit: 1,

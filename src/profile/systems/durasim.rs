@@ -16,7 +16,9 @@ pub fn semantics() -> Semantics {
         lease_cap_ms: None,
         // `Queue::check_fence`: every queue write needs the current token.
         stale: StaleWrites::all(WriteGuard::Reject),
+        lock_ttl: false,
         // `arm_expiry` / `on_lease_check`: an exact timer at leaseUntil + 1.
+        finished_rows_kept_ms: None,
         expiry: Expiry::TIMER,
         on_expiry: OnExpiry::Ready,
         stall_limit: 0,

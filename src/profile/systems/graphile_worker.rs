@@ -26,6 +26,9 @@ pub fn semantics() -> Semantics {
             dead_letter: WriteGuard::IfSameProcess,
             apply_permille: 0,
         },
+        lock_ttl: false,
+        // A completed job's row is deleted at once (`completeJobs.ts`).
+        finished_rows_kept_ms: Some(0),
         expiry: Expiry::sweep(600_000),
         on_expiry: OnExpiry::Ready,
         stall_limit: 0,

@@ -20,6 +20,9 @@ pub fn semantics() -> Semantics {
         heartbeat_ms: 3_600_000,
         lease_cap_ms: None,
         stale: StaleWrites::all(WriteGuard::ById),
+        lock_ttl: false,
+        // The Pruner deletes completed and discarded jobs older than 60 s (every 30 s).
+        finished_rows_kept_ms: Some(60_000),
         expiry: Expiry::sweep(60_000),
         on_expiry: OnExpiry::Ready,
         stall_limit: 0,

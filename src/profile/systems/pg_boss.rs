@@ -27,6 +27,9 @@ pub fn semantics() -> Semantics {
             dead_letter: WriteGuard::IfNotTerminal,
             apply_permille: 0,
         },
+        lock_ttl: false,
+        // Completed jobs are deleted 7 days later (`deletion`).
+        finished_rows_kept_ms: Some(604_800_000),
         expiry: Expiry::sweep(60_000),
         on_expiry: OnExpiry::Fail,
         stall_limit: 0,

@@ -19,6 +19,9 @@ pub fn semantics() -> Semantics {
         heartbeat_ms: 10_000,
         lease_cap_ms: None,
         stale: StaleWrites::all(WriteGuard::ById),
+        lock_ttl: false,
+        // `delete` and `archive` remove the row from the queue table.
+        finished_rows_kept_ms: Some(0),
         expiry: Expiry::TIMER,
         on_expiry: OnExpiry::Ready,
         stall_limit: 0,

@@ -27,6 +27,8 @@ pub fn semantics() -> Semantics {
             dead_letter: WriteGuard::IfNotTerminal,
             apply_permille: 0,
         },
+        lock_ttl: false,
+        finished_rows_kept_ms: None,
         expiry: Expiry::NEVER,
         on_expiry: OnExpiry::Ready,
         stall_limit: 0,

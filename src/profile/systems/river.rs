@@ -21,6 +21,9 @@ pub fn semantics() -> Semantics {
         heartbeat_ms: 3_600_000,
         lease_cap_ms: None,
         stale: StaleWrites::all(WriteGuard::IfLeased),
+        lock_ttl: false,
+        // Completed jobs are deleted by the cleaner after 24 h.
+        finished_rows_kept_ms: Some(86_400_000),
         expiry: Expiry::sweep(30_000),
         on_expiry: OnExpiry::Retry,
         stall_limit: 0,

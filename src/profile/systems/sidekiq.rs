@@ -22,6 +22,9 @@ pub fn semantics() -> Semantics {
         lease_cap_ms: None,
         // There is no ack to fence: the job left the store at fetch.
         stale: StaleWrites::all(WriteGuard::Reject),
+        lock_ttl: false,
+        // A finished job is gone from Redis.
+        finished_rows_kept_ms: Some(0),
         expiry: Expiry::NEVER,
         on_expiry: OnExpiry::Ready,
         stall_limit: 0,

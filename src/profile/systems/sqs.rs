@@ -33,6 +33,9 @@ pub fn semantics() -> Semantics {
             apply_permille: 500,
         },
         // Implicit and exact: receivable again once the visibility timeout has passed.
+        lock_ttl: false,
+        // A deleted message is gone.
+        finished_rows_kept_ms: Some(0),
         expiry: Expiry::TIMER,
         on_expiry: OnExpiry::Ready,
         stall_limit: 0,

@@ -23,6 +23,8 @@ pub fn semantics() -> Semantics {
         heartbeat_ms: 30_000,
         lease_cap_ms: None,
         stale: StaleWrites::all(WriteGuard::Reject),
+        lock_ttl: false,
+        finished_rows_kept_ms: None,
         expiry: Expiry::TIMER,
         on_expiry: OnExpiry::Fail,
         stall_limit: 0,
