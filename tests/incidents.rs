@@ -49,16 +49,26 @@ fn every_incident_shows_its_violation_and_every_fix_holds() {
         let s = load(&path);
         let stem = path.file_stem().unwrap().to_string_lossy().to_string();
         assert_eq!(s.name, stem, "{} is named after its file", path.display());
-        assert_ne!(s.queue_profile(), durasim::profile::Profile::Durasim, "{stem} names a profile");
+        assert_ne!(
+            s.queue_profile(),
+            durasim::profile::Profile::Durasim,
+            "{stem} names a profile"
+        );
         let expected = s
             .expect
             .violations
             .clone()
             .unwrap_or_else(|| panic!("{stem} states its violations"));
         if stem.ends_with("-fixed") {
-            assert!(expected.is_empty(), "{stem} expects every invariant to hold");
+            assert!(
+                expected.is_empty(),
+                "{stem} expects every invariant to hold"
+            );
         } else {
-            assert!(!expected.is_empty(), "{stem} expects the incident's violation");
+            assert!(
+                !expected.is_empty(),
+                "{stem} expects the incident's violation"
+            );
         }
         let report = run_once(&s, &RunRequest::for_scenario(&s), None);
         let unmet = check_expectations(&s, &report);
@@ -81,7 +91,10 @@ fn a_fix_changes_the_queue_not_the_workload() {
         assert_eq!(fixed.seed, incident.seed, "{stem}");
         assert_eq!(fixed.workers.count, incident.workers.count, "{stem}");
         assert_eq!(fixed.arrivals.jobs, incident.arrivals.jobs, "{stem}");
-        assert_eq!(fixed.stages.inference_ms, incident.stages.inference_ms, "{stem}");
+        assert_eq!(
+            fixed.stages.inference_ms, incident.stages.inference_ms,
+            "{stem}"
+        );
         assert_eq!(fixed.script, incident.script, "{stem}");
     }
 }

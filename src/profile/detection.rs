@@ -99,7 +99,10 @@ mod tests {
     fn worker_liveness_sweeps_processes_whose_heartbeat_is_too_old() {
         let recipe = Expiry::worker_liveness(30_000, 600_000);
         assert_eq!(detected_at(recipe, lease(1_000, 31_000)), Some(600_000));
-        assert_eq!(detected_at(recipe, lease(590_000, 620_000)), Some(1_200_000));
+        assert_eq!(
+            detected_at(recipe, lease(590_000, 620_000)),
+            Some(1_200_000)
+        );
         assert_eq!(detected_at(Expiry::NEVER, lease(1_000, 31_000)), None);
     }
 }

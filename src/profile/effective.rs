@@ -90,7 +90,10 @@ mod tests {
     fn durasim_is_stated_exactly_and_queues_without_a_lease_never_expire() {
         let d = Profile::Durasim.defaults();
         let e = Effective::of(&d);
-        assert_eq!((e.lease_ms, e.heartbeat_ms, e.deadline_ms), (1_000, 300, 30_000));
+        assert_eq!(
+            (e.lease_ms, e.heartbeat_ms, e.deadline_ms),
+            (1_000, 300, 30_000)
+        );
         assert_eq!((e.attempts_max, e.queue_attempts_max), (3, 3));
         assert_eq!(e.header_backoff(&d), (100, 2_000, Jitter::Full));
         let sidekiq = Profile::Sidekiq.defaults();
@@ -98,7 +101,10 @@ mod tests {
         assert_eq!(e.lease_ms, NEVER_MS);
         assert_eq!((e.attempts_max, e.queue_attempts_max), (26, u32::MAX));
         let bull = Profile::Bullmq.defaults();
-        assert_eq!(Effective::of(&bull).header_backoff(&bull), (0, 0, Jitter::None));
+        assert_eq!(
+            Effective::of(&bull).header_backoff(&bull),
+            (0, 0, Jitter::None)
+        );
         let river = Profile::River.defaults();
         assert_eq!(
             Effective::of(&river).header_backoff(&river),

@@ -556,7 +556,9 @@ pub fn from_table(table: &toml::Table) -> Result<(Profile, Overrides), Refusal> 
     let max_attempts = match get(queue, "max_attempts") {
         None => None,
         Some(toml::Value::String(s)) if s == "unlimited" => Some(AttemptsLimit::Unlimited),
-        Some(toml::Value::Integer(n)) => Some(AttemptsLimit::Limit(n.clamp(0, u32::MAX as i64) as u32)),
+        Some(toml::Value::Integer(n)) => {
+            Some(AttemptsLimit::Limit(n.clamp(0, u32::MAX as i64) as u32))
+        }
         Some(_) => {
             return Err((
                 "queue.max_attempts".into(),
