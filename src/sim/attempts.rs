@@ -7,13 +7,13 @@
 //! model does); dead-letter filing is in terminal.rs.
 
 use super::faults::draw_plan;
-use super::kernel::{class_name, error_name, Ev, Sim};
+use super::kernel::{Ev, Sim};
 use crate::history::{Event, Observer, Op};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::DlqReason;
 use crate::model::outbox::CommitOutcome;
 use crate::model::queue::{ExpiryOutcome, JobState, LeaseOutcome, Rejection};
-use crate::model::retry::{Decision, ErrorClass, ErrorKind, RetryPolicy};
+use crate::model::retry::{Decision, ErrorKind, RetryPolicy};
 use crate::model::worker::{Attempt, Step};
 use crate::scenario::DepthSampling;
 
@@ -374,28 +374,21 @@ impl<'s, O: Observer> Sim<'s, O> {
             .attempt
             .as_ref()
             .map_or(j.attempt, |a| a.number);
-        let transient = self.policy.class_of(error) == ErrorClass::Transient;
-        // Bug switch `cancel_early`: cancelled as soon as the (unjittered) retry would land past
-        // the deadline, before the deadline has passed.
-        let early = self.bugs.cancel_early
-            && self.now + self.policy.backoff_ms_unjittered(number) > deadline_at;
-        let error = if transient && (self.now > deadline_at || early) {
-            ErrorKind::DeadlineExceeded
-        } else {
-            error
-        };
+        let error = self
+            .policy
+            .judged_error(error, number, self.now, deadline_at);
         let class = self.policy.class_of(error);
         self.record(Event::AttemptFailed {
             job,
             worker: w,
             fence,
-            error: error_name(error),
-            class: Some(class_name(class)),
+            error: error.name(),
+            class: Some(class.name()),
         });
-        let draw = if matches!(self.policy.jitter, crate::vocab::config::Jitter::None) {
-            0.0
-        } else {
+        let draw = if self.policy.draws_jitter() {
             self.jitter_stream.unit()
+        } else {
+            0.0
         };
         match self.policy.decide(error, number, draw) {
             Decision::Retry { delay_ms } => {

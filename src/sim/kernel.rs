@@ -13,13 +13,14 @@
 use super::arrivals::ArrivalProcess;
 use super::event_queue::EventQueue;
 use super::faults::{FaultRates, Script};
+use super::request::RunRequest;
 use crate::history::{Event, Observer, Record, TraceHash};
 use crate::ids::{EventId, Fence, JobId, SimTime, TenantId, WorkerId};
 use crate::model::consumer::Consumer;
 use crate::model::dead_letter::DeadLetterQueue;
 use crate::model::outbox::{Outbox, OutboxConfig};
 use crate::model::queue::{Queue, QueueConfig};
-use crate::model::retry::{ErrorClass, ErrorKind, RetryPolicy};
+use crate::model::retry::RetryPolicy;
 use crate::model::worker::Attempt;
 use crate::rng::{Purpose, Stream};
 use crate::scenario::{DepthSampling, FaultKind, Scenario};
@@ -81,15 +82,6 @@ pub(super) struct WorkerSlot {
     pub(super) wrote_fresh: Option<(IdempotencyKey, u64)>,
 }
 
-/// Per-run options on top of the scenario.
-#[derive(Clone, Debug)]
-pub struct RunOptions {
-    pub seed: u64,
-    pub jobs: Option<u64>,
-    pub bugs: crate::scenario::Bugs,
-    pub rates: Option<FaultRates>,
-}
-
 /// What the kernel knows at the end (everything else comes from the history).
 #[derive(Clone, Debug)]
 pub struct RunOutcome {
@@ -149,7 +141,7 @@ pub struct Sim<'s, O: Observer> {
 }
 
 impl<'s, O: Observer> Sim<'s, O> {
-    pub fn new(scenario: &'s Scenario, options: &RunOptions, observer: O) -> Sim<'s, O> {
+    pub fn new(scenario: &'s Scenario, options: &RunRequest, observer: O) -> Sim<'s, O> {
         let seed = options.seed;
         let bugs = &options.bugs;
         let jobs = options.jobs.unwrap_or(scenario.arrivals.jobs);
@@ -200,7 +192,8 @@ impl<'s, O: Observer> Sim<'s, O> {
             dlq: DeadLetterQueue::new(crate::model::dead_letter::DlqConfig {
                 bug_evict_newest: bugs.evict_newest,
                 ..scenario.dlq.config()
-            }),
+            })
+            .with_reprocess_bugs(bugs.reprocess_same_version, bugs.reprocess_cancelled),
             policy: RetryPolicy {
                 attempts_max: q.max_attempts,
                 backoff_base_ms: scenario.retry.backoff_base_ms,
@@ -209,6 +202,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 bug_unbounded: bugs.unbounded_retries,
                 bug_permanent_transient: bugs.permanent_error_retried,
                 bug_jitter_over_cap: bugs.jitter_over_cap,
+                bug_cancel_early: bugs.cancel_early,
             },
             workers: vec![WorkerSlot::default(); workers as usize],
             worker_streams: (0..workers)
@@ -395,20 +389,3 @@ impl<'s, O: Observer> Sim<'s, O> {
 }
 
 pub use super::intake::scenario_names;
-
-pub fn error_name(e: ErrorKind) -> &'static str {
-    match e {
-        ErrorKind::ProviderUnavailable => "provider_unavailable",
-        ErrorKind::SchemaInvalid => "schema_invalid",
-        ErrorKind::PayloadConflict => "payload_conflict",
-        ErrorKind::DeadlineExceeded => "deadline_exceeded",
-    }
-}
-
-pub fn class_name(c: ErrorClass) -> &'static str {
-    match c {
-        ErrorClass::Transient => "transient",
-        ErrorClass::Permanent => "permanent",
-        ErrorClass::Cancelled => "cancelled",
-    }
-}

@@ -5,7 +5,7 @@
 //! and recording a bounded DLQ's eviction before the new entry.
 //! Does not: decide that a job is terminal (the retry policy and the queue do).
 
-use super::kernel::{error_name, Sim};
+use super::kernel::Sim;
 use crate::history::{Event, Observer};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::{DlqReason, StoredReason};
@@ -63,7 +63,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         let document = self.names.documents.name(j.key.document);
         match error {
             Some(ErrorKind::SchemaInvalid) => format!("schema validation failed: field `total` in {document} reads \"ACME Corp, invoice for J. Silva, CPF 123.456.789-00\""),
-            Some(e) => format!("{} while extracting {document}: provider said \"upstream 503\"", error_name(e)),
+            Some(e) => format!("{} while extracting {document}: provider said \"upstream 503\"", e.name()),
             None => format!("gave up on {document} after {} attempts: provider said \"upstream 503\"", j.attempt),
         }
     }
