@@ -9,6 +9,7 @@ use super::kernel::{Ev, Sim};
 use crate::history::{Event, Observer};
 use crate::ids::{JobId, TenantId};
 use crate::model::queue::{EnqueueOutcome, EnqueueRequest};
+use crate::model::semantics::QueueSemantics;
 use crate::scenario::Scenario;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::Payload;
@@ -22,7 +23,7 @@ pub(super) enum Origin {
     Reprocess { of: JobId },
 }
 
-impl<'s, O: Observer> Sim<'s, O> {
+impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     /// The payload hash the queue and the outbox compare (`hash_ignores_content`: without the
     /// content).
     pub(super) fn payload_hash(&self, payload: &Payload) -> crate::vocab::payload::PayloadHash {
@@ -77,7 +78,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             EnqueueOutcome::Created(job) => {
                 self.invalid.push(invalid);
                 self.payloads.push(payload);
-                let deadline_at = self.queue.job(job).deadline_at(self.queue.config());
+                let deadline_at = self.queue.deadline_at(job);
                 self.record(Event::Enqueued {
                     job,
                     tenant,

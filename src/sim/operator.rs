@@ -11,17 +11,21 @@ use crate::history::{Event, Observer};
 use crate::ids::JobId;
 use crate::model::dead_letter::ReprocessRefusal;
 use crate::model::queue::JobState;
+use crate::model::semantics::QueueSemantics;
 use crate::scenario::OperatorTarget;
 use crate::vocab::payload::Payload;
 
-impl<'s, O: Observer> Sim<'s, O> {
+impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn on_operator(&mut self, index: usize) {
         let action = &self.scenario.operator[index];
         let picked = match (action.job, action.target) {
-            (Some(job), _) if action.follow => Some(self.dlq.latest_in_chain(JobId(job))),
+            (Some(job), _) if action.follow => {
+                Some(self.queue.dead_letters().latest_in_chain(JobId(job)))
+            }
             (Some(job), _) => Some(JobId(job)),
             (None, Some(OperatorTarget::OldestDeadLettered)) => self
-                .dlq
+                .queue
+                .dead_letters()
                 .entries()
                 .iter()
                 .find(|e| e.reprocessed_as.is_none())
@@ -37,9 +41,13 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
         let o = *self.queue.job(old);
         let cancelled = o.state == JobState::Cancelled;
-        let authorized =
-            self.dlq
-                .authorize_reprocess(self.now, old, o.tenant, operator.as_deref(), cancelled);
+        let authorized = self.queue.dead_letters_mut().authorize_reprocess(
+            self.now,
+            old,
+            o.tenant,
+            operator.as_deref(),
+            cancelled,
+        );
         if let Err(refusal) = authorized {
             self.refuse_reprocess(Some(old), operator, refusal);
             return;
@@ -49,12 +57,13 @@ impl<'s, O: Observer> Sim<'s, O> {
         let invalid = self.invalid[old.index()];
         // Same tenant, document and content at the DLQ's reprocess version: a new job; the dead
         // one stays dead.
-        let version = self.dlq.reprocess_version(o.key.version);
+        let version = self.queue.dead_letters().reprocess_version(o.key.version);
         let origin = Origin::Reprocess { of: old };
         match self.enqueue(o.tenant, payload, version, invalid, origin) {
             Some(new) => {
-                if self.dlq.get(old).is_some() {
-                    self.dlq
+                if self.queue.dead_letters().get(old).is_some() {
+                    self.queue
+                        .dead_letters_mut()
                         .record_reprocess(self.now, old, o.tenant, new, &operator);
                 }
                 self.record(Event::Reprocessed {

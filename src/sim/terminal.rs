@@ -10,8 +10,9 @@ use crate::history::{Event, Observer};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::{DlqReason, StoredReason};
 use crate::model::retry::ErrorKind;
+use crate::model::semantics::QueueSemantics;
 
-impl<'s, O: Observer> Sim<'s, O> {
+impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn record_cancel(&mut self, e: Event) {
         if let Event::Cancelled { job, .. } = e {
             self.first_cancelled.get_or_insert(job);
@@ -35,12 +36,13 @@ impl<'s, O: Observer> Sim<'s, O> {
         };
         let text: Box<str> = stored.text().into();
         // A full DLQ makes room first: the eviction is recorded before the new entry.
-        let evicted = self.dlq.push(self.now, job, stored);
+        let evicted = self.queue.dead_letters_mut().push(self.now, job, stored);
         if let Some(evicted) = evicted.filter(|_| !self.bugs.unrecorded_eviction) {
             self.record(Event::DlqEvicted {
                 job: evicted,
                 capacity: Some(
-                    self.dlq
+                    self.queue
+                        .dead_letters()
                         .config()
                         .capacity
                         .expect("only a bounded DLQ evicts"),
