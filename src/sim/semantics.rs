@@ -15,6 +15,7 @@ use super::kernel::{Ev, Sim};
 use crate::history::{Event, Observer, Op};
 use crate::ids::{Fence, JobId, SimTime, WorkerId};
 use crate::model::queue::{JobState, Rejection, Reopen};
+use crate::model::semantics::QueueSemantics;
 use crate::profile::detection::{detected_at, LeaseView};
 use crate::profile::guard::{self, Verdict, WriteContext};
 use crate::profile::stall::Stalls;
@@ -101,7 +102,14 @@ impl Rules {
     }
 }
 
-impl<'s, O: Observer> Sim<'s, O> {
+impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
+    /// The chapter's queue underneath, which every profile runs on.
+    pub(super) fn chapter(&mut self) -> &mut crate::model::queue::Queue {
+        self.queue
+            .chapter_mut()
+            .expect("a scenario's profile runs on the chapter's queue")
+    }
+
     /// When the profile's store notices that `job`'s lease (token `fence`) ended, as things
     /// stand; `None`: never, unless a renewal or the holder's death changes it.
     pub(super) fn detection_time(&mut self, job: JobId) -> Option<SimTime> {
@@ -162,7 +170,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 let f = self.rules.facts(job);
                 f.stalls.stalled(limit);
                 if f.stalls.fails_on_fetch() {
-                    self.queue.doom(job);
+                    self.chapter().doom(job);
                 }
                 0
             }
@@ -178,13 +186,13 @@ impl<'s, O: Observer> Sim<'s, O> {
             }
         };
         if delay == 0 {
-            self.queue.reopen(job, Reopen::Ready, true);
+            self.chapter().reopen(job, Reopen::Ready, true);
             self.record(Event::LeaseExpired { job, fence });
             self.hand_out();
         } else {
             // Held until the delay is over; the history records the lease's end then, so the
             // job is neither leasable nor counted in the depth meanwhile, on either side.
-            self.queue.reopen(job, Reopen::Hold, true);
+            self.chapter().reopen(job, Reopen::Hold, true);
             let visible_at = self.now + delay;
             self.schedule(
                 visible_at,
@@ -200,7 +208,7 @@ impl<'s, O: Observer> Sim<'s, O> {
     /// A rescued job's retry delay is over: the rescue is recorded as the lease's end, and the
     /// job is ready again.
     pub(super) fn on_rescue_visible(&mut self, job: JobId, fence: Fence, _visible_at: SimTime) {
-        if self.queue.job(job).fence == fence && self.queue.release(job) {
+        if self.queue.job(job).fence == fence && self.chapter().release(job) {
             self.record(Event::LeaseExpired { job, fence });
             self.hand_out();
         }
