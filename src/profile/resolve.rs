@@ -354,7 +354,10 @@ pub fn resolve(profile: Profile, o: &Overrides) -> Result<Semantics, Refusal> {
     }
     if let Some(c) = o.dlq_capacity {
         if c == 0 {
-            return refuse("dlq.capacity", "must be > 0".into());
+            return refuse(
+                "dlq.capacity",
+                "must be >= 1 (leave it out for an unbounded DLQ)".into(),
+            );
         }
         s.dlq.capacity = Some(c);
     }
