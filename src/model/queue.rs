@@ -306,6 +306,12 @@ impl Queue {
 
     fn set_ready(&mut self, job: JobId) {
         let j = &mut self.jobs[job.index()];
+        assert!(
+            !j.state.is_terminal(),
+            "job {} is {}: a terminal job never becomes ready",
+            job.0,
+            j.state.name()
+        );
         j.state = JobState::Ready;
         self.ready_count += 1;
         self.ready.push(Reverse((j.visible_at, job.0)));
@@ -313,9 +319,15 @@ impl Queue {
 
     fn finish(&mut self, job: JobId, state: JobState) {
         let j = &mut self.jobs[job.index()];
-        debug_assert!(!j.state.is_terminal());
+        assert!(
+            !j.state.is_terminal(),
+            "job {} is {}: a terminal job never changes state (to {})",
+            job.0,
+            j.state.name(),
+            state.name()
+        );
         if j.state == JobState::Ready {
-            self.ready_count -= 1;
+            self.ready_count = less_one(self.ready_count);
         }
         j.state = state;
         self.terminal_count += 1;
@@ -331,7 +343,7 @@ impl Queue {
             if j.state != JobState::Ready || j.visible_at != visible_at {
                 continue; // a stale heap entry
             }
-            debug_assert!(visible_at <= now);
+            assert!(visible_at <= now, "job {id} leased before it is visible");
             let deadline_at = j.deadline_at(&self.config);
             if now > deadline_at && !self.config.bug_skip_deadline_check {
                 self.finish(job, JobState::Cancelled);
@@ -347,7 +359,7 @@ impl Queue {
                 };
             }
             if !self.config.bug_depth_never_decrements {
-                self.ready_count -= 1;
+                self.ready_count = less_one(self.ready_count);
             }
             let reuse = self.config.bug_token_reuse && j.lease_expired;
             let fence = if reuse {
@@ -356,6 +368,7 @@ impl Queue {
                 self.fence_counter += 1;
                 Fence(self.fence_counter)
             };
+            assert!(fence >= j.fence, "job {id}'s fence went down");
             let lease_until = now + self.config.lease_ms;
             let jm = &mut self.jobs[job.index()];
             let after_expiry = jm.lease_expired;
@@ -435,7 +448,7 @@ impl Queue {
         let ignored = self.config.bug_backoff_ignored;
         let j = &mut self.jobs[job.index()];
         if j.state == JobState::Ready {
-            self.ready_count -= 1;
+            self.ready_count = less_one(self.ready_count);
         }
         j.visible_at = visible_at;
         j.state = JobState::Waiting;
@@ -522,7 +535,9 @@ impl Queue {
     /// Takes a job back from whatever state it is in (a stale retry or a rescue written by id):
     /// a finished job is alive again. `Reopen::Ready`: ready at once, first in line with its old
     /// visible time; `Hold`: waiting, with its old visible time, until [`Queue::release`];
-    /// `At(t)`: waiting until `t`. Returns whether it was finished.
+    /// `At(t)`: waiting until `t`. Returns whether it was finished. The one way a terminal job
+    /// changes state, and only a profile's by-id write takes it (River's rescuer, Oban's
+    /// `error_job`): the history then shows a finished job leased again, `terminal_once`.
     pub fn reopen(&mut self, job: JobId, how: Reopen, expired: bool) -> bool {
         let j = self.jobs[job.index()];
         let revived = j.state.is_terminal();
@@ -564,6 +579,13 @@ impl Queue {
     pub fn mutate_payload(&mut self, job: JobId, payload: PayloadHash) {
         self.jobs[job.index()].payload = payload;
     }
+}
+
+/// `count - 1`, asserting the depth never goes below zero (on in release, where `-` wraps).
+#[inline]
+fn less_one(count: usize) -> usize {
+    assert!(count > 0, "the queue depth went below zero");
+    count - 1
 }
 
 #[cfg(test)]
