@@ -190,6 +190,14 @@ impl Scenario {
             backoff_cap_ms: has("retry", "backoff_cap_ms"),
             jitter: has("retry", "jitter"),
         };
+        let w = self.queue.written;
+        let profiled = self
+            .queue
+            .profile
+            .as_deref()
+            .is_some_and(|p| p != "durasim");
+        self.retry.written_only =
+            profiled.then_some((w.backoff_base_ms, w.backoff_cap_ms, w.jitter));
     }
 
     /// The queue-semantics profile this scenario runs on (`[queue] profile`, default durasim).

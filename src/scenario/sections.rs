@@ -227,15 +227,42 @@ impl Default for QueueSection {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RetrySection {
     pub backoff_base_ms: u64,
     pub backoff_cap_ms: u64,
     pub jitter: Jitter,
     /// The formula (docs/queues.md M8); absent: the profile's (durasim: `exp2`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub backoff: Option<String>,
+    /// Under a profile other than durasim, only the keys the file wrote are written back
+    /// (`(base, cap, jitter)`; set when the scenario is parsed).
+    #[serde(skip)]
+    pub written_only: Option<(bool, bool, bool)>,
+}
+
+impl Serialize for RetrySection {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct View<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            backoff_base_ms: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            backoff_cap_ms: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            jitter: Option<Jitter>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            backoff: &'a Option<String>,
+        }
+        let (b, c, j) = self.written_only.unwrap_or((true, true, true));
+        View {
+            backoff_base_ms: b.then_some(self.backoff_base_ms),
+            backoff_cap_ms: c.then_some(self.backoff_cap_ms),
+            jitter: j.then_some(self.jitter),
+            backoff: &self.backoff,
+        }
+        .serialize(s)
+    }
 }
 impl Default for RetrySection {
     fn default() -> Self {
@@ -244,6 +271,7 @@ impl Default for RetrySection {
             backoff_cap_ms: 2000,
             jitter: Jitter::Full,
             backoff: None,
+            written_only: None,
         }
     }
 }
