@@ -1,11 +1,12 @@
 //! One run, end to end: scenario in, verdicts, metrics and expectations out.
 //!
 //! Owns: wiring the kernel to its observers (trace hash, checker, metrics, optional in-memory
-//! trace), checking the scenario's `[expect]` block, and the self-replay that `expect.replay`
+//! trace, optional history file streamed as the run goes), checking the scenario's `[expect]` block, and the self-replay that `expect.replay`
 //! asks for.
 //! Does not: touch the file system (see `cli` and `report::summary`).
 
 use crate::check::{CheckReport, Checker, Invariant, Sometimes};
+use crate::history::format::HistoryWriter;
 use crate::history::{Event, Observer, Record};
 use crate::observe::metrics::Metrics;
 use crate::observe::progress::{Progress, ProgressSink};
@@ -21,6 +22,8 @@ pub struct Observers {
     pub trace: Option<Vec<Record>>,
     /// Keep only the records this accepts in `trace` (a sweep keeps only fault evidence).
     pub trace_filter: Option<fn(&Event) -> bool>,
+    /// The history written as it happens (`run --trace`), every record.
+    pub history: Option<HistoryWriter>,
     pub progress: Option<Progress>,
 }
 
@@ -33,6 +36,9 @@ impl Observer for Observers {
             if self.trace_filter.is_none_or(|keep| keep(&r.event)) {
                 t.push(r.clone());
             }
+        }
+        if let Some(h) = self.history.as_mut() {
+            h.observe(r);
         }
         if let Some(p) = self.progress.as_mut() {
             p.observe(r);
@@ -86,6 +92,17 @@ pub struct RunReport {
     pub wall_s: f64,
     /// Set when `expect.replay` asked for a second run: that run's hash.
     pub replay_hash: Option<u64>,
+    /// What writing the streamed history came to (`None`: none was asked for).
+    pub history_written: Option<std::io::Result<()>>,
+}
+
+/// Writers the shell opens for a run's files that are written while it goes.
+#[derive(Default)]
+pub struct Sinks {
+    /// `attempts.csv` rows, as attempts end.
+    pub attempt_rows: Option<Box<dyn Write>>,
+    /// The history file (`docs/history-format.md`), a record at a time.
+    pub history: Option<Box<dyn Write>>,
 }
 
 /// Runs the scenario once. `attempt_rows` receives `attempts.csv` as it is produced.
@@ -94,6 +111,17 @@ pub fn run_once(
     request: &RunRequest,
     attempt_rows: Option<Box<dyn Write>>,
 ) -> RunReport {
+    let sinks = Sinks {
+        attempt_rows,
+        history: None,
+    };
+    run_streaming(scenario, request, sinks)
+}
+
+/// Runs the scenario once, streaming `attempts.csv` and the history file into `sinks` as the
+/// run produces them.
+pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) -> RunReport {
+    let attempt_rows = sinks.attempt_rows;
     let jobs = request.jobs.unwrap_or(scenario.arrivals.jobs) as usize
         + scenario.enqueue.len()
         + scenario.burst_jobs() as usize;
@@ -108,6 +136,9 @@ pub fn run_once(
         metrics,
         trace: request.keep_trace.then(Vec::new),
         trace_filter: request.trace_filter,
+        history: sinks
+            .history
+            .map(|out| HistoryWriter::new(out, crate::sim::kernel::scenario_names(scenario))),
         progress: request
             .progress
             .clone()
@@ -130,6 +161,7 @@ pub fn run_once(
         trace: observers.trace,
         wall_s: 0.0,
         replay_hash: None,
+        history_written: observers.history.map(HistoryWriter::finish),
     };
     if scenario.expect.replay.is_some() {
         let again = Sim::new(scenario, &options, crate::history::NullObserver)

@@ -511,6 +511,7 @@ fn judge(
         metrics: Metrics::new(scenario.workers.count, jobs, Some(attempt_rows)),
         trace: None,
         trace_filter: None,
+        history: None,
         progress: None,
     };
     while let Some(r) = reader.next_record().map_err(refused)? {
@@ -531,6 +532,7 @@ fn judge(
         trace: None,
         wall_s: facts.wall_s,
         replay_hash: None,
+        history_written: None,
     };
     report
         .metrics
