@@ -6,6 +6,7 @@
 //! history's header, so a wrong model cannot make it agree.
 
 pub mod checker;
+mod job_track;
 mod dlq;
 mod effects;
 pub mod invariant;
