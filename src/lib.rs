@@ -48,6 +48,7 @@ pub mod bugs;
 pub mod check;
 pub mod fastmap;
 pub mod history;
+pub mod history_fuzz;
 pub mod ids;
 pub mod key_index;
 pub mod limits;

@@ -15,7 +15,7 @@
 use super::format::{FORMAT, VERSION};
 use super::{Event, Op, Record};
 use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
-use crate::messages::clip;
+use crate::messages::{clip, clip_name};
 use crate::vocab::codes;
 use crate::vocab::config::{Emits, Jitter, ReprocessLimit, RunConfig, TimeUnit};
 use crate::vocab::key::{IdempotencyKey, KeyNames, MAX_OPERATIONS, MAX_VERSION};
@@ -25,6 +25,12 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{BufRead, Read};
 use std::path::Path;
+
+/// A JSON value from the file as a message shows it: at most 80 characters, invisible and
+/// control characters escaped.
+fn shown(v: &Value) -> String {
+    clip_name(&v.to_string())
+}
 
 /// How much a reader accepts.
 #[derive(Clone, Copy, Debug)]
@@ -197,7 +203,7 @@ impl<R> HistoryReader<R> {
         HistoryError {
             file: self.file.clone(),
             line: Some(self.line),
-            field: field.map(str::to_string),
+            field: field.map(clip_name),
             message: message.into(),
         }
     }
@@ -386,7 +392,7 @@ impl<R: BufRead> HistoryReader<R> {
         if map.get("format").and_then(Value::as_str) != Some(FORMAT) {
             let got = map
                 .get("format")
-                .map_or("no format field".to_string(), |v| format!("{v}"));
+                .map_or("no format field".to_string(), shown);
             return Err(self.error(Some("format"), format!("{got}; {shape}")));
         }
         if let Some(k) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
@@ -402,8 +408,7 @@ impl<R: BufRead> HistoryReader<R> {
                     Some("version"),
                     format!(
                         "{}; this reader reads version {VERSION}",
-                        map.get("version")
-                            .map_or("missing".into(), |v| v.to_string())
+                        map.get("version").map_or("missing".into(), shown)
                     ),
                 ))
             }
@@ -427,7 +432,8 @@ impl<R: BufRead> HistoryReader<R> {
                         return Err(self.error(
                             Some("emits"),
                             format!(
-                                "{k} is not an optional record; allowed: {}",
+                                "{} is not an optional record; allowed: {}",
+                                shown(&k),
                                 Emits::NAMES.join(", ")
                             ),
                         ));
@@ -438,7 +444,8 @@ impl<R: BufRead> HistoryReader<R> {
                 return Err(self.error(
                     Some("emits"),
                     format!(
-                        "{other}: a list of optional record types from {}",
+                        "{}: a list of optional record types from {}",
+                        shown(&other),
                         Emits::NAMES.join(", ")
                     ),
                 ))
@@ -531,7 +538,8 @@ impl<R: BufRead> HistoryReader<R> {
                 return Err(self.error(
                     Some("type"),
                     format!(
-                        "{other}: a record type, as a string; allowed: {}",
+                        "{}: a record type, as a string; allowed: {}",
+                        shown(&other),
                         TYPES.join(", ")
                     ),
                 ))
@@ -549,7 +557,7 @@ impl<R: BufRead> HistoryReader<R> {
                 None => {
                     return Err(self.error(
                         Some("at"),
-                        format!("{v}: a time, an integer from 0 to {MAX_NUMBER}"),
+                        format!("{}: a time, an integer from 0 to {MAX_NUMBER}", shown(&v)),
                     ))
                 }
             },
@@ -1000,7 +1008,7 @@ trait FieldSource {
         let v = self.required(name, &what)?;
         v.as_u64()
             .filter(|n| *n <= MAX_NUMBER)
-            .ok_or_else(|| self.err(name, format!("{v}: {what}")))
+            .ok_or_else(|| self.err(name, format!("{}: {what}", shown(v))))
     }
 
     fn opt_number(&self, name: &str) -> Result<Option<u64>, HistoryError> {
@@ -1013,10 +1021,12 @@ trait FieldSource {
     fn opt_u64(&self, name: &str) -> Result<Option<u64>, HistoryError> {
         match self.present(name) {
             None => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| self.err(name, format!("{v}: an integer from 0 to {}", u64::MAX))),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+                self.err(
+                    name,
+                    format!("{}: an integer from 0 to {}", shown(v), u64::MAX),
+                )
+            }),
         }
     }
 
@@ -1025,7 +1035,7 @@ trait FieldSource {
         let v = self.required(name, &what)?;
         v.as_u64()
             .and_then(|n| u32::try_from(n).ok())
-            .ok_or_else(|| self.err(name, format!("{v}: {what}")))
+            .ok_or_else(|| self.err(name, format!("{}: {what}", shown(v))))
     }
 
     fn opt_u32(&self, name: &str) -> Result<Option<u32>, HistoryError> {
@@ -1038,7 +1048,7 @@ trait FieldSource {
     fn bool(&self, name: &str) -> Result<bool, HistoryError> {
         let v = self.required(name, "true or false")?;
         v.as_bool()
-            .ok_or_else(|| self.err(name, format!("{v}: true or false")))
+            .ok_or_else(|| self.err(name, format!("{}: true or false", shown(v))))
     }
 
     fn opt_bool(&self, name: &str) -> Result<Option<bool>, HistoryError> {
@@ -1051,7 +1061,7 @@ trait FieldSource {
     fn string(&self, name: &str) -> Result<&str, HistoryError> {
         let v = self.required(name, "a string")?;
         v.as_str()
-            .ok_or_else(|| self.err(name, format!("{v}: a string")))
+            .ok_or_else(|| self.err(name, format!("{}: a string", shown(v))))
     }
 
     fn opt_string(&self, name: &str) -> Result<Option<&str>, HistoryError> {
@@ -1068,7 +1078,7 @@ trait FieldSource {
         v.as_str()
             .filter(|s| (1..=16).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit()))
             .and_then(|s| u64::from_str_radix(s, 16).ok())
-            .ok_or_else(|| self.err(name, format!("{v}: {what}")))
+            .ok_or_else(|| self.err(name, format!("{}: {what}", shown(v))))
     }
 
     fn opt_hex(&self, name: &str) -> Result<Option<u64>, HistoryError> {
@@ -1104,7 +1114,7 @@ trait FieldSource {
             }
             Some(v) => match v.as_u64() {
                 Some(n) => Ok(Some(ExternalId::Int(n))),
-                None => Err(self.err(name, format!("{v}: {what}"))),
+                None => Err(self.err(name, format!("{}: {what}", shown(v)))),
             },
         }
     }
@@ -1225,7 +1235,7 @@ impl<R> Ids<'_, R> {
         v.as_u64()
             .filter(|n| *n <= MAX_NUMBER)
             .map(Fence)
-            .ok_or_else(|| self.err(name, format!("{v}: {what}")))
+            .ok_or_else(|| self.err(name, format!("{}: {what}", shown(v))))
     }
 
     fn opt_fence(&self, name: &str) -> Result<Option<Fence>, HistoryError> {
@@ -1423,6 +1433,12 @@ mod tests {
             assert!(got.starts_with("h.jsonl"), "{got}");
             assert!(got.contains(want), "want {want:?} in {got:?}");
         }
+        // Found by tests/fuzz_history_smoke.rs: a value is shown escaped, never raw.
+        let got = err(&HEADER.replace("\"version\":1", "\"version\":\"evil\u{202e}gnp\""));
+        assert!(
+            !got.contains('\u{202e}') && got.contains("\\u{202e}"),
+            "{got}"
+        );
     }
 
     #[test]

@@ -1,28 +1,28 @@
-//! The simulation kernel: virtual time, the event queue, and the run loop.
+//! The simulation kernel: virtual time, the event queue, the run loop and its wiring.
 //!
 //! Owns: the clock (integer ms), the (time, insertion seq) ordered event queue, the closed
-//! [`Ev`] enum, the RNG streams, the workers' processes (crash, restart, stall), the relay and
-//! the review stage, operator actions and scripted faults, and the recording of every observable
-//! step into the history.
-//! Does not: decide what a step means for the pipeline (the model does) or judge the outcome
-//! (the checker reads the history).
+//! [`Ev`] enum and its dispatch, the run's state (model instances, RNG streams, worker slots),
+//! its construction from a scenario, quiescence, and the recording of every observable step
+//! into the history.
+//! Does not: handle an event itself: intake.rs (enqueue), attempts.rs (leases and attempts),
+//! terminal.rs (cancel and dead-letter filing), delivery.rs (relay, consumer, review) and
+//! operator.rs (operator actions, payload mutation) do, each in an `impl Sim` of its own; nor
+//! decide what a step means for the pipeline (the model does) or judge the outcome (the checker
+//! reads the history).
 
 use super::arrivals::ArrivalProcess;
 use super::event_queue::EventQueue;
-use super::faults::{draw_plan, FaultRates, Script};
-use crate::history::{Event, Observer, Op, Record, TraceHash};
+use super::faults::{FaultRates, Script};
+use crate::history::{Event, Observer, Record, TraceHash};
 use crate::ids::{EventId, Fence, JobId, SimTime, TenantId, WorkerId};
-use crate::model::consumer::{Consumer, HandleOutcome};
-use crate::model::dead_letter::{DeadLetterQueue, DlqReason, StoredReason};
-use crate::model::outbox::{CommitOutcome, Outbox, OutboxConfig};
-use crate::model::queue::{
-    EnqueueOutcome, EnqueueRequest, ExpiryOutcome, JobState, LeaseOutcome, Queue, QueueConfig,
-    Rejection,
-};
-use crate::model::retry::{Decision, ErrorClass, ErrorKind, RetryPolicy};
-use crate::model::worker::{Attempt, Step};
+use crate::model::consumer::Consumer;
+use crate::model::dead_letter::DeadLetterQueue;
+use crate::model::outbox::{Outbox, OutboxConfig};
+use crate::model::queue::{Queue, QueueConfig};
+use crate::model::retry::{ErrorClass, ErrorKind, RetryPolicy};
+use crate::model::worker::Attempt;
 use crate::rng::{Purpose, Stream};
-use crate::scenario::{DepthSampling, FaultKind, OperatorTarget, Scenario};
+use crate::scenario::{DepthSampling, FaultKind, Scenario};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::Payload;
 use std::collections::VecDeque;
@@ -73,12 +73,12 @@ pub enum Ev {
 
 /// A worker process slot.
 #[derive(Clone, Debug, Default)]
-struct WorkerSlot {
-    attempt: Option<Attempt>,
-    down: bool,
-    expiry_armed: bool,
+pub(super) struct WorkerSlot {
+    pub(super) attempt: Option<Attempt>,
+    pub(super) down: bool,
+    pub(super) expiry_armed: bool,
     /// Naive dual write: whether this attempt's database write was new (it will publish).
-    wrote_fresh: Option<(IdempotencyKey, u64)>,
+    pub(super) wrote_fresh: Option<(IdempotencyKey, u64)>,
 }
 
 /// Per-run options on top of the scenario.
@@ -102,50 +102,50 @@ pub struct RunOutcome {
 }
 
 pub struct Sim<'s, O: Observer> {
-    scenario: &'s Scenario,
+    pub(super) scenario: &'s Scenario,
     /// Part of the history's header, so two seeds never share a trace hash by accident.
-    seed: u64,
-    now: SimTime,
-    heap: EventQueue<Ev>,
-    heap_events: u64,
-    queue: Queue,
-    outbox: Outbox,
-    consumer: Consumer,
-    dlq: DeadLetterQueue,
-    policy: RetryPolicy,
-    workers: Vec<WorkerSlot>,
-    worker_streams: Vec<Stream>,
-    pause_streams: Vec<Stream>,
-    idle: VecDeque<WorkerId>,
-    relay_stream: Stream,
-    jitter_stream: Stream,
-    review_stream: Stream,
-    arrivals: ArrivalProcess,
-    rates: FaultRates,
-    script: Script,
+    pub(super) seed: u64,
+    pub(super) now: SimTime,
+    pub(super) heap: EventQueue<Ev>,
+    pub(super) heap_events: u64,
+    pub(super) queue: Queue,
+    pub(super) outbox: Outbox,
+    pub(super) consumer: Consumer,
+    pub(super) dlq: DeadLetterQueue,
+    pub(super) policy: RetryPolicy,
+    pub(super) workers: Vec<WorkerSlot>,
+    pub(super) worker_streams: Vec<Stream>,
+    pub(super) pause_streams: Vec<Stream>,
+    pub(super) idle: VecDeque<WorkerId>,
+    pub(super) relay_stream: Stream,
+    pub(super) jitter_stream: Stream,
+    pub(super) review_stream: Stream,
+    pub(super) arrivals: ArrivalProcess,
+    pub(super) rates: FaultRates,
+    pub(super) script: Script,
     /// Per job: the document fails validation on every attempt.
-    invalid: Vec<bool>,
+    pub(super) invalid: Vec<bool>,
     /// Per job: its payload as submitted (or as last mutated), which a reprocess resubmits.
-    payloads: Vec<Payload>,
-    names: KeyNames,
-    tenant_ids: Vec<TenantId>,
-    pending_timed: u64,
-    reviews_pending: u64,
+    pub(super) payloads: Vec<Payload>,
+    pub(super) names: KeyNames,
+    pub(super) tenant_ids: Vec<TenantId>,
+    pub(super) pending_timed: u64,
+    pub(super) reviews_pending: u64,
     /// Attempts in flight: a zombie mid-attempt can still write, so the run is not over.
-    attempts_in_flight: u64,
+    pub(super) attempts_in_flight: u64,
     /// Generated arrivals in this run (bursts number their documents after them).
-    arrivals_total: u64,
+    pub(super) arrivals_total: u64,
     /// The first job cancelled (an operator `target = "cancelled"` acts on it).
-    first_cancelled: Option<JobId>,
-    bug_tenantless: bool,
-    bug_naive: bool,
-    bug_raw_reason: bool,
-    bug_nondeterministic: bool,
+    pub(super) first_cancelled: Option<JobId>,
+    pub(super) bug_tenantless: bool,
+    pub(super) bug_naive: bool,
+    pub(super) bug_raw_reason: bool,
+    pub(super) bug_nondeterministic: bool,
     /// The bug switches the kernel itself carries (the others live in the model's configs).
-    bugs: crate::scenario::Bugs,
-    time_limit_ms: SimTime,
-    hash: TraceHash,
-    observer: O,
+    pub(super) bugs: crate::scenario::Bugs,
+    pub(super) time_limit_ms: SimTime,
+    pub(super) hash: TraceHash,
+    pub(super) observer: O,
 }
 
 impl<'s, O: Observer> Sim<'s, O> {
@@ -252,12 +252,12 @@ impl<'s, O: Observer> Sim<'s, O> {
     }
 
     #[inline]
-    fn schedule(&mut self, at: SimTime, ev: Ev) {
+    pub(super) fn schedule(&mut self, at: SimTime, ev: Ev) {
         self.heap.push(at, ev);
     }
 
     #[inline]
-    fn record(&mut self, event: Event) {
+    pub(super) fn record(&mut self, event: Event) {
         let r = Record {
             at: self.now,
             event,
@@ -331,7 +331,7 @@ impl<'s, O: Observer> Sim<'s, O> {
 
     /// Nothing left to happen: every job terminal, every event published and applied, every
     /// review done, no attempt in flight, no arrival, enqueue or operator action still to come.
-    fn settled(&self) -> bool {
+    pub(super) fn settled(&self) -> bool {
         self.arrivals.remaining() == 0
             && self.pending_timed == 0
             && self.attempts_in_flight == 0
@@ -392,825 +392,9 @@ impl<'s, O: Observer> Sim<'s, O> {
             }
         }
     }
-
-    // ---- arrivals and enqueue -------------------------------------------------------------
-
-    /// The payload hash the queue and the outbox compare (`hash_ignores_content`: without the
-    /// content).
-    fn payload_hash(&self, payload: &Payload) -> crate::vocab::payload::PayloadHash {
-        if self.bugs.hash_ignores_content {
-            return Payload {
-                content: 0,
-                ..*payload
-            }
-            .hash(&self.names);
-        }
-        payload.hash(&self.names)
-    }
-
-    fn key_for(&self, tenant: TenantId, payload: &Payload, version: u32) -> IdempotencyKey {
-        if self.bug_tenantless {
-            IdempotencyKey::tenantless_for_bug_switch(payload.document, version)
-        } else {
-            IdempotencyKey::new(tenant, payload.document, version).expect("versions are validated")
-        }
-    }
-
-    /// The enqueue-time idempotency check, then a new job (recorded). A reprocess
-    /// (`reprocess_of`) that finds its key taken records nothing here: the caller records the
-    /// refusal.
-    fn enqueue(
-        &mut self,
-        tenant: TenantId,
-        payload: Payload,
-        version: u32,
-        invalid: bool,
-        reprocess_of: Option<JobId>,
-    ) -> Option<JobId> {
-        let key = self.key_for(tenant, &payload, version);
-        let hash = self.payload_hash(&payload);
-        let request = EnqueueRequest {
-            tenant,
-            key,
-            payload: hash,
-            visible_at: self.now,
-        };
-        let (operation, content) = (payload.operation, payload.content);
-        match self.queue.enqueue(self.now, request) {
-            EnqueueOutcome::Created(job) => {
-                self.invalid.push(invalid);
-                self.payloads.push(payload);
-                let deadline_at = self.queue.job(job).deadline_at(self.queue.config());
-                self.record(Event::Enqueued {
-                    job,
-                    tenant,
-                    key,
-                    operation,
-                    content,
-                    payload: Some(hash),
-                    visible_at: Some(self.now),
-                    deadline_at: Some(deadline_at),
-                    reprocess_of,
-                });
-                self.hand_out();
-                Some(job)
-            }
-            _ if reprocess_of.is_some() => None,
-            EnqueueOutcome::Deduplicated { existing } => {
-                self.record(Event::EnqueueDeduped {
-                    tenant,
-                    key,
-                    operation,
-                    content,
-                    payload: Some(hash),
-                    existing,
-                });
-                None
-            }
-            EnqueueOutcome::Conflict {
-                existing,
-                existing_payload,
-            } => {
-                self.record(Event::EnqueueConflict {
-                    tenant,
-                    key,
-                    operation,
-                    content,
-                    payload: Some(hash),
-                    existing,
-                    existing_payload: Some(existing_payload),
-                });
-                None
-            }
-        }
-    }
-
-    fn on_arrival(&mut self) {
-        let a = self.arrivals.next(&self.scenario.arrivals);
-        let tenant = self.tenant_ids[a.tenant.index()];
-        self.enqueue(tenant, a.payload, 1, a.invalid, None);
-        if self.arrivals.remaining() > 0 {
-            let gap = self.arrivals.next_gap_ms(&self.scenario.arrivals);
-            self.schedule(self.now + gap, Ev::Arrival);
-        }
-    }
-
-    fn on_explicit_enqueue(&mut self, index: usize) {
-        self.pending_timed -= 1;
-        let e = &self.scenario.enqueue[index];
-        let tenant = self.names.tenants.register(&e.tenant).expect("validated");
-        let document = self.names.documents.named(&e.document).expect("validated");
-        let payload = match &e.payload {
-            Some(text) => Payload::from_text(document, text),
-            None => Payload::of(document),
-        };
-        let (version, invalid) = (e.version, e.invalid);
-        self.enqueue(tenant, payload, version, invalid, None);
-    }
-
-    /// A burst's documents are numbered after the generated arrivals' and the earlier bursts'.
-    fn on_burst(&mut self, index: usize) {
-        let s = self.scenario;
-        let b = &s.burst[index];
-        let tenant = self.names.tenants.register(&b.tenant).expect("validated");
-        let first = self.arrivals_total + s.burst[..index].iter().map(|b| b.jobs).sum::<u64>();
-        for k in 0..b.jobs {
-            let payload = Payload::of(crate::vocab::key::Documents::generated((first + k) as u32));
-            self.enqueue(tenant, payload, 1, false, None);
-        }
-    }
-
-    // ---- leasing ----------------------------------------------------------------------------
-
-    /// Hands ready jobs to idle workers, first come first served.
-    fn hand_out(&mut self) {
-        while let Some(&w) = self.idle.front() {
-            if !self.lease_for(w) {
-                break;
-            }
-            self.idle.pop_front();
-        }
-    }
-
-    /// A free worker looks for work; it waits in the idle line if there is none.
-    fn worker_free(&mut self, w: WorkerId) {
-        if !self.lease_for(w) {
-            self.idle.push_back(w);
-        }
-    }
-
-    /// `leaseNext` for worker `w`, recording cancellations and DLQ entries on the way.
-    /// Returns whether the worker got a job.
-    fn lease_for(&mut self, w: WorkerId) -> bool {
-        if self.scenario.metrics.depth_sample == DepthSampling::PerLease && self.queue.depth() > 0 {
-            self.record(Event::DepthSampled {
-                depth: self.queue.depth() as u64,
-            });
-        }
-        loop {
-            match self.queue.lease_next(self.now) {
-                LeaseOutcome::Empty => return false,
-                LeaseOutcome::Cancelled { job, deadline_at } => {
-                    self.first_cancelled.get_or_insert(job);
-                    self.record(Event::Cancelled {
-                        job,
-                        worker: None,
-                        fence: None,
-                        deadline_at: Some(deadline_at),
-                    });
-                }
-                LeaseOutcome::AttemptsExhausted { job, attempts } => {
-                    self.file_dead_letter(
-                        job,
-                        None,
-                        None,
-                        attempts,
-                        DlqReason::MaxAttemptsExceeded,
-                        None,
-                    );
-                }
-                LeaseOutcome::Leased {
-                    job,
-                    fence,
-                    attempt,
-                    lease_until,
-                    visible_at,
-                    ..
-                } => {
-                    self.record(Event::Leased {
-                        job,
-                        worker: w,
-                        fence,
-                        attempt: Some(attempt),
-                        lease_until: Some(lease_until),
-                        visible_at: Some(visible_at),
-                    });
-                    self.start_attempt(w, job, fence, attempt);
-                    return true;
-                }
-            }
-        }
-    }
-
-    fn start_attempt(&mut self, w: WorkerId, job: JobId, fence: Fence, number: u32) {
-        let invalid = self.invalid[job.index()];
-        let mut plan = draw_plan(
-            &mut self.worker_streams[w.index()],
-            &self.rates,
-            self.scenario,
-            invalid,
-        );
-        plan.pause_ms = super::faults::draw_pause(
-            &mut self.pause_streams[w.index()],
-            &self.rates,
-            self.scenario,
-        );
-        if self.bug_nondeterministic {
-            plan.output = unrecorded_model_output(job);
-        }
-        self.script.apply(self.now, job, number, &mut plan);
-        if let Some(outage) = self.scenario.faults.outage {
-            super::faults::apply_outage(&outage, self.now, &mut plan);
-        }
-        let attempt = Attempt::new(
-            job,
-            fence,
-            number,
-            plan,
-            self.scenario.queue.heartbeat_ms,
-            self.bug_naive,
-        )
-        .with_ack_before_commit(self.bugs.ack_before_commit);
-        self.attempts_in_flight += 1;
-        let slot = &mut self.workers[w.index()];
-        slot.attempt = Some(attempt);
-        slot.expiry_armed = false;
-        slot.wrote_fresh = None;
-        self.drive(w);
-    }
-
-    /// Arms the lease-expiry timer for the attempt's lease, once per attempt, and only when the
-    /// holder will not renew or release it in time (it sleeps past leaseUntil, stalls or dies).
-    /// Healthy attempts never pay for a timer; the trace is the same as arming one every lease.
-    fn arm_expiry(&mut self, w: WorkerId, job: JobId, fence: Fence) {
-        let slot = &mut self.workers[w.index()];
-        if slot.expiry_armed {
-            return;
-        }
-        slot.expiry_armed = true;
-        let j = self.queue.job(job);
-        if j.fence == fence && j.state == JobState::Leased {
-            let at = self.queue.expiry_time(j.lease_until);
-            self.schedule(
-                at,
-                Ev::LeaseCheck {
-                    job: job.0,
-                    fence: fence.0,
-                },
-            );
-        }
-    }
-
-    fn on_lease_check(&mut self, job: JobId, fence: Fence) {
-        match self.queue.check_expiry(self.now, job, fence) {
-            ExpiryOutcome::Stale => {}
-            ExpiryOutcome::StillLeased { lease_until } => self.schedule(
-                self.queue.expiry_time(lease_until),
-                Ev::LeaseCheck {
-                    job: job.0,
-                    fence: fence.0,
-                },
-            ),
-            ExpiryOutcome::Expired => {
-                self.record(Event::LeaseExpired { job, fence });
-                self.hand_out();
-            }
-        }
-    }
-
-    // ---- the worker's steps -----------------------------------------------------------------
-
-    /// Runs worker `w`'s attempt until it has to wait or is over.
-    fn drive(&mut self, w: WorkerId) {
-        loop {
-            let Some(attempt) = self.workers[w.index()].attempt.as_mut() else {
-                return;
-            };
-            let step = attempt.advance();
-            let (job, fence, stall_ms) = (
-                attempt.job,
-                attempt.fence,
-                attempt.plan.stall_ms.unwrap_or(0),
-            );
-            match step {
-                Step::Crash(point) => {
-                    self.arm_expiry(w, job, fence);
-                    self.attempts_in_flight -= 1;
-                    let slot = &mut self.workers[w.index()];
-                    slot.attempt = None;
-                    slot.down = true;
-                    self.record(Event::WorkerCrashed {
-                        worker: w,
-                        job,
-                        fence,
-                        point: point.name(),
-                    });
-                    self.schedule(
-                        self.now + self.scenario.workers.restart_ms,
-                        Ev::WorkerRestarts { worker: w.0 },
-                    );
-                    return;
-                }
-                Step::BeginExtract { stalled } => {
-                    self.record(Event::ExtractStarted {
-                        job,
-                        worker: w,
-                        fence,
-                        stalled,
-                    });
-                    if stalled {
-                        self.record(Event::StallBegan {
-                            worker: w,
-                            job,
-                            fence,
-                            stall: stall_ms,
-                        });
-                    }
-                }
-                Step::Pause { ms } => {
-                    self.record(Event::PauseBegan {
-                        worker: w,
-                        job,
-                        fence,
-                        pause: ms,
-                    });
-                    let wake = self.now + ms;
-                    if wake > self.queue.job(job).lease_until {
-                        self.arm_expiry(w, job, fence);
-                    }
-                    self.schedule(wake, Ev::WorkerWakes { worker: w.0 });
-                    return;
-                }
-                Step::Extract { ms } | Step::Validate { ms } => {
-                    let wake = self.now + ms;
-                    if wake > self.queue.job(job).lease_until {
-                        self.arm_expiry(w, job, fence);
-                    }
-                    self.schedule(wake, Ev::WorkerWakes { worker: w.0 });
-                    return;
-                }
-                Step::Heartbeat => match self.queue.heartbeat(self.now, job, fence) {
-                    Ok(lease_until) => self.record(Event::Heartbeat {
-                        job,
-                        worker: w,
-                        fence,
-                        lease_until: Some(lease_until),
-                    }),
-                    Err(rejection) => self.rejected(w, job, fence, Op::Heartbeat, rejection),
-                },
-                Step::ExtractDone {
-                    inference_ms,
-                    output,
-                } => {
-                    self.record(Event::ExtractDone {
-                        job,
-                        worker: w,
-                        fence,
-                        inference: inference_ms,
-                        output,
-                    });
-                }
-                Step::Fail(error) => self.fail(w, job, fence, error),
-                Step::Commit => self.commit(w, job),
-                Step::PublishDirect => {
-                    if let Some((key, output)) = self.workers[w.index()].wrote_fresh.take() {
-                        let event = self.outbox.naive_publish_id();
-                        self.deliver(event, key, job, output, 1, true);
-                    }
-                }
-                Step::Ack => match self.queue.ack(self.now, job, fence) {
-                    Ok(()) => self.record(Event::Acked {
-                        job,
-                        worker: w,
-                        fence,
-                    }),
-                    Err(rejection) => self.rejected(w, job, fence, Op::Ack, rejection),
-                },
-                Step::Done => {
-                    self.attempts_in_flight -= 1;
-                    self.workers[w.index()].attempt = None;
-                    self.worker_free(w);
-                    return;
-                }
-            }
-        }
-    }
-
-    fn rejected(
-        &mut self,
-        w: WorkerId,
-        job: JobId,
-        presented: Fence,
-        op: Op,
-        rejection: Rejection,
-    ) {
-        let (held, reason) = match rejection {
-            Rejection::StaleFence { held, .. } => (held, "stale_fence"),
-            Rejection::Terminal(state) => (self.queue.job(job).fence, state.name()),
-            Rejection::NotLeased(state) => (self.queue.job(job).fence, state.name()),
-        };
-        self.record(Event::Rejected {
-            job,
-            worker: w,
-            op,
-            presented,
-            held: Some(held),
-            reason,
-        });
-    }
-
-    fn commit(&mut self, w: WorkerId, job: JobId) {
-        let j = *self.queue.job(job);
-        let output = self.workers[w.index()]
-            .attempt
-            .as_ref()
-            .expect("committing attempt")
-            .plan
-            .output;
-        let outcome = if self.bug_naive {
-            self.outbox
-                .naive_write_result(j.key, job, j.payload, output)
-        } else {
-            self.outbox.commit(j.key, job, j.payload, output)
-        };
-        match outcome {
-            CommitOutcome::Committed { event } => {
-                if self.bug_naive {
-                    self.workers[w.index()].wrote_fresh = Some((j.key, output));
-                }
-                self.record(Event::ResultCommitted {
-                    job,
-                    worker: w,
-                    key: j.key,
-                    payload: Some(j.payload),
-                    output,
-                    event,
-                });
-            }
-            CommitOutcome::Deduped { existing } => {
-                self.record(Event::CommitDeduped {
-                    job,
-                    worker: w,
-                    key: j.key,
-                    payload: Some(j.payload),
-                    output,
-                    existing_payload: Some(existing.payload),
-                    existing_event: existing.event,
-                });
-            }
-            CommitOutcome::Conflict { existing } => {
-                self.record(Event::CommitConflict {
-                    job,
-                    worker: w,
-                    key: j.key,
-                    payload: Some(j.payload),
-                    existing_payload: Some(existing.payload),
-                });
-                let attempt = self.workers[w.index()]
-                    .attempt
-                    .as_mut()
-                    .expect("committing attempt");
-                let step = attempt.commit_refused();
-                let fence = attempt.fence;
-                let Step::Fail(error) = step else {
-                    unreachable!("a refused commit fails the attempt")
-                };
-                self.fail(w, job, fence, error);
-            }
-        }
-    }
-
-    /// The retry policy decides; the queue applies the decision if the fence still holds.
-    fn fail(&mut self, w: WorkerId, job: JobId, fence: Fence, error: ErrorKind) {
-        let j = *self.queue.job(job);
-        let deadline_at = j.deadline_at(self.queue.config());
-        let number = self.workers[w.index()]
-            .attempt
-            .as_ref()
-            .map_or(j.attempt, |a| a.number);
-        let transient = self.policy.class_of(error) == ErrorClass::Transient;
-        // Bug switch `cancel_early`: cancelled as soon as the (unjittered) retry would land past
-        // the deadline, before the deadline has passed.
-        let early = self.bugs.cancel_early
-            && self.now + self.policy.backoff_ms_unjittered(number) > deadline_at;
-        let error = if transient && (self.now > deadline_at || early) {
-            ErrorKind::DeadlineExceeded
-        } else {
-            error
-        };
-        let class = self.policy.class_of(error);
-        self.record(Event::AttemptFailed {
-            job,
-            worker: w,
-            fence,
-            error: error_name(error),
-            class: Some(class_name(class)),
-        });
-        let draw = if matches!(self.policy.jitter, crate::vocab::config::Jitter::None) {
-            0.0
-        } else {
-            self.jitter_stream.unit()
-        };
-        match self.policy.decide(error, number, draw) {
-            Decision::Retry { delay_ms } => {
-                let visible_at = RetryPolicy::visible_at(self.now, delay_ms);
-                match self.queue.retry_at(self.now, job, fence, visible_at) {
-                    Ok(()) => {
-                        self.record(Event::RetryScheduled {
-                            job,
-                            worker: w,
-                            fence,
-                            attempt: Some(number),
-                            visible_at,
-                        });
-                        self.schedule(
-                            visible_at,
-                            Ev::JobVisible {
-                                job: job.0,
-                                visible_at,
-                            },
-                        );
-                    }
-                    Err(rejection) => self.rejected(w, job, fence, Op::Retry, rejection),
-                }
-            }
-            Decision::DeadLetter(reason) => match self.queue.dead_letter(self.now, job, fence) {
-                Ok(()) => {
-                    self.file_dead_letter(job, Some(w), Some(fence), number, reason, Some(error))
-                }
-                Err(rejection) => self.rejected(w, job, fence, Op::DeadLetter, rejection),
-            },
-            Decision::Cancel => match self.queue.cancel(self.now, job, fence) {
-                Ok(()) => self.record_cancel(Event::Cancelled {
-                    job,
-                    worker: Some(w),
-                    fence: Some(fence),
-                    deadline_at: Some(deadline_at),
-                }),
-                Err(rejection) => self.rejected(w, job, fence, Op::Cancel, rejection),
-            },
-        }
-    }
-
-    fn record_cancel(&mut self, e: Event) {
-        if let Event::Cancelled { job, .. } = e {
-            self.first_cancelled.get_or_insert(job);
-        }
-        self.record(e);
-    }
-
-    fn file_dead_letter(
-        &mut self,
-        job: JobId,
-        w: Option<WorkerId>,
-        fence: Option<Fence>,
-        attempts: u32,
-        reason: DlqReason,
-        error: Option<ErrorKind>,
-    ) {
-        let stored = if self.bug_raw_reason {
-            StoredReason::Raw(self.raw_error_text(job, error).into())
-        } else {
-            StoredReason::Code(reason)
-        };
-        let text: Box<str> = stored.text().into();
-        // A full DLQ makes room first: the eviction is recorded before the new entry.
-        let evicted = self.dlq.push(self.now, job, stored);
-        if let Some(evicted) = evicted.filter(|_| !self.bugs.unrecorded_eviction) {
-            self.record(Event::DlqEvicted {
-                job: evicted,
-                capacity: Some(
-                    self.dlq
-                        .config()
-                        .capacity
-                        .expect("only a bounded DLQ evicts"),
-                ),
-            });
-        }
-        self.record(Event::DeadLettered {
-            job,
-            worker: w,
-            fence,
-            attempts: Some(attempts),
-            reason: text,
-        });
-    }
-
-    /// What a parser's error message looks like: it quotes the document. Only the
-    /// `raw_dlq_reason` bug lets it into the DLQ.
-    fn raw_error_text(&self, job: JobId, error: Option<ErrorKind>) -> String {
-        let j = self.queue.job(job);
-        let document = self.names.documents.name(j.key.document);
-        match error {
-            Some(ErrorKind::SchemaInvalid) => format!("schema validation failed: field `total` in {document} reads \"ACME Corp, invoice for J. Silva, CPF 123.456.789-00\""),
-            Some(e) => format!("{} while extracting {document}: provider said \"upstream 503\"", error_name(e)),
-            None => format!("gave up on {document} after {} attempts: provider said \"upstream 503\"", j.attempt),
-        }
-    }
-
-    // ---- relay, consumer, review --------------------------------------------------------------
-
-    fn on_relay_tick(&mut self) {
-        if self.scenario.outbox.retention_ms.is_some() {
-            let rows = self.outbox.prune(self.now);
-            if rows > 0 {
-                self.record(Event::OutboxPruned { rows });
-            }
-        }
-        let count = self.outbox.pending().len();
-        if count > 0 {
-            for i in 0..count {
-                let e = self.outbox.pending()[i];
-                self.deliver(e.id, e.key, e.job, e.output, e.sends + 1, false);
-            }
-            self.outbox.note_sent(count);
-            // One draw per tick whatever the rate and the script say, so a frozen run (rate 0,
-            // the crash scripted) keeps the relay stream where the seeded run had it.
-            let drawn = self.relay_stream.unit() < self.rates.relay_crash;
-            let crash = self.script.relay_crash_due(self.now) | drawn;
-            if crash {
-                self.record(Event::RelayCrashed {
-                    unmarked: count as u32,
-                });
-                // A crashed relay comes back after its restart delay (default: the next tick).
-                if let Some(restart_ms) = self.scenario.relay.restart_ms {
-                    self.schedule(self.now + restart_ms, Ev::RelayTick);
-                    return;
-                }
-            } else {
-                self.outbox.mark_published(self.now, count);
-                self.record(Event::MarkedPublished {
-                    count: count as u32,
-                });
-            }
-        }
-        self.schedule(self.now + self.scenario.relay.interval_ms, Ev::RelayTick);
-    }
-
-    /// One event reaches the consumer, which applies it once and hands the document to review.
-    fn deliver(
-        &mut self,
-        event: EventId,
-        key: IdempotencyKey,
-        job: JobId,
-        output: u64,
-        send: u32,
-        direct: bool,
-    ) {
-        self.record(Event::Published {
-            event,
-            key,
-            job,
-            output,
-            send: Some(send),
-            direct,
-        });
-        match self.consumer.handle(self.now, event) {
-            HandleOutcome::Applied => {
-                self.record(Event::EffectApplied {
-                    event,
-                    key,
-                    job,
-                    output,
-                });
-                let review_ms = self
-                    .scenario
-                    .stages
-                    .review_ms
-                    .sample(&mut self.review_stream);
-                self.reviews_pending += 1;
-                self.schedule(
-                    self.now + review_ms,
-                    Ev::ReviewDone {
-                        event: event.0,
-                        job: job.0,
-                    },
-                );
-            }
-            HandleOutcome::DuplicateEvent => self.record(Event::DuplicateEvent { event, key }),
-        }
-    }
-
-    // ---- operators and scripted changes -------------------------------------------------------
-
-    fn on_operator(&mut self, index: usize) {
-        let action = &self.scenario.operator[index];
-        let picked = match (action.job, action.target) {
-            (Some(job), _) if action.follow => Some(self.dlq.latest_in_chain(JobId(job))),
-            (Some(job), _) => Some(JobId(job)),
-            (None, Some(OperatorTarget::OldestDeadLettered)) => self
-                .dlq
-                .entries()
-                .iter()
-                .find(|e| e.reprocessed_as.is_none())
-                .map(|e| e.job),
-            (None, Some(OperatorTarget::Cancelled)) => self.first_cancelled,
-            (None, None) => None,
-        };
-        let old = picked.unwrap_or(JobId(u32::MAX));
-        let operator = action.operator.clone();
-        if old.index() >= self.queue.len() {
-            self.record(Event::ReprocessRefused {
-                job: None,
-                operator: operator.map(Into::into),
-                reason: "no_such_job",
-            });
-            return;
-        }
-        let tenant = self.queue.job(old).tenant;
-        // Bug switch `reprocess_cancelled`: a cancelled job is let through as if dead-lettered.
-        let let_through = self.bugs.reprocess_cancelled
-            && self.queue.job(old).state == JobState::Cancelled
-            && operator.as_deref().is_some_and(|o| !o.trim().is_empty());
-        let authorized = self
-            .dlq
-            .authorize_reprocess(self.now, old, tenant, operator.as_deref());
-        if let (Err(refusal), false) = (authorized, let_through) {
-            let reason = if self.queue.job(old).state == JobState::Cancelled
-                && refusal != crate::model::dead_letter::ReprocessRefusal::MissingOperator
-            {
-                "cancelled_is_terminal"
-            } else {
-                refusal.code()
-            };
-            self.record(Event::ReprocessRefused {
-                job: Some(old),
-                operator: operator.map(Into::into),
-                reason,
-            });
-            return;
-        }
-        let operator = operator.expect("authorized reprocess has an operator");
-        let o = *self.queue.job(old);
-        let payload = self.payloads[old.index()];
-        let invalid = self.invalid[old.index()];
-        // Same tenant, document and content, version + 1: a new job; the dead one stays dead.
-        // Bug switch `reprocess_same_version`: the version is not bumped.
-        let version = o.key.version + u32::from(!self.bugs.reprocess_same_version);
-        let new = self.enqueue(o.tenant, payload, version, invalid, Some(old));
-        match new {
-            Some(new) => {
-                if self.dlq.get(old).is_some() {
-                    self.dlq
-                        .record_reprocess(self.now, old, tenant, new, &operator);
-                }
-                self.record(Event::Reprocessed {
-                    old_job: old,
-                    new_job: new,
-                    operator: operator.into(),
-                });
-            }
-            None => self.record(Event::ReprocessRefused {
-                job: Some(old),
-                operator: Some(operator.into()),
-                reason: "version_exists",
-            }),
-        }
-    }
-
-    fn on_mutate(&mut self, index: usize) {
-        let e = &self.scenario.script[index];
-        let job = JobId(e.job.expect("validated"));
-        if job.index() >= self.queue.len() {
-            return;
-        }
-        let document = self.queue.job(job).key.document;
-        let text = e
-            .payload
-            .clone()
-            .unwrap_or_else(|| format!("mutated at {} ms", self.now));
-        let payload = Payload::from_text(document, &text);
-        let hash = self.payload_hash(&payload);
-        self.payloads[job.index()] = payload;
-        self.queue.mutate_payload(job, hash);
-        self.record(Event::PayloadMutated {
-            job,
-            content: payload.content,
-            payload: Some(hash),
-        });
-    }
 }
 
-/// Every name the run can use, registered before it starts, in a fixed order: the generated
-/// arrivals' tenants, then the tenants and documents of `[[enqueue]]` and the tenants of
-/// `[[burst]]`, in file order. The checker is given the same table.
-pub fn scenario_names(s: &Scenario) -> KeyNames {
-    let mut names = KeyNames::default();
-    for t in &s.arrivals.tenants {
-        names
-            .tenants
-            .register(t)
-            .expect("scenario validated its tenants");
-    }
-    for e in &s.enqueue {
-        names.tenants.register(&e.tenant).expect("validated");
-        names.documents.named(&e.document).expect("validated");
-    }
-    for b in &s.burst {
-        names.tenants.register(&b.tenant).expect("validated");
-    }
-    names
-}
-
-/// The defect behind `nondeterministic_step`: the model's answer comes from a source the run
-/// does not record or seed (a per-process random hash key), like an LLM call made directly in a
-/// replayed workflow's body. Two runs of the same seed then disagree.
-fn unrecorded_model_output(job: JobId) -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(job.0);
-    h.finish()
-}
+pub use super::intake::scenario_names;
 
 pub fn error_name(e: ErrorKind) -> &'static str {
     match e {

@@ -1,8 +1,17 @@
 //! The kernel: clock, (time, seq) event queue, closed event enum, faults and the run loop.
+//!
+//! The kernel's state and loop live in `kernel.rs`; the handlers for each kind of event are
+//! split by concept over `intake.rs`, `attempts.rs`, `terminal.rs`, `delivery.rs` and
+//! `operator.rs` (each an `impl Sim` block).
 
 pub mod arrivals;
+mod attempts;
+mod delivery;
 pub mod event_queue;
 pub mod faults;
+mod intake;
 pub mod kernel;
+mod operator;
+mod terminal;
 
 pub use kernel::{RunOptions, RunOutcome, Sim};

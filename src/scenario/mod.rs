@@ -1,0 +1,289 @@
+//! The scenario file: what a `scenarios/*.toml` file may say, and parsing it into a
+//! [`Scenario`].
+//!
+//! Owns: the top-level `Scenario` (one field per section), `ScenarioError` (file, line, field,
+//! what is allowed), the name rule, `Scenario::parse` (TOML through serde with unknown keys
+//! rejected, then validation, each error located), the history header a scenario implies
+//! (`run_config`) and its job counts.
+//! Does not: define the sections (`sections.rs`, `script.rs`), distributions (`dist.rs`),
+//! expectations (`expect.rs`), swarm ranges (`swarm.rs`), the cross-field checks
+//! (`validate.rs`) or how a field path becomes a line (`position.rs`); run anything (see `sim`)
+//! or read files (the shell hands over the text).
+
+mod dist;
+mod expect;
+mod position;
+mod script;
+mod sections;
+mod swarm;
+mod validate;
+
+pub use dist::Dist;
+pub use expect::{Expect, ReplayExpectation};
+pub(crate) use position::locate;
+pub use script::{FaultKind, Operator, OperatorAction, OperatorTarget, Script};
+pub use sections::{
+    Arrivals, Bugs, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, Faults,
+    InvalidDocuments, Metrics, Outage, OutboxSection, QueueSection, Relay, RetrySection,
+    RunSection, Stages, Workers,
+};
+pub use swarm::Swarm;
+
+use position::{field_at_line, toml_line};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use swarm::check_ranges_are_pairs;
+
+/// A bad scenario: where, which field, and what would have been accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if self.field.is_empty() {
+            write!(f, ": {}", self.message)
+        } else {
+            write!(f, ": field `{}`: {}", self.field, self.message)
+        }
+    }
+}
+
+pub use crate::messages::{clip, MAX_SHOWN};
+
+/// What a scenario name may be: it is the default output directory `reports/<name>/`, so it
+/// must never be a path (no `/`, no `.` or `..`, nothing a terminal would show differently).
+pub const NAME_RULE: &str =
+    "1 to 64 characters from a-z, 0-9, '-' and '_', starting with a letter or a digit";
+pub const MAX_NAME: usize = 64;
+
+pub fn validate_name(name: &str) -> Result<(), String> {
+    let slug = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'_';
+    crate::limits::check_identifier(name, MAX_NAME, slug, NAME_RULE)
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub workers: Workers,
+    #[serde(default)]
+    pub queue: QueueSection,
+    #[serde(default)]
+    pub retry: RetrySection,
+    #[serde(default)]
+    pub stages: Stages,
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    #[serde(default)]
+    pub enqueue: Vec<Enqueue>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub burst: Vec<Burst>,
+    #[serde(default)]
+    pub faults: Faults,
+    #[serde(default)]
+    pub relay: Relay,
+    #[serde(default, skip_serializing_if = "OutboxSection::is_default")]
+    pub outbox: OutboxSection,
+    #[serde(default, skip_serializing_if = "ConsumerSection::is_default")]
+    pub consumer: ConsumerSection,
+    #[serde(default)]
+    pub metrics: Metrics,
+    #[serde(default)]
+    pub run: RunSection,
+    #[serde(default)]
+    pub script: Vec<Script>,
+    #[serde(default)]
+    pub operator: Vec<Operator>,
+    #[serde(default, skip_serializing_if = "DlqSection::is_default")]
+    pub dlq: DlqSection,
+    #[serde(default)]
+    pub bugs: Bugs,
+    #[serde(default)]
+    pub expect: Expect,
+    /// Ranges for `durasim sweep --swarm`; ignored by `run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<Swarm>,
+}
+
+impl Scenario {
+    /// Parses and validates a scenario's text. `file` is only used in error messages.
+    pub fn parse(file: &str, source: &str) -> Result<Scenario, ScenarioError> {
+        let scenario: Scenario = toml::from_str(source).map_err(|e| {
+            let message = e.message().trim().to_string();
+            let unknown = message
+                .strip_prefix("unknown field `")
+                .and_then(|r| r.split('`').next())
+                .map(str::to_string);
+            let message = if unknown.is_some() {
+                message
+                    .replacen("unknown field", "unknown key", 1)
+                    .replacen("expected one of", "allowed keys are", 1)
+                    .replacen("expected", "allowed:", 1)
+            } else {
+                message
+            };
+            let line = toml_line(source, e.span());
+            let field = line
+                .and_then(|l| field_at_line(source, l, unknown.as_deref()))
+                .or(unknown)
+                .unwrap_or_default();
+            ScenarioError {
+                file: file.to_string(),
+                line,
+                field: crate::messages::clip_name(&field),
+                message: crate::messages::plain(&message),
+            }
+        })?;
+        scenario
+            .validate()
+            .and_then(|()| check_ranges_are_pairs(source))
+            .map_err(|(field, message)| ScenarioError {
+                file: file.to_string(),
+                line: locate(source, &field),
+                field,
+                message,
+            })?;
+        Ok(scenario)
+    }
+
+    /// The header of this scenario's histories: every setting a rule of the checker depends
+    /// on, in milliseconds, and the optional records the simulator writes (all of them).
+    pub fn run_config(&self, seed: u64) -> crate::vocab::config::RunConfig {
+        let dlq = self.dlq.config();
+        crate::vocab::config::RunConfig {
+            time_unit: crate::vocab::config::TimeUnit::Ms,
+            emits: crate::vocab::config::Emits::all(),
+            seed: Some(seed),
+            workers: Some(self.workers.count),
+            lease: self.queue.lease_ms,
+            heartbeat: self.queue.heartbeat_ms,
+            deadline: self.queue.deadline_ms,
+            attempts_max: self.queue.max_attempts,
+            backoff_base: self.retry.backoff_base_ms,
+            backoff_cap: self.retry.backoff_cap_ms,
+            jitter: self.retry.jitter,
+            dlq_capacity: dlq.capacity,
+            reprocess_limit: dlq
+                .reprocess_limit
+                .map(|l| crate::vocab::config::ReprocessLimit {
+                    max: l.max,
+                    window: l.window_ms,
+                }),
+            dedupe_window: self.consumer.dedupe_window_ms,
+            outbox_retention: self.outbox.retention_ms,
+        }
+    }
+
+    /// The number of jobs that can exist before any reprocess: generated plus explicit.
+    pub fn jobs_planned(&self) -> u64 {
+        self.arrivals.jobs + self.enqueue.len() as u64 + self.burst_jobs()
+    }
+
+    /// The most jobs that can exist: those planned, plus one per operator action (each
+    /// accepted reprocess creates one). Jobs a reprocess creates can be named by `[[script]]`
+    /// entries (a frozen run pins the faults that hit them).
+    pub fn jobs_possible(&self) -> u64 {
+        self.jobs_planned()
+            + self
+                .operator
+                .iter()
+                .map(|o| 1 + o.repeat as u64)
+                .sum::<u64>()
+    }
+
+    /// The jobs all `[[burst]]` entries submit together.
+    pub fn burst_jobs(&self) -> u64 {
+        self.burst.iter().map(|b| b.jobs).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(src: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse("t.toml", src)
+    }
+
+    #[test]
+    fn a_minimal_file_gets_defaults() {
+        let s = parse("name = \"x\"\n").unwrap();
+        assert_eq!(s.queue.max_attempts, 3);
+        assert_eq!(s.arrivals.tenants, vec!["acme"]);
+    }
+
+    #[test]
+    fn unknown_keys_name_the_file_line_field_and_allowed_keys() {
+        let e = parse("name = \"x\"\n[queue]\nlease_ms = 5\nleese_ms = 3\n").unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert_eq!(e.field, "queue.leese_ms");
+        assert!(
+            e.to_string()
+                .starts_with("t.toml:4: field `queue.leese_ms`"),
+            "{e}"
+        );
+        assert!(e.message.contains("lease_ms"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_and_malformed_toml_give_a_line() {
+        let e = parse("name = \"x\"\n[workers]\ncount = \"two\"\n").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        let e = parse("name = \"x\"\n[workers\n").unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        let e = parse("name = \"x\"\n[stages]\ninference_ms = { dist = \"gamma\", k = 1 }\n")
+            .unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+    }
+
+    #[test]
+    fn a_distribution_is_a_table_never_an_array() {
+        let e = parse("name = \"x\"\n[stages]\ninference_ms = [\"constant\", 1]\n").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.to_string().contains("expected a table"), "{e}");
+        let s =
+            parse("name = \"x\"\n[stages]\ninference_ms = { dist = \"constant\", value = 7 }\n")
+                .unwrap();
+        assert_eq!(s.stages.inference_ms, Dist::Constant { value: 7 });
+    }
+
+    #[test]
+    fn semantic_errors_are_located() {
+        let e = parse("name = \"x\"\n[arrivals]\njobs = 2\ntenants = [\"Acme\"]\n").unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("arrivals.tenants", Some(4)));
+        assert!(e.message.contains("^[a-z][a-z0-9-]{1,32}$"));
+        let e = parse("name = \"x\"\n[faults]\ncrash = 1.5\n").unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("faults.crash", Some(3)));
+        let src = "name = \"x\"\n[arrivals]\njobs = 2\n[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lease\"\njob = 0\n[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lunch\"\njob = 0\n";
+        let e = parse(src).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("script[1].point", Some(12)));
+        assert!(e.message.contains("after_commit_before_ack"));
+        let e = parse(
+            &src.replace("after_lunch", "after_lease")
+                .replace("job = 0\n[[script]]", "job = 7\n[[script]]"),
+        )
+        .unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("script[0].job", Some(8)));
+    }
+
+    #[test]
+    fn expectations_name_real_invariants() {
+        let e = parse("name = \"x\"\n[expect]\nviolations = [\"no_such_thing\"]\n").unwrap_err();
+        assert_eq!(e.field, "expect.violations");
+        assert!(e.message.contains("single_result_per_key"));
+    }
+}

@@ -1,0 +1,373 @@
+//! The scenario's settings sections (`[workers]`, `[queue]`, `[retry]`, `[stages]`,
+//! `[arrivals]`, `[[enqueue]]`, `[[burst]]`, `[faults]`, `[relay]`, `[outbox]`, `[consumer]`,
+//! `[metrics]`, `[run]`, `[dlq]`, `[bugs]`): their fields and defaults.
+//!
+//! Owns: each section's serde shape (unknown keys rejected) and its default values.
+//! Does not: validate across fields (`validate.rs`), hold scripted injections or operator
+//! actions (`script.rs`), expectations (`expect.rs`) or swarm ranges (`swarm.rs`).
+
+use super::dist::{constant, Dist};
+use crate::model::worker::CrashPoint;
+use crate::vocab::config::Jitter;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workers {
+    #[serde(default = "Workers::default_count")]
+    pub count: u32,
+    #[serde(default = "Workers::default_restart_ms")]
+    pub restart_ms: u64,
+}
+impl Workers {
+    fn default_count() -> u32 {
+        2
+    }
+    fn default_restart_ms() -> u64 {
+        1000
+    }
+}
+impl Default for Workers {
+    fn default() -> Self {
+        Workers {
+            count: 2,
+            restart_ms: 1000,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueueSection {
+    pub lease_ms: u64,
+    pub heartbeat_ms: u64,
+    pub deadline_ms: u64,
+    pub max_attempts: u32,
+}
+impl Default for QueueSection {
+    fn default() -> Self {
+        QueueSection {
+            lease_ms: 1000,
+            heartbeat_ms: 300,
+            deadline_ms: 30_000,
+            max_attempts: 3,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetrySection {
+    pub backoff_base_ms: u64,
+    pub backoff_cap_ms: u64,
+    pub jitter: Jitter,
+}
+impl Default for RetrySection {
+    fn default() -> Self {
+        RetrySection {
+            backoff_base_ms: 100,
+            backoff_cap_ms: 2000,
+            jitter: Jitter::Full,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Stages {
+    pub inference_ms: Dist,
+    pub validate_ms: Dist,
+    pub review_ms: Dist,
+}
+impl Default for Stages {
+    fn default() -> Self {
+        Stages {
+            inference_ms: constant(40),
+            validate_ms: constant(5),
+            review_ms: constant(90),
+        }
+    }
+}
+
+/// Documents whose index modulo `every` is below `first` fail validation on every attempt.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InvalidDocuments {
+    pub every: u32,
+    pub first: u32,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Arrivals {
+    pub tenants: Vec<String>,
+    pub jobs: u64,
+    pub interarrival_ms: Dist,
+    /// Probability that an arrival reuses the documentId of a recent arrival of another tenant.
+    pub document_collision: f64,
+    /// Probability that an arrival resubmits a recent document of the same tenant.
+    pub resubmit: f64,
+    /// Of the resubmissions, the share whose payload changed (same key, different payload).
+    pub resubmit_changed: f64,
+    pub invalid_documents: Option<InvalidDocuments>,
+}
+impl Default for Arrivals {
+    fn default() -> Self {
+        Arrivals {
+            tenants: vec!["acme".into()],
+            jobs: 1,
+            interarrival_ms: constant(0),
+            document_collision: 0.0,
+            resubmit: 0.0,
+            resubmit_changed: 0.0,
+            invalid_documents: None,
+        }
+    }
+}
+
+/// An explicit enqueue request, on top of the generated arrivals.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Enqueue {
+    pub at_ms: u64,
+    pub tenant: String,
+    pub document: String,
+    #[serde(default = "one")]
+    pub version: u32,
+    /// The document content; the same text means the same payload.
+    #[serde(default)]
+    pub payload: Option<String>,
+    /// The document fails validation on every attempt.
+    #[serde(default)]
+    pub invalid: bool,
+}
+fn one() -> u32 {
+    1
+}
+
+/// A burst: one tenant submits `jobs` new documents at once (a noisy tenant's bulk import).
+/// Their documents are numbered after the generated arrivals' (`doc-N`), version 1.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Burst {
+    pub at_ms: u64,
+    pub tenant: String,
+    pub jobs: u64,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Faults {
+    pub crash: f64,
+    pub crash_points: Vec<String>,
+    pub stall: f64,
+    pub stall_ms: Dist,
+    pub transient_error: f64,
+    pub permanent_error: f64,
+    pub relay_crash: f64,
+    /// Probability that an attempt's holder pauses right after its first heartbeat (a GC
+    /// pause, a descheduled process) for `pause_ms`: a pause longer than the lease lets the
+    /// renewed lease expire under a live holder.
+    pub pause: f64,
+    pub pause_ms: Dist,
+    /// A transient outage of the model provider: every extraction started in [from_ms, to_ms)
+    /// fails with provider_unavailable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outage: Option<Outage>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Outage {
+    pub from_ms: u64,
+    pub to_ms: u64,
+}
+
+impl Outage {
+    pub fn covers(&self, now: u64) -> bool {
+        (self.from_ms..self.to_ms).contains(&now)
+    }
+}
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            crash: 0.0,
+            crash_points: CrashPoint::ALL
+                .iter()
+                .map(|p| p.name().to_string())
+                .collect(),
+            stall: 0.0,
+            stall_ms: Dist::Uniform {
+                min: 800,
+                max: 1500,
+            },
+            transient_error: 0.0,
+            permanent_error: 0.0,
+            relay_crash: 0.0,
+            pause: 0.0,
+            pause_ms: Dist::Uniform {
+                min: 600,
+                max: 1500,
+            },
+            outage: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Relay {
+    pub interval_ms: u64,
+    /// A crashed relay's next tick comes this long after the crash (its recovery delay); absent:
+    /// the next regular tick, `interval_ms` later.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_ms: Option<u64>,
+}
+impl Default for Relay {
+    fn default() -> Self {
+        Relay {
+            interval_ms: 50,
+            restart_ms: None,
+        }
+    }
+}
+
+/// The outbox, beyond the chapter. Absent: published rows are kept for ever.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutboxSection {
+    /// Published rows are deleted this long after the relay marked them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retention_ms: Option<u64>,
+}
+
+impl OutboxSection {
+    pub fn is_default(&self) -> bool {
+        *self == OutboxSection::default()
+    }
+}
+
+/// The consumer, beyond the chapter. Absent: it remembers every event id forever.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsumerSection {
+    /// How long an event id is remembered after its first sighting (SQS FIFO: five minutes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_window_ms: Option<u64>,
+}
+
+impl ConsumerSection {
+    pub fn is_default(&self) -> bool {
+        *self == ConsumerSection::default()
+    }
+}
+
+/// When the queue depth is sampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DepthSampling {
+    /// Every `depth_sample_ms` of virtual time, from 0.
+    Interval,
+    /// At every lease, as the worker sees it: the ready jobs including the one it takes (the
+    /// chapter's "per tick" sampling of its 12-document run).
+    PerLease,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Metrics {
+    pub depth_sample_ms: u64,
+    pub depth_sample: DepthSampling,
+}
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            depth_sample_ms: 100,
+            depth_sample: DepthSampling::Interval,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// The run stops here even if it has not settled; liveness invariants then fail.
+    pub time_limit_ms: u64,
+}
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            time_limit_ms: 86_400_000,
+        }
+    }
+}
+
+/// The DLQ's limits, beyond the chapter. Absent: unbounded, and no reprocess rate limit.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DlqSection {
+    /// Maximum entries; when full, the oldest entry is evicted (and lost).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<u32>,
+    /// Accepted reprocesses per tenant in any `reprocess_window_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reprocess_limit: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reprocess_window_ms: Option<u64>,
+}
+
+impl DlqSection {
+    pub const DEFAULT_REPROCESS_WINDOW_MS: u64 = 60_000;
+
+    pub fn is_default(&self) -> bool {
+        *self == DlqSection::default()
+    }
+
+    pub fn config(&self) -> crate::model::dead_letter::DlqConfig {
+        crate::model::dead_letter::DlqConfig {
+            capacity: self.capacity,
+            reprocess_limit: self.reprocess_limit.map(|max| {
+                crate::model::dead_letter::ReprocessLimit {
+                    max,
+                    window_ms: self
+                        .reprocess_window_ms
+                        .unwrap_or(DlqSection::DEFAULT_REPROCESS_WINDOW_MS),
+                }
+            }),
+            bug_evict_newest: false,
+        }
+    }
+}
+
+/// The deliberately broken variants. All off by default.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Bugs {
+    pub no_fencing: bool,
+    pub no_idempotency: bool,
+    pub tenantless_keys: bool,
+    pub naive_dual_write: bool,
+    pub unbounded_retries: bool,
+    pub no_consumer_dedupe: bool,
+    pub skip_deadline_check: bool,
+    pub raw_dlq_reason: bool,
+    pub reuse_on_conflict: bool,
+    pub nondeterministic_step: bool,
+    pub token_reuse: bool,
+    pub ack_before_commit: bool,
+    pub backoff_ignored: bool,
+    pub deadline_tripled: bool,
+    pub permanent_error_retried: bool,
+    pub cancel_early: bool,
+    pub reprocess_same_version: bool,
+    pub reprocess_cancelled: bool,
+    pub unrecorded_eviction: bool,
+    pub evict_newest: bool,
+    pub depth_never_decrements: bool,
+    pub hash_ignores_content: bool,
+    pub heartbeat_not_stored: bool,
+    pub early_expiry: bool,
+    pub jitter_over_cap: bool,
+    pub unfenced_heartbeat: bool,
+    pub republish_miscount: bool,
+}

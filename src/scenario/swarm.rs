@@ -1,0 +1,135 @@
+//! The `[swarm]` ranges of `durasim sweep --swarm`.
+//!
+//! Owns: `Swarm` (closed `[min, max]` ranges per setting) and its validation, including that
+//! every range has exactly two values.
+//! Does not: draw a seed's settings from it (`sweep/swarm.rs`).
+
+use super::validate::crash_points_allowed;
+use crate::messages::clip;
+use crate::model::worker::CrashPoint;
+use serde::{Deserialize, Serialize};
+
+/// `--swarm` ranges: each seed of a swarm sweep draws its own settings inside these closed
+/// `[min, max]` ranges (from the seed's `swarm` stream), so every seed tests a different mix of
+/// faults and settings and still replays alone. A range left out keeps the scenario's value.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Swarm {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transient_error: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permanent_error: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay_crash: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers: Option<[u32; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_ms: Option<[u64; 2]>,
+    /// Drawn below the seed's lease_ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heartbeat_ms: Option<[u64; 2]>,
+    /// Each seed keeps a random non-empty subset of these crash points.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash_points: Option<Vec<String>>,
+    /// The consumer's dedupe window (`[consumer] dedupe_window_ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_window_ms: Option<[u64; 2]>,
+    /// The relay's recovery delay after a crash (`[relay] restart_ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay_restart_ms: Option<[u64; 2]>,
+}
+
+impl Swarm {
+    pub(super) fn validate(&self) -> Result<(), (String, String)> {
+        let err = |field: &str, message: String| Err((format!("swarm.{field}"), message));
+        for (field, r) in [
+            ("crash", self.crash),
+            ("stall", self.stall),
+            ("transient_error", self.transient_error),
+            ("permanent_error", self.permanent_error),
+            ("relay_crash", self.relay_crash),
+        ] {
+            if let Some([lo, hi]) = r {
+                if !(0.0..=1.0).contains(&lo) || !(0.0..=1.0).contains(&hi) || lo > hi {
+                    return err(field, format!("is a range of probabilities [min, max] with 0 <= min <= max <= 1 (got [{lo}, {hi}])"));
+                }
+            }
+        }
+        if let Some([lo, hi]) = self.workers {
+            if lo == 0 || lo > hi || hi > 1_000_000 {
+                return err(
+                    "workers",
+                    format!("needs 1 <= min <= max <= 1000000 (got [{lo}, {hi}])"),
+                );
+            }
+        }
+        for (field, r) in [
+            ("lease_ms", self.lease_ms),
+            ("heartbeat_ms", self.heartbeat_ms),
+            ("dedupe_window_ms", self.dedupe_window_ms),
+            ("relay_restart_ms", self.relay_restart_ms),
+        ] {
+            if let Some([lo, hi]) = r {
+                if lo == 0 || lo > hi {
+                    return err(field, format!("needs 1 <= min <= max (got [{lo}, {hi}])"));
+                }
+            }
+        }
+        if let (Some([_, lease_hi]), Some([hb_lo, _])) = (self.lease_ms, self.heartbeat_ms) {
+            if hb_lo >= lease_hi {
+                return err("heartbeat_ms", format!("min ({hb_lo}) must be below lease_ms max ({lease_hi}): heartbeats are drawn below the lease"));
+            }
+        }
+        if let Some(points) = &self.crash_points {
+            if points.is_empty() {
+                return err(
+                    "crash_points",
+                    format!(
+                        "needs at least one crash point; allowed: {}",
+                        crash_points_allowed()
+                    ),
+                );
+            }
+            for p in points {
+                if CrashPoint::parse(p).is_none() {
+                    return err(
+                        "crash_points",
+                        format!(
+                            "unknown crash point {}; allowed: {}",
+                            clip(p),
+                            crash_points_allowed()
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// serde reads a `[min, max]` range from an array of any length of at least 2 (the TOML reader
+/// does not report the extra values); a range must have exactly two.
+pub(super) fn check_ranges_are_pairs(source: &str) -> Result<(), (String, String)> {
+    let table: toml::Table = toml::from_str(source).map_err(|e| (String::new(), e.to_string()))?;
+    let Some(toml::Value::Table(swarm)) = table.get("swarm") else {
+        return Ok(());
+    };
+    for (k, v) in swarm {
+        if let toml::Value::Array(a) = v {
+            if k != "crash_points" && a.len() != 2 {
+                return Err((
+                    format!("swarm.{k}"),
+                    format!(
+                        "is a range [min, max] of exactly two values (got {} values)",
+                        a.len()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

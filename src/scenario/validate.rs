@@ -1,0 +1,413 @@
+//! The checks serde cannot make: ranges, probabilities, identifiers, references between
+//! sections (a script's job exists, an operator names a job or a target), names of invariants
+//! and properties.
+//!
+//! Owns: `Scenario::validate`, which returns the first offending field's path and what is
+//! allowed (`parse` turns the path into a line).
+//! Does not: parse TOML or locate fields (`mod.rs`, `position.rs`); warn about suspicious but
+//! valid settings (`scenario_warnings.rs`).
+
+use super::{validate_name, FaultKind, Scenario};
+use crate::check::{Invariant, Sometimes};
+use crate::limits::MAX_JOBS;
+use crate::messages::clip;
+use crate::model::worker::CrashPoint;
+use crate::vocab::key::{validate_document, validate_tenant, MAX_VERSION};
+
+impl Scenario {
+    pub(super) fn validate(&self) -> Result<(), (String, String)> {
+        let err = |field: &str, message: String| Err((field.to_string(), message));
+        validate_name(&self.name).or_else(|m| err("name", format!("{} {m}", clip(&self.name))))?;
+        crate::limits::check_times(self)?;
+        if self.workers.count == 0 || self.workers.count > 1_000_000 {
+            return err(
+                "workers.count",
+                format!("must be between 1 and 1000000 (got {})", self.workers.count),
+            );
+        }
+        let q = &self.queue;
+        if q.lease_ms == 0 {
+            return err("queue.lease_ms", "must be > 0".into());
+        }
+        if q.heartbeat_ms == 0 {
+            return err("queue.heartbeat_ms", "must be > 0".into());
+        }
+        if q.max_attempts == 0 || q.max_attempts > 1000 {
+            return err(
+                "queue.max_attempts",
+                format!("must be between 1 and 1000 (got {})", q.max_attempts),
+            );
+        }
+        if self.retry.backoff_cap_ms < self.retry.backoff_base_ms {
+            return err(
+                "retry.backoff_cap_ms",
+                format!(
+                    "must be >= backoff_base_ms ({})",
+                    self.retry.backoff_base_ms
+                ),
+            );
+        }
+        for (field, d) in [
+            ("stages.inference_ms", &self.stages.inference_ms),
+            ("stages.validate_ms", &self.stages.validate_ms),
+            ("stages.review_ms", &self.stages.review_ms),
+            ("arrivals.interarrival_ms", &self.arrivals.interarrival_ms),
+            ("faults.stall_ms", &self.faults.stall_ms),
+            ("faults.pause_ms", &self.faults.pause_ms),
+        ] {
+            d.check().or_else(|m| err(field, m))?;
+        }
+        let a = &self.arrivals;
+        if a.tenants.is_empty() {
+            return err(
+                "arrivals.tenants",
+                "needs at least one tenant id (each matching ^[a-z][a-z0-9-]{1,32}$)".into(),
+            );
+        }
+        if a.tenants.len() > 4096 {
+            return err(
+                "arrivals.tenants",
+                format!("at most 4096 tenants (got {})", a.tenants.len()),
+            );
+        }
+        for t in &a.tenants {
+            validate_tenant(t).or_else(|e| err("arrivals.tenants", e.to_string()))?;
+        }
+        if a.jobs > MAX_JOBS {
+            return err(
+                "arrivals.jobs",
+                format!("at most {MAX_JOBS} (got {})", a.jobs),
+            );
+        }
+        if let Some(inv) = a.invalid_documents {
+            if inv.every == 0 || inv.first > inv.every {
+                return err(
+                    "arrivals.invalid_documents",
+                    format!(
+                        "needs every >= 1 and first <= every (got every = {}, first = {})",
+                        inv.every, inv.first
+                    ),
+                );
+            }
+        }
+        for (field, p) in [
+            ("arrivals.document_collision", a.document_collision),
+            ("arrivals.resubmit", a.resubmit),
+            ("arrivals.resubmit_changed", a.resubmit_changed),
+            ("faults.crash", self.faults.crash),
+            ("faults.stall", self.faults.stall),
+            ("faults.transient_error", self.faults.transient_error),
+            ("faults.permanent_error", self.faults.permanent_error),
+            ("faults.relay_crash", self.faults.relay_crash),
+            ("faults.pause", self.faults.pause),
+        ] {
+            if !(0.0..=1.0).contains(&p) {
+                return err(
+                    field,
+                    format!("is a probability: must be between 0 and 1 (got {p})"),
+                );
+            }
+        }
+        if a.document_collision + a.resubmit > 1.0 {
+            return err(
+                "arrivals.resubmit",
+                "document_collision + resubmit must not exceed 1".into(),
+            );
+        }
+        if a.document_collision > 0.0 && a.tenants.len() < 2 {
+            return err(
+                "arrivals.document_collision",
+                "needs at least two tenants to collide".into(),
+            );
+        }
+        for (i, e) in self.enqueue.iter().enumerate() {
+            validate_tenant(&e.tenant)
+                .or_else(|m| err(&format!("enqueue[{i}].tenant"), m.to_string()))?;
+            validate_document(&e.document)
+                .or_else(|m| err(&format!("enqueue[{i}].document"), m.to_string()))?;
+            if e.version == 0 || e.version >= MAX_VERSION {
+                return err(
+                    &format!("enqueue[{i}].version"),
+                    format!(
+                        "operationVersion must be an integer >= 1 and < {MAX_VERSION} (got {})",
+                        e.version
+                    ),
+                );
+            }
+        }
+        for (i, b) in self.burst.iter().enumerate() {
+            validate_tenant(&b.tenant)
+                .or_else(|m| err(&format!("burst[{i}].tenant"), m.to_string()))?;
+            if b.jobs == 0 || b.jobs > MAX_JOBS {
+                return err(
+                    &format!("burst[{i}].jobs"),
+                    format!("must be between 1 and {MAX_JOBS} (got {})", b.jobs),
+                );
+            }
+        }
+        if self.jobs_planned() > MAX_JOBS {
+            return err(
+                "burst",
+                format!(
+                    "arrivals.jobs, the [[enqueue]] entries and the bursts' jobs together must not exceed {MAX_JOBS} (got {})",
+                    self.jobs_planned()
+                ),
+            );
+        }
+        if self.faults.crash > 0.0 && self.faults.crash_points.is_empty() {
+            return err(
+                "faults.crash_points",
+                "needs at least one crash point when faults.crash > 0".into(),
+            );
+        }
+        for p in &self.faults.crash_points {
+            if CrashPoint::parse(p).is_none() {
+                return err(
+                    "faults.crash_points",
+                    format!(
+                        "unknown crash point {}; allowed: {}",
+                        clip(p),
+                        crash_points_allowed()
+                    ),
+                );
+            }
+        }
+        if let Some(o) = self.faults.outage {
+            if o.from_ms >= o.to_ms {
+                return err(
+                    "faults.outage",
+                    format!(
+                        "needs from_ms < to_ms (got from_ms = {}, to_ms = {}): {{ from_ms, to_ms }}",
+                        o.from_ms, o.to_ms
+                    ),
+                );
+            }
+        }
+        if self.relay.interval_ms == 0 {
+            return err("relay.interval_ms", "must be > 0".into());
+        }
+        if self.relay.restart_ms == Some(0) {
+            return err(
+                "relay.restart_ms",
+                "must be > 0 (leave it out to restart at the next tick)".into(),
+            );
+        }
+        if self.outbox.retention_ms == Some(0) {
+            return err(
+                "outbox.retention_ms",
+                "must be > 0 (leave it out to keep published rows for ever)".into(),
+            );
+        }
+        if self.consumer.dedupe_window_ms == Some(0) {
+            return err(
+                "consumer.dedupe_window_ms",
+                "must be > 0 (leave it out to remember every event id forever)".into(),
+            );
+        }
+        if self.metrics.depth_sample_ms == 0 {
+            return err("metrics.depth_sample_ms", "must be > 0".into());
+        }
+        let planned = self.jobs_planned();
+        let possible = self.jobs_possible();
+        for (i, s) in self.script.iter().enumerate() {
+            let field = |f: &str| format!("script[{i}].{f}");
+            let worker_fault = matches!(
+                s.fault,
+                FaultKind::Crash
+                    | FaultKind::Stall
+                    | FaultKind::TransientError
+                    | FaultKind::PermanentError
+                    | FaultKind::MutatePayload
+                    | FaultKind::Pause
+            );
+            match s.job {
+                None if worker_fault => {
+                    return err(
+                        &field("fault"),
+                        format!(
+                            "fault {} needs `job` (a job id from 0 to {})",
+                            s.fault.name(),
+                            planned.saturating_sub(1)
+                        ),
+                    )
+                }
+                Some(j) if j as u64 >= possible => {
+                    return err(&field("job"), format!("no job {j} exists: this scenario creates jobs 0 to {} (arrivals.jobs + enqueue and burst entries), and at most {} more by reprocess (one per operator action)", planned.saturating_sub(1), possible - planned));
+                }
+                Some(_) if !worker_fault => {
+                    return err(&field("job"), "relay_crash does not take a job".into())
+                }
+                _ => {}
+            }
+            match (s.fault, &s.point) {
+                (FaultKind::Crash, None) => {
+                    return err(
+                        &field("fault"),
+                        format!("crash needs `point`; allowed: {}", crash_points_allowed()),
+                    )
+                }
+                (FaultKind::Crash, Some(p)) if CrashPoint::parse(p).is_none() => {
+                    return err(
+                        &field("point"),
+                        format!(
+                            "unknown crash point {}; allowed: {}",
+                            clip(p),
+                            crash_points_allowed()
+                        ),
+                    );
+                }
+                (FaultKind::Crash, Some(_)) => {}
+                (_, Some(_)) => return err(&field("point"), "only a crash takes a point".into()),
+                _ => {}
+            }
+            if s.stall_ms.is_some() != (s.fault == FaultKind::Stall) {
+                return err(
+                    &field("stall_ms"),
+                    "a stall needs `stall_ms`, and only a stall takes it".into(),
+                );
+            }
+            if s.pause_ms.is_some() != (s.fault == FaultKind::Pause) {
+                return err(
+                    &field("pause_ms"),
+                    "a pause needs `pause_ms`, and only a pause takes it".into(),
+                );
+            }
+            if s.payload.is_some() && s.fault != FaultKind::MutatePayload {
+                return err(
+                    &field("payload"),
+                    "only mutate_payload takes `payload`".into(),
+                );
+            }
+            if s.attempt == Some(0) {
+                return err(&field("attempt"), "attempt numbers start at 1".into());
+            }
+        }
+        if self.dlq.capacity == Some(0) {
+            return err(
+                "dlq.capacity",
+                "must be >= 1 (leave it out for an unbounded DLQ)".into(),
+            );
+        }
+        if self.dlq.reprocess_limit == Some(0) {
+            return err(
+                "dlq.reprocess_limit",
+                "must be >= 1 reprocess per window (leave it out for no limit)".into(),
+            );
+        }
+        match (self.dlq.reprocess_limit, self.dlq.reprocess_window_ms) {
+            (_, Some(0)) => return err("dlq.reprocess_window_ms", "must be > 0".into()),
+            (None, Some(_)) => {
+                return err(
+                    "dlq.reprocess_window_ms",
+                    "only applies with dlq.reprocess_limit".into(),
+                )
+            }
+            _ => {}
+        }
+        for (i, o) in self.operator.iter().enumerate() {
+            if o.repeat > 0 && o.every_ms == 0 {
+                return err(
+                    &format!("operator[{i}].repeat"),
+                    format!(
+                        "a repeated action (repeat = {}) needs every_ms > 0, the gap between runs",
+                        o.repeat
+                    ),
+                );
+            }
+            if o.repeat > 1_000_000 {
+                return err(
+                    &format!("operator[{i}].repeat"),
+                    format!("at most 1000000 (got {})", o.repeat),
+                );
+            }
+            match (o.job, o.target) {
+                (Some(j), None) if j as u64 >= planned => {
+                    return err(
+                        &format!("operator[{i}].job"),
+                        format!(
+                            "no job {j} exists: this scenario creates jobs 0 to {} before any reprocess",
+                            planned.saturating_sub(1)
+                        ),
+                    );
+                }
+                (Some(_), None) => {}
+                (None, Some(_)) if o.follow => {
+                    return err(
+                        &format!("operator[{i}].follow"),
+                        "`follow` follows a fixed `job`'s reprocess chain; a `target` picks its job itself".into(),
+                    );
+                }
+                (None, Some(_)) => {}
+                _ => {
+                    return err(
+                        &format!("operator[{i}].job"),
+                        "give either `job` (a job id) or `target` (oldest_dead_lettered or cancelled), not both".into(),
+                    );
+                }
+            }
+        }
+        for (i, o) in self.operator.iter().enumerate() {
+            if let Some(id) = &o.operator {
+                crate::limits::validate_operator(id).or_else(|m| {
+                    err(
+                        &format!("operator[{i}].operator"),
+                        format!("{} {m}", clip(id)),
+                    )
+                })?;
+            }
+        }
+        if let Some(names) = &self.expect.violations {
+            for n in names {
+                if Invariant::parse(n).is_none() {
+                    let allowed: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
+                    return err(
+                        "expect.violations",
+                        format!(
+                            "unknown invariant {}; allowed: {}",
+                            clip(n),
+                            allowed.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+        if let Some(swarm) = &self.swarm {
+            swarm.validate()?;
+        }
+        for (field, names) in [
+            ("expect.sometimes", &self.expect.sometimes),
+            ("expect.sweep_sometimes", &self.expect.sweep_sometimes),
+        ] {
+            for n in names.iter().flatten() {
+                if Sometimes::parse(n).is_none() {
+                    let allowed: Vec<&str> = Sometimes::ALL.iter().map(|i| i.name()).collect();
+                    return err(
+                        field,
+                        format!(
+                            "unknown property {}; allowed: {}",
+                            clip(n),
+                            allowed.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+        if let Some(h) = &self.expect.trace_hash {
+            if h.len() != 16 || !h.chars().all(|c| c.is_ascii_hexdigit()) {
+                return err(
+                    "expect.trace_hash",
+                    format!("{} is not a trace hash; allowed: 16 hex digits, as summary.json's traceHash", clip(h)),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn crash_points_allowed() -> String {
+    CrashPoint::ALL
+        .iter()
+        .map(|p| p.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

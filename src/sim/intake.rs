@@ -1,0 +1,167 @@
+//! Intake: how a job enters the queue.
+//!
+//! Owns: generated arrivals, `[[enqueue]]` entries and `[[burst]]`s turned into enqueue
+//! requests, the idempotency key and payload hash they carry, the enqueue-time idempotency
+//! outcome recorded in the history, and the name table every run registers up front.
+//! Does not: decide whether a key is taken (the queue does) or draw arrival times (arrivals.rs).
+
+use super::kernel::{Ev, Sim};
+use crate::history::{Event, Observer};
+use crate::ids::{JobId, TenantId};
+use crate::model::queue::{EnqueueOutcome, EnqueueRequest};
+use crate::scenario::Scenario;
+use crate::vocab::key::{IdempotencyKey, KeyNames};
+use crate::vocab::payload::Payload;
+
+impl<'s, O: Observer> Sim<'s, O> {
+    /// The payload hash the queue and the outbox compare (`hash_ignores_content`: without the
+    /// content).
+    pub(super) fn payload_hash(&self, payload: &Payload) -> crate::vocab::payload::PayloadHash {
+        if self.bugs.hash_ignores_content {
+            return Payload {
+                content: 0,
+                ..*payload
+            }
+            .hash(&self.names);
+        }
+        payload.hash(&self.names)
+    }
+
+    pub(super) fn key_for(
+        &self,
+        tenant: TenantId,
+        payload: &Payload,
+        version: u32,
+    ) -> IdempotencyKey {
+        if self.bug_tenantless {
+            IdempotencyKey::tenantless_for_bug_switch(payload.document, version)
+        } else {
+            IdempotencyKey::new(tenant, payload.document, version).expect("versions are validated")
+        }
+    }
+
+    /// The enqueue-time idempotency check, then a new job (recorded). A reprocess
+    /// (`reprocess_of`) that finds its key taken records nothing here: the caller records the
+    /// refusal.
+    pub(super) fn enqueue(
+        &mut self,
+        tenant: TenantId,
+        payload: Payload,
+        version: u32,
+        invalid: bool,
+        reprocess_of: Option<JobId>,
+    ) -> Option<JobId> {
+        let key = self.key_for(tenant, &payload, version);
+        let hash = self.payload_hash(&payload);
+        let request = EnqueueRequest {
+            tenant,
+            key,
+            payload: hash,
+            visible_at: self.now,
+        };
+        let (operation, content) = (payload.operation, payload.content);
+        match self.queue.enqueue(self.now, request) {
+            EnqueueOutcome::Created(job) => {
+                self.invalid.push(invalid);
+                self.payloads.push(payload);
+                let deadline_at = self.queue.job(job).deadline_at(self.queue.config());
+                self.record(Event::Enqueued {
+                    job,
+                    tenant,
+                    key,
+                    operation,
+                    content,
+                    payload: Some(hash),
+                    visible_at: Some(self.now),
+                    deadline_at: Some(deadline_at),
+                    reprocess_of,
+                });
+                self.hand_out();
+                Some(job)
+            }
+            _ if reprocess_of.is_some() => None,
+            EnqueueOutcome::Deduplicated { existing } => {
+                self.record(Event::EnqueueDeduped {
+                    tenant,
+                    key,
+                    operation,
+                    content,
+                    payload: Some(hash),
+                    existing,
+                });
+                None
+            }
+            EnqueueOutcome::Conflict {
+                existing,
+                existing_payload,
+            } => {
+                self.record(Event::EnqueueConflict {
+                    tenant,
+                    key,
+                    operation,
+                    content,
+                    payload: Some(hash),
+                    existing,
+                    existing_payload: Some(existing_payload),
+                });
+                None
+            }
+        }
+    }
+
+    pub(super) fn on_arrival(&mut self) {
+        let a = self.arrivals.next(&self.scenario.arrivals);
+        let tenant = self.tenant_ids[a.tenant.index()];
+        self.enqueue(tenant, a.payload, 1, a.invalid, None);
+        if self.arrivals.remaining() > 0 {
+            let gap = self.arrivals.next_gap_ms(&self.scenario.arrivals);
+            self.schedule(self.now + gap, Ev::Arrival);
+        }
+    }
+
+    pub(super) fn on_explicit_enqueue(&mut self, index: usize) {
+        self.pending_timed -= 1;
+        let e = &self.scenario.enqueue[index];
+        let tenant = self.names.tenants.register(&e.tenant).expect("validated");
+        let document = self.names.documents.named(&e.document).expect("validated");
+        let payload = match &e.payload {
+            Some(text) => Payload::from_text(document, text),
+            None => Payload::of(document),
+        };
+        let (version, invalid) = (e.version, e.invalid);
+        self.enqueue(tenant, payload, version, invalid, None);
+    }
+
+    /// A burst's documents are numbered after the generated arrivals' and the earlier bursts'.
+    pub(super) fn on_burst(&mut self, index: usize) {
+        let s = self.scenario;
+        let b = &s.burst[index];
+        let tenant = self.names.tenants.register(&b.tenant).expect("validated");
+        let first = self.arrivals_total + s.burst[..index].iter().map(|b| b.jobs).sum::<u64>();
+        for k in 0..b.jobs {
+            let payload = Payload::of(crate::vocab::key::Documents::generated((first + k) as u32));
+            self.enqueue(tenant, payload, 1, false, None);
+        }
+    }
+}
+
+/// Every name the run can use, registered before it starts, in a fixed order: the generated
+/// arrivals' tenants, then the tenants and documents of `[[enqueue]]` and the tenants of
+/// `[[burst]]`, in file order. The checker is given the same table.
+pub fn scenario_names(s: &Scenario) -> KeyNames {
+    let mut names = KeyNames::default();
+    for t in &s.arrivals.tenants {
+        names
+            .tenants
+            .register(t)
+            .expect("scenario validated its tenants");
+    }
+    for e in &s.enqueue {
+        names.tenants.register(&e.tenant).expect("validated");
+        names.documents.named(&e.document).expect("validated");
+    }
+    for b in &s.burst {
+        names.tenants.register(&b.tenant).expect("validated");
+    }
+    names
+}

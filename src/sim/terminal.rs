@@ -1,0 +1,70 @@
+//! Terminal filing: a job cancelled or dead-lettered, as the history records it.
+//!
+//! Owns: recording a cancellation (and remembering the first one, for operator targets), filing
+//! a dead letter with its stored reason (code, or the raw text the `raw_dlq_reason` bug leaks),
+//! and recording a bounded DLQ's eviction before the new entry.
+//! Does not: decide that a job is terminal (the retry policy and the queue do).
+
+use super::kernel::{error_name, Sim};
+use crate::history::{Event, Observer};
+use crate::ids::{Fence, JobId, WorkerId};
+use crate::model::dead_letter::{DlqReason, StoredReason};
+use crate::model::retry::ErrorKind;
+
+impl<'s, O: Observer> Sim<'s, O> {
+    pub(super) fn record_cancel(&mut self, e: Event) {
+        if let Event::Cancelled { job, .. } = e {
+            self.first_cancelled.get_or_insert(job);
+        }
+        self.record(e);
+    }
+
+    pub(super) fn file_dead_letter(
+        &mut self,
+        job: JobId,
+        w: Option<WorkerId>,
+        fence: Option<Fence>,
+        attempts: u32,
+        reason: DlqReason,
+        error: Option<ErrorKind>,
+    ) {
+        let stored = if self.bug_raw_reason {
+            StoredReason::Raw(self.raw_error_text(job, error).into())
+        } else {
+            StoredReason::Code(reason)
+        };
+        let text: Box<str> = stored.text().into();
+        // A full DLQ makes room first: the eviction is recorded before the new entry.
+        let evicted = self.dlq.push(self.now, job, stored);
+        if let Some(evicted) = evicted.filter(|_| !self.bugs.unrecorded_eviction) {
+            self.record(Event::DlqEvicted {
+                job: evicted,
+                capacity: Some(
+                    self.dlq
+                        .config()
+                        .capacity
+                        .expect("only a bounded DLQ evicts"),
+                ),
+            });
+        }
+        self.record(Event::DeadLettered {
+            job,
+            worker: w,
+            fence,
+            attempts: Some(attempts),
+            reason: text,
+        });
+    }
+
+    /// What a parser's error message looks like: it quotes the document. Only the
+    /// `raw_dlq_reason` bug lets it into the DLQ.
+    pub(super) fn raw_error_text(&self, job: JobId, error: Option<ErrorKind>) -> String {
+        let j = self.queue.job(job);
+        let document = self.names.documents.name(j.key.document);
+        match error {
+            Some(ErrorKind::SchemaInvalid) => format!("schema validation failed: field `total` in {document} reads \"ACME Corp, invoice for J. Silva, CPF 123.456.789-00\""),
+            Some(e) => format!("{} while extracting {document}: provider said \"upstream 503\"", error_name(e)),
+            None => format!("gave up on {document} after {} attempts: provider said \"upstream 503\"", j.attempt),
+        }
+    }
+}
