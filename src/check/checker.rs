@@ -11,8 +11,8 @@
 //! Does not: keep the history (a violation keeps the few records that prove it).
 
 use super::invariant::{Invariant, Sometimes};
-pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
 use super::job_track::JobTracks;
+pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
 use super::metrics::{DepthTrack, Tally};
 use crate::history::{Event, Observer, Record};
 use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, WorkerId};
@@ -254,7 +254,11 @@ impl Checker {
     }
 
     /// Changes the job's track (which must exist, as for [`Checker::job_at`]).
-    pub(super) fn update_job<R>(&mut self, job: JobId, change: impl FnOnce(&mut JobTrack) -> R) -> R {
+    pub(super) fn update_job<R>(
+        &mut self,
+        job: JobId,
+        change: impl FnOnce(&mut JobTrack) -> R,
+    ) -> R {
         self.jobs
             .update(job, self.config.deadline, change)
             .unwrap_or_else(|| panic!("history names {job} before it was enqueued"))
@@ -369,24 +373,24 @@ impl Checker {
                 self.jobs.set(
                     *job,
                     &JobTrack {
-                    tenant: *tenant,
-                    key: *key,
-                    payload: p,
-                    enqueued_at: at,
-                    deadline_at: at.saturating_add(self.config.deadline),
-                    visible_from,
-                    fence: Fence(0),
-                    holder: WorkerId(0),
-                    leased_at: 0,
-                    renewed_at: 0,
-                    renewed: false,
-                    lease_held: false,
-                    leases: 0,
-                    place: Place::Waiting,
-                    terminal: None,
-                    failure: None,
-                    dlq: DlqEntry::None,
-                    reprocessed_from: *reprocess_of,
+                        tenant: *tenant,
+                        key: *key,
+                        payload: p,
+                        enqueued_at: at,
+                        deadline_at: at.saturating_add(self.config.deadline),
+                        visible_from,
+                        fence: Fence(0),
+                        holder: WorkerId(0),
+                        leased_at: 0,
+                        renewed_at: 0,
+                        renewed: false,
+                        lease_held: false,
+                        leases: 0,
+                        place: Place::Waiting,
+                        terminal: None,
+                        failure: None,
+                        dlq: DlqEntry::None,
+                        reprocessed_from: *reprocess_of,
                         audited: false,
                         reprocessed: false,
                     },

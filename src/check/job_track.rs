@@ -337,8 +337,7 @@ impl JobTracks {
     /// record, or it was created by a reprocess with no audit entry.
     pub fn needs_finish_check(&self, job: JobId) -> bool {
         self.exists(job).is_some_and(|p| {
-            p.flags & LIVE != 0
-                || (p.flags & HAS_REPROCESSED_FROM != 0 && p.flags & AUDITED == 0)
+            p.flags & LIVE != 0 || (p.flags & HAS_REPROCESSED_FROM != 0 && p.flags & AUDITED == 0)
         })
     }
 
@@ -425,7 +424,8 @@ impl JobTracks {
             place: place_of(f),
             terminal,
             failure,
-            dlq: [DlqEntry::None, DlqEntry::Held, DlqEntry::Evicted][((f >> DLQ_SHIFT) & 3) as usize],
+            dlq: [DlqEntry::None, DlqEntry::Held, DlqEntry::Evicted]
+                [((f >> DLQ_SHIFT) & 3) as usize],
             reprocessed_from: (f & HAS_REPROCESSED_FROM != 0).then(|| {
                 JobId(self.number(job, Field::ReprocessedFrom, p.reprocessed_from) as u32)
             }),
@@ -454,9 +454,8 @@ impl JobTracks {
             Some((k, at)) => (k as u16 + 1, at),
         };
         flags |= terminal_kind << TERMINAL_SHIFT;
-        let (failure_fence, failure_at, error) = t
-            .failure
-            .map_or((0, 0, 0), |f| (f.fence.0, f.at, f.error));
+        let (failure_fence, failure_at, error) =
+            t.failure.map_or((0, 0, 0), |f| (f.fence.0, f.at, f.error));
         // Versions are at most 65,535 (`vocab::key::MAX_VERSION`), tenants and operations u16.
         debug_assert!(t.key.version <= u16::MAX as u32);
         Packed {
@@ -488,7 +487,8 @@ impl JobTracks {
 }
 
 fn place_of(flags: u16) -> Place {
-    [Place::Waiting, Place::Ready, Place::Leased, Place::Done][((flags >> PLACE_SHIFT) & 3) as usize]
+    [Place::Waiting, Place::Ready, Place::Leased, Place::Done]
+        [((flags >> PLACE_SHIFT) & 3) as usize]
 }
 
 #[cfg(test)]
@@ -543,7 +543,9 @@ mod tests {
         assert_eq!(tracks.get(JobId(0), 30_000).unwrap().leases, 3);
         tracks.set_place(JobId(0), Place::Ready);
         assert_eq!(tracks.place(JobId(0)), Some(Place::Ready));
-        tracks.update(JobId(0), 30_000, |t| t.terminal = Some((Terminal::Acked, 5_000)));
+        tracks.update(JobId(0), 30_000, |t| {
+            t.terminal = Some((Terminal::Acked, 5_000))
+        });
         let done = tracks.get(JobId(0), 30_000).unwrap();
         assert_eq!(done.leases, 3);
         assert_eq!(done.terminal, Some((Terminal::Acked, 5_000)));
@@ -583,7 +585,8 @@ mod tests {
         t.renewed_at = u64::MAX;
         t.fence = Fence(u64::MAX - 1);
         t.failure = Some(Failure::new(Fence(1 << 33), "timeout", 0));
-        t.terminal = None;
+        // Finished (tracks of live jobs are kept plain), long after its enqueue.
+        t.terminal = Some((Terminal::Cancelled, 1_000 + (1 << 35)));
         t.reprocessed_from = None;
         tracks.set(JobId(0), &t);
         assert!(same(&tracks.get(JobId(0), 30_000).unwrap(), &t));

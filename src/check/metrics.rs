@@ -129,7 +129,9 @@ impl Checker {
 
     /// Moves `job` to `place`, keeping the count of ready jobs.
     pub(super) fn depth_move(&mut self, _at: SimTime, job: JobId, place: Place) {
-        let was = self.job_place(job).unwrap_or_else(|| panic!("history names {job} before it was enqueued"));
+        let was = self
+            .job_place(job)
+            .unwrap_or_else(|| panic!("history names {job} before it was enqueued"));
         self.set_job_place(job, place);
         if was == Place::Ready {
             self.depth.ready -= 1;

@@ -6,10 +6,10 @@
 //! history's header, so a wrong model cannot make it agree.
 
 pub mod checker;
-mod job_track;
 mod dlq;
 mod effects;
 pub mod invariant;
+mod job_track;
 mod leases;
 mod metrics;
 mod policy;
