@@ -157,3 +157,140 @@ fn an_external_history_is_judged_from_its_raw_facts() {
         "{v:?}"
     );
 }
+
+/// Fields of a record that hold a time or a duration (docs/history-format.md).
+const TIME_FIELDS: [&str; 7] = [
+    "at",
+    "visible_at",
+    "deadline_at",
+    "lease_until",
+    "inference",
+    "stall",
+    "pause",
+];
+/// Durations of the header's `config`.
+const CONFIG_DURATIONS: [&str; 7] = [
+    "lease",
+    "heartbeat",
+    "deadline",
+    "backoff_base",
+    "backoff_cap",
+    "dedupe_window",
+    "outbox_retention",
+];
+
+/// A history file written in ms, rewritten in µs as a recorder around a real store writes it
+/// (`durasim conform`): every time and duration times 1000, `time_unit` "us".
+fn in_micros(ms_file: &[u8]) -> Vec<u8> {
+    use serde_json::Value;
+    let scale = |m: &mut serde_json::Map<String, Value>, k: &str| {
+        if let Some(n) = m.get(k).and_then(Value::as_u64) {
+            m.insert(k.to_string(), Value::from(n * 1000));
+        }
+    };
+    let mut out = Vec::new();
+    for (i, line) in std::str::from_utf8(ms_file).unwrap().lines().enumerate() {
+        let mut v: Value = serde_json::from_str(line).unwrap();
+        let m = v.as_object_mut().unwrap();
+        if i == 0 {
+            assert_eq!(m["time_unit"], "ms");
+            m.insert("time_unit".into(), Value::from("us"));
+            let c = m.get_mut("config").unwrap().as_object_mut().unwrap();
+            CONFIG_DURATIONS.iter().for_each(|k| scale(c, k));
+            if let Some(Value::Object(limit)) = c.get_mut("reprocess_limit") {
+                scale(limit, "window");
+            }
+        } else {
+            TIME_FIELDS.iter().for_each(|k| scale(m, k));
+        }
+        out.extend(serde_json::to_vec(&v).unwrap());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// A history in µs is judged as the same history in ms, and its violations speak in µs: no
+/// message, evidence or printed verdict of a µs file says "ms". For every bug switch the checker
+/// catches from the history, on the first chaos seed it fails.
+#[test]
+fn a_history_in_microseconds_is_judged_the_same_and_its_messages_say_microseconds() {
+    let s = load("chaos");
+    let says_ms = |text: &str| {
+        text.split(|c: char| !c.is_alphanumeric() && c != '_')
+            .any(|w| w == "ms")
+    };
+    let mut switches = 0;
+    let mut ms_messages = 0;
+    let mut first_us_file = None;
+    for b in durasim::bugs::ALL
+        .iter()
+        .filter(|b| !["nondeterministic_step", "republish_miscount"].contains(&b.name))
+    {
+        let mut found = false;
+        for seed in 0..40 {
+            let mut r = RunRequest::for_scenario(&s);
+            r.seed = seed;
+            r.keep_trace = true;
+            assert!(durasim::bugs::enable(&mut r.bugs, b.name));
+            let report = run_once(&s, &r, None);
+            if report.check.violated().is_empty() {
+                continue;
+            }
+            let mut ms_file = Vec::new();
+            write_history(
+                &mut ms_file,
+                report.trace.as_ref().unwrap(),
+                &report.outcome.names,
+            )
+            .unwrap();
+            let what = format!("chaos seed {seed} --bug {} in µs", b.name);
+            let us_file = in_micros(&ms_file);
+            let mut reader =
+                HistoryReader::from_reader(&what, us_file.as_slice(), Limits::default());
+            let judged = durasim::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                judged.check.violated(),
+                report.check.violated(),
+                "{what}: the same history in other units is judged otherwise"
+            );
+            for i in judged.check.violated() {
+                let (ms, us) = (
+                    report.check.verdict(i).first.as_ref().unwrap(),
+                    judged.check.verdict(i).first.as_ref().unwrap(),
+                );
+                ms_messages += usize::from(says_ms(&ms.message));
+                assert!(
+                    !says_ms(&us.message),
+                    "{what}: {} says ms: {}",
+                    i.name(),
+                    us.message
+                );
+                assert_eq!(us.at, ms.at * 1000, "{what}: {} first at", i.name());
+            }
+            first_us_file.get_or_insert(us_file);
+            found = true;
+            switches += 1;
+            break;
+        }
+        assert!(found, "--bug {} never failed on chaos seeds 0..40", b.name);
+    }
+    // The test can fail: in ms, the same messages do name their unit.
+    assert!(
+        ms_messages > 5,
+        "only {ms_messages} ms messages in {switches} switches"
+    );
+    // And what `durasim verify` prints of a µs file.
+    let dir = std::env::temp_dir().join(format!("durasim-history-us-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("us.jsonl");
+    std::fs::write(&file, first_us_file.unwrap()).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_durasim"))
+        .args(["verify", &file.display().to_string()])
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&o.stdout);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{printed}");
+    assert!(printed.contains(" µs"), "{printed}");
+    assert!(!says_ms(&printed), "{printed}");
+}

@@ -444,3 +444,55 @@ fn freeze_of_chaos_replays_with_the_identical_trace_hash() {
         assert!(read(&a.join("summary.json")).contains(&hash));
     }
 }
+
+/// The most jobs a shrunk scenario may keep (issue 11: "a small scripted scenario, at most ~10
+/// jobs").
+const SHRUNK_JOBS: u64 = 10;
+
+/// Every bug switch's failures shrink to a small scenario: for each switch, a sweep of 8 chaos
+/// seeds from the first one it fails, every failure group (every invariant it breaks, each
+/// signature) shrunk, and each shrunk file at most `SHRUNK_JOBS` jobs that still breaks its
+/// invariant when run as written. (docs/sweeps.md's table comes from the same sweeps.)
+#[test]
+fn every_bug_switch_shrinks_to_a_few_jobs() {
+    let mut report = Vec::new();
+    for b in &durasim::bugs::ALL {
+        let first = (0..64)
+            .find(|&seed| {
+                let mut p = plan(CHAOS, (seed, seed + 1), Some(b.name));
+                p.shrink = false;
+                !sweep::sweep(&p).unwrap().json.failures.is_empty()
+            })
+            .unwrap_or_else(|| panic!("{} never fails on chaos seeds 0..64", b.name));
+        let p = plan(CHAOS, (first, first + 8), Some(b.name));
+        let out = sweep::sweep(&p).unwrap();
+        assert!(!out.json.failures.is_empty(), "{}", b.name);
+        for g in &out.json.failures {
+            for s in &g.signatures {
+                let info = s.shrunk.as_ref().unwrap_or_else(|| {
+                    panic!(
+                        "--bug {}: {} seed {} not shrunk",
+                        b.name, g.invariant, s.first_seed
+                    )
+                });
+                report.push(format!(
+                    "{} {} seed {}: {} jobs",
+                    b.name, g.invariant, s.first_seed, info.to.jobs
+                ));
+                assert!(
+                    info.to.jobs <= SHRUNK_JOBS,
+                    "--bug {}: {} seed {} shrank to {:?}",
+                    b.name,
+                    g.invariant,
+                    s.first_seed,
+                    info.to
+                );
+                let text = &out.files.iter().find(|(p, _)| *p == info.path).unwrap().1;
+                let scenario = Scenario::parse(&info.path, text).unwrap();
+                let r = run_once(&scenario, &RunRequest::for_scenario(&scenario), None);
+                assert_eq!(check_expectations(&scenario, &r), vec![], "{}", info.path);
+            }
+        }
+    }
+    println!("{}", report.join("\n"));
+}

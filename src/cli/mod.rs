@@ -21,7 +21,7 @@ pub mod verify;
 
 pub use args::{Cli, Command};
 pub use input::{apply_bug_flags, load_scenario};
-pub use print::print_summary;
+pub use print::{print_summary, print_summary_in};
 
 use crate::report::output_dir::OutputError;
 use crate::report::ReportError;

@@ -18,8 +18,15 @@ pub fn print_bugs() {
     }
 }
 
-/// Prints the human summary of a run.
+/// Prints the human summary of a run (its times in ms).
 pub fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
+    let _ = report;
+    print_summary_in(s, dir, quiet, "ms");
+}
+
+/// Prints the human summary of a run whose violations' times are in `unit` (`durasim conform`
+/// judges its store's history in µs, and its first violations stay in µs).
+pub fn print_summary_in(s: &Summary, dir: &Path, quiet: bool, unit: &str) {
     let held = s.invariants.iter().filter(|i| i.holds).count();
     let verdict = if s.expectations_met { "PASS" } else { "FAIL" };
     if quiet {
@@ -64,7 +71,7 @@ pub fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
         "  latency    queueWaitMs p50 {} p95 {} p99 {} | inferenceMs p50 {} | reviewWaitMs p50 {} | depth {}..{}",
         m.queue_wait_ms.p50, m.queue_wait_ms.p95, m.queue_wait_ms.p99, m.inference_ms.p50, m.review_wait_ms.p50, m.queue_depth.min, m.queue_depth.max
     );
-    print_verdicts(&s.invariants, "ms");
+    print_verdicts(&s.invariants, unit);
     if s.expectations_met {
         println!("  expect     met");
     } else {
@@ -75,7 +82,6 @@ pub fn print_summary(s: &Summary, report: &RunReport, dir: &Path, quiet: bool) {
             );
         }
     }
-    let _ = report;
     println!("  outputs    {}", dir.display());
 }
 

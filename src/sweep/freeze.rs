@@ -19,7 +19,11 @@ use crate::scenario::{Expect, FaultKind, Scenario, Script};
 use crate::vocab::key::KeyNames;
 
 /// Whether a job's document fails validation on every attempt (not an injected fault).
-fn document_invalid(base: &Scenario, names: &KeyNames, document: crate::ids::DocumentId) -> bool {
+pub(super) fn document_invalid(
+    base: &Scenario,
+    names: &KeyNames,
+    document: crate::ids::DocumentId,
+) -> bool {
     let generated = document.0 < (1 << 31)
         && base
             .arrivals

@@ -4,7 +4,7 @@
 //! (`seed`: with `catch_unwind`, and a second run of a fixed sample of seeds to catch
 //! nondeterminism), grouping failures by invariant and first-violation signature (`aggregate`),
 //! the coverage gate (`coverage`), shrinking the first failure of each group (`shrunk`,
-//! `shrink`), joining shards (`merge`), swarm draws (`swarm`) and freezing a run into an explicit
+//! `shrink`, `explicit_jobs`), joining shards (`merge`), swarm draws (`swarm`) and freezing a run into an explicit
 //! scenario (`freeze`). It takes a scenario and returns the result in memory.
 //! Does not: read or write files, print, parse arguments or read the wall clock (the shell,
 //! `cli::sweep`, does those, and `report` writes the directory); simulate or judge a run
@@ -17,6 +17,7 @@
 
 pub mod aggregate;
 pub mod coverage;
+pub mod explicit_jobs;
 pub mod freeze;
 pub mod merge;
 pub mod seed;

@@ -2,13 +2,17 @@
 //!
 //! Owns: the search. It freezes the failing run (see `freeze`), checks the frozen file still
 //! fails, tries the violating job alone (with 1 or 2 workers, drawn or constant inference, the
-//! deadline as it was or shorter), then greedily tries smaller variants (fewer jobs, fewer
-//! workers, fewer faults, earlier faults, shorter stalls and pauses, a shorter deadline, a
-//! smaller DLQ, simpler arrivals and constant stage durations) and keeps each one that still
-//! breaks the target. Every candidate is judged by running it exactly as `durasim run`
+//! deadline as it was or shorter), then greedily tries smaller variants (fewer jobs, the jobs
+//! as explicit `[[enqueue]]` entries and any subset of them, fewer workers, fewer faults,
+//! earlier faults, shorter stalls and pauses, a shorter deadline, a smaller DLQ, simpler
+//! arrivals and constant stage durations) and keeps each one that still breaks the target.
+//! Jobs are dropped by delta debugging over the explicit entries (`explicit_jobs`): halves,
+//! quarters, ... down to one entry at a time, each subset also tried alone, so a failure that
+//! needs job 3 and job 140 of a run ends with those two jobs, not the first 141. Every candidate is judged by running it exactly as `durasim run`
 //! would run the written file, so the result reproduces by construction.
 //! Does not: write files (the sweep does).
 
+use super::explicit_jobs::{created_jobs, explicit, without};
 use super::freeze::{freeze, to_toml};
 use crate::check::Invariant;
 use crate::run::{run_once, RunRequest};
@@ -51,7 +55,7 @@ pub struct Shrunk {
     pub violated: Vec<Invariant>,
 }
 
-const BUDGET: u32 = 600;
+const BUDGET: u32 = 1500;
 
 struct Search<'a> {
     target: Target,
@@ -83,6 +87,91 @@ impl Search<'_> {
             Target::Nondeterminism => again != Some(hash),
         };
         hit.then_some(violated)
+    }
+
+    /// `s` as its written file runs, with the history.
+    fn traced(&mut self, s: &Scenario) -> Option<crate::run::RunReport> {
+        if self.runs >= BUDGET {
+            return None;
+        }
+        self.runs += 1;
+        let text = to_toml(s, self.header).ok()?;
+        let s = Scenario::parse("<candidate>", &text).ok()?;
+        let mut request = RunRequest::for_scenario(&s);
+        request.keep_trace = true;
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_once(&s, &request, None)
+        }))
+        .ok()
+    }
+
+    /// The generated arrivals of `current` as explicit entries, kept if that still fails.
+    fn make_explicit(&mut self, current: &mut Scenario) -> bool {
+        if current.arrivals.jobs + current.burst_jobs() <= 1 {
+            return false;
+        }
+        let Some(report) = self.traced(current) else {
+            return false;
+        };
+        let Some(c) = explicit(
+            current,
+            report.trace.as_deref().unwrap_or(&[]),
+            &report.outcome.names,
+        ) else {
+            return false;
+        };
+        self.first(current, vec![c])
+    }
+
+    /// Delta debugging over the explicit entries: drops the largest subsets it can (each chunk
+    /// tried alone, then without it), refining the chunks until single entries.
+    fn fewer_entries(&mut self, current: &mut Scenario) -> bool {
+        let mut changed = false;
+        let mut n = 2usize;
+        while current.enqueue.len() >= 2 && self.runs < BUDGET {
+            self.runs += 1;
+            let Some(created) = created_jobs(current) else {
+                break;
+            };
+            let len = current.enqueue.len();
+            let n_now = n.min(len);
+            let chunk = len.div_ceil(n_now);
+            let chunks: Vec<(usize, usize)> = (0..len)
+                .step_by(chunk)
+                .map(|a| (a, (a + chunk).min(len)))
+                .collect();
+            let keep_only = |(a, b): (usize, usize)| -> Vec<bool> {
+                (0..len).map(|i| !(a..b).contains(&i)).collect()
+            };
+            let drop_chunk = |(a, b): (usize, usize)| -> Vec<bool> {
+                (0..len).map(|i| (a..b).contains(&i)).collect()
+            };
+            let mut next = None;
+            if chunks.len() > 2 {
+                next = chunks.iter().find_map(|&c| {
+                    let cand = without(current, &created, &keep_only(c));
+                    self.fails(&cand).is_some().then_some((cand, 2))
+                });
+            }
+            if next.is_none() {
+                next = chunks.iter().find_map(|&c| {
+                    let cand = without(current, &created, &drop_chunk(c));
+                    self.fails(&cand)
+                        .is_some()
+                        .then_some((cand, (n_now - 1).max(2)))
+                });
+            }
+            match next {
+                Some((cand, n_next)) => {
+                    *current = cand;
+                    n = n_next;
+                    changed = true;
+                }
+                None if n_now >= len => break,
+                None => n = (n_now * 2).min(len),
+            }
+        }
+        changed
     }
 
     /// Tries each candidate in turn; keeps the first that still fails.
@@ -250,9 +339,12 @@ pub fn shrink(
     loop {
         let before = search.runs;
         let mut changed = false;
-        // The faulted jobs renumbered to the first job ids, so that fewer jobs can keep them.
-        if let Some(c) = renumbered(&s) {
-            changed |= search.first(&mut s, vec![c]);
+        // The faulted jobs renumbered to the first job ids, so that fewer generated jobs can
+        // keep them.
+        if s.arrivals.jobs > 1 {
+            if let Some(c) = renumbered(&s) {
+                changed |= search.first(&mut s, vec![c]);
+            }
         }
         // Fewer jobs: the smallest count that still fails, from a rising ladder.
         let jobs = s.arrivals.jobs;
@@ -271,6 +363,9 @@ pub fn shrink(
         ladder.dedup();
         let candidates = ladder.into_iter().map(|n| with_jobs(&s, n)).collect();
         changed |= search.first(&mut s, candidates);
+        // The jobs that are left as explicit entries, and as few of them as still fail.
+        changed |= search.make_explicit(&mut s);
+        changed |= search.fewer_entries(&mut s);
         // Fewer workers.
         let candidates = (1..s.workers.count)
             .map(|w| {

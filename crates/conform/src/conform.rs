@@ -489,13 +489,9 @@ fn judge(
         verdict.observe_record(&r);
     }
     let names = reader.names().clone();
-    let mut check = verdict.finish();
-    // Violation times in the summary are in ms, as `run`'s.
-    for (_, v) in check.verdicts.iter_mut() {
-        if let Some(f) = v.first.as_mut() {
-            f.at /= 1000;
-        }
-    }
+    // The verdicts stay in the history's µs: their messages say µs, and so do the first
+    // violations `conform` prints; `summary.json`'s `atMs` is divided below.
+    let check = verdict.finish();
     // The figures: the same history in ms, through the same metrics as `durasim run`.
     let mut reader = HistoryReader::from_reader(
         "history (ms)",
@@ -563,7 +559,16 @@ fn judge(
             reproduce: reproduce.clone(),
         },
     );
-    durasim::report::run_dir::write_outputs(&out, &report, &summary, text, false)?;
+    // `summary.json` states its first violations in ms (`atMs`), as `run`'s.
+    let mut in_ms = summary.clone();
+    for f in in_ms
+        .invariants
+        .iter_mut()
+        .filter_map(|i| i.first_violation.as_mut())
+    {
+        f.at_ms /= 1000;
+    }
+    durasim::report::run_dir::write_outputs(&out, &report, &in_ms, text, false)?;
     // The same scenario, seed and bug switches, simulated: the model beside reality.
     let mut request = RunRequest::for_scenario(scenario);
     request.seed = seed;
@@ -583,7 +588,7 @@ fn judge(
         serde_json::to_string_pretty(&conform)? + "\n",
     )?;
     let written = out.commit().map_err(output_error)?;
-    durasim::cli::print_summary(&summary, &report, &written, args.quiet);
+    durasim::cli::print_summary_in(&summary, &written, args.quiet, "µs");
     if !args.quiet {
         let kills: Vec<String> = facts
             .worker_kills

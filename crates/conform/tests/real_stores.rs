@@ -267,6 +267,19 @@ fn sqlite_catches_the_bug_switches() {
     );
     assert_eq!(broken.code, 1);
     assert_eq!(violated(&broken), ["fenced_writes"]);
+    // The store's history is in µs, and so is every time its verdicts print.
+    let verdict = broken
+        .stdout
+        .lines()
+        .find(|l| l.trim().starts_with("VIOLATED "))
+        .unwrap();
+    assert!(verdict.contains(" µs"), "{verdict}");
+    assert!(
+        !verdict
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .any(|w| w == "ms"),
+        "{verdict}"
+    );
 
     let naive = conform(
         &[
