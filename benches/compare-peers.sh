@@ -20,8 +20,9 @@
 #   SIMPY_VENV=$PEERS_TARGET/simpy-venv       created with simpy==4.1.2 if missing
 #   SWEEP_SEEDS=0..2000   the sweep's seed range; SWEEP=0 skips the sweep line
 #   SKIP_BUILD=1          use the existing target/release/durasim and rust-floor binaries
-#   DURASIM=PATH          measure this durasim binary (implies nothing about SKIP_BUILD; the
-#                         report names the checkout's commit, so copy a binary of that commit)
+#   DURASIM=PATH          measure this durasim binary (a copy, so a build meanwhile cannot change
+#                         it); DURASIM_REV=TEXT names it in the report (default: the checkout's
+#                         commit, and whether src/ has uncommitted changes)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -172,12 +173,14 @@ if [[ $SWEEP == 1 ]]; then
     note "sweep scenarios/chaos.toml --seeds $SWEEP_SEEDS --threads $threads (rep $rep/$REPEATS)"
     rm -rf "$WORK/sweep"
     t0=$EPOCHREALTIME
-    nice -n "$NICE" "$DURASIM" sweep "$REPO/scenarios/chaos.toml" --seeds "$SWEEP_SEEDS" --threads "$threads" \
-      --quiet --out "$WORK/sweep" >"$WORK/sweep.out" 2>&1 \
+    nice -n "$NICE" $TIME -v -o "$WORK/sweep.time" "$DURASIM" sweep "$REPO/scenarios/chaos.toml" \
+      --seeds "$SWEEP_SEEDS" --threads "$threads" --quiet --out "$WORK/sweep" >"$WORK/sweep.out" 2>&1 \
       || { cat "$WORK/sweep.out" >&2; die "sweep --threads $threads failed"; }
     t1=$EPOCHREALTIME
-    printf '%s\t%s\t%s\t%s\n' "$rep" "$threads" "$(python3 -c "print(f'{$t1 - $t0:.3f}')")" \
-      "$(head -1 "$WORK/sweep.out")" >>"$SWEEP_ROWS"
+    cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {printf "%.3f", s}' "$WORK/sweep.time")
+    rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$WORK/sweep.time")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$threads" "$(python3 -c "print(f'{$t1 - $t0:.3f}')")" \
+      "$(head -1 "$WORK/sweep.out")" "$cpu" "$rss" >>"$SWEEP_ROWS"
   done
   done
   rm -rf "$WORK/sweep"
@@ -185,9 +188,11 @@ fi
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- report -------------------------------------------------------------------------------
-DURASIM_REV=$(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if (cd "$REPO" && ! git diff --quiet HEAD -- src 2>/dev/null); then
-  DURASIM_REV="$DURASIM_REV + uncommitted changes in src/"
+if [[ -z ${DURASIM_REV:-} ]]; then
+  DURASIM_REV=$(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if (cd "$REPO" && ! git diff --quiet HEAD -- src 2>/dev/null); then
+    DURASIM_REV="$DURASIM_REV + uncommitted changes in src/"
+  fi
 fi
 export STARTED LOAD_BEFORE LOAD_AFTER REPEATS SEED DURASIM_REV NS SWEEP_SEEDS NICE
 export NPROC=$(nproc) RUSTC=$(rustc --version 2>/dev/null || echo unknown)
@@ -299,9 +304,11 @@ for line in open(hashes_path):
 sweep = [l.rstrip("\n").split("\t") for l in open(sweep_path)]
 if sweep:
     import statistics
-    runs = {}
-    for rep, th, secs, _ in sweep:
+    runs, cpus, rsss = {}, {}, {}
+    for rep, th, secs, _, cpu, rss in sweep:
         runs.setdefault(int(rep), {})[int(th)] = float(secs)
+        cpus.setdefault(int(th), []).append(float(cpu))
+        rsss.setdefault(int(th), []).append(int(rss))
     print()
     print(f"Sweep: `durasim sweep scenarios/chaos.toml --seeds {env['SWEEP_SEEDS']} --threads T "
           f"--quiet --out TMP` (wall s, {len(runs)} back-to-back pairs, medians):")
@@ -311,8 +318,13 @@ if sweep:
     speedups = sorted(r[1] / r[2] for r in runs.values())
     print(f"- --threads 1: {one:.3f} s, --threads 2: {two:.3f} s; speedup "
           f"**{statistics.median(speedups):.2f}×** ({speedups[0]:.2f}–{speedups[-1]:.2f}) on {env['NPROC']} cores")
+    c1, c2 = statistics.median(cpus[1]), statistics.median(cpus[2])
+    print(f"- CPU time (user + system, medians): --threads 1: {c1:.3f} s, --threads 2: {c2:.3f} s "
+          f"(2 threads ÷ 1: {c2 / c1:.2f}; near 1 means the work splits without overhead, so the "
+          f"wall-clock speedup is bounded by the cores the machine gives); peak RSS "
+          f"{statistics.median(rsss[1]) / 1024:.1f} / {statistics.median(rsss[2]) / 1024:.1f} MiB")
     seen = set()
-    for _, th, _, verdict in sweep:
+    for _, th, _, verdict, _, _ in sweep:
         if th not in seen:
             seen.add(th)
             print(f"- --threads {th} verdict: {verdict}")

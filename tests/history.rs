@@ -5,7 +5,7 @@
 use durasim::check::{CheckReport, Invariant};
 use durasim::history::format::write_history;
 use durasim::history::reader::{HistoryReader, Limits};
-use durasim::run::{run_streaming, RunRequest, Sinks};
+use durasim::run::{run_once, run_streaming, RunRequest, Sinks};
 use durasim::scenario::Scenario;
 use std::path::Path;
 
