@@ -323,4 +323,28 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn expect_reads_every_counter_and_writes_it_back() {
+        use crate::observe::counters::Counter;
+        let mut src = String::from("name = \"x\"\n[expect]\n");
+        for (i, c) in Counter::ALL.iter().enumerate() {
+            src.push_str(&format!("{} = {i}\n", c.name()));
+        }
+        src.push_str("violations = []\ntrace_hash = \"0123456789abcdef\"\n");
+        let s = parse(&src).unwrap();
+        for (i, c) in Counter::ALL.iter().enumerate() {
+            assert_eq!(s.expect.counts.get(*c), Some(i as u64), "{c:?}");
+        }
+        let again = parse(&toml::to_string(&s).unwrap()).unwrap();
+        assert_eq!(again.expect, s.expect);
+        let e = parse("name = \"x\"\n[expect]\nacked = 1\nackd = 1\n").unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("expect.ackd", Some(4)), "{e}");
+        assert!(
+            e.message.contains("`acked`") && e.message.contains("`trace_hash`"),
+            "{e}"
+        );
+        let e = parse("name = \"x\"\n[expect]\nacked = \"one\"\n").unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("expect.acked", Some(3)), "{e}");
+    }
 }

@@ -17,6 +17,7 @@ use durasim::check::Checker;
 use durasim::cli::{load_scenario, output_error, BadInput, Outcome};
 use durasim::history::reader::{HistoryReader, Limits};
 use durasim::history::TraceHash;
+use durasim::observe::counters::Counter;
 use durasim::observe::metrics::Metrics;
 use durasim::report::output_dir::{Kind as OutKind, OutputDir};
 use durasim::report::summary::{summarize, RunIdentity};
@@ -538,9 +539,9 @@ fn judge(
     judged.expect = Expect {
         violations: scenario.expect.violations.clone(),
         sometimes: scenario.expect.sometimes.clone(),
-        unfinished: Some(0),
         ..Expect::default()
     };
+    judged.expect.counts.set(Counter::Unfinished, Some(0));
     let unmet = check_expectations(&judged, &report);
     let reproduce = reproduce(args, seed);
     let file = args.scenario.display().to_string();
