@@ -46,7 +46,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         request.seed = seed;
     }
     if let Some(jobs) = args.jobs {
-        crate::limits::check_jobs("--jobs", jobs).map_err(bad)?;
+        crate::limits::check_jobs("--jobs", jobs).map_err(|e| bad(e.to_string()))?;
         request.jobs = Some(jobs);
     }
     request.keep_trace = args.trace || args.freeze.is_some();

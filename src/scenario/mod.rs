@@ -64,7 +64,7 @@ pub const NAME_RULE: &str =
     "1 to 64 characters from a-z, 0-9, '-' and '_', starting with a letter or a digit";
 pub const MAX_NAME: usize = 64;
 
-pub fn validate_name(name: &str) -> Result<(), String> {
+pub fn validate_name(name: &str) -> Result<(), crate::limits::LimitError> {
     let slug = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'_';
     crate::limits::check_identifier(name, MAX_NAME, slug, NAME_RULE)
 }

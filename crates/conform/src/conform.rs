@@ -480,7 +480,7 @@ fn judge(
     // (µs), exactly as `durasim verify` would, and its checker judges it. A history the reader
     // refuses is a defect of this harness.
     let refused = |e| anyhow!("the store's history does not read back: {e}");
-    let mut reader = HistoryReader::open(history, Limits::default()).map_err(refused)?;
+    let mut reader = durasim::files::open_history(history, Limits::default()).map_err(refused)?;
     let mut verdict = Checker::new();
     let mut hash = TraceHash::default();
     let mut last = 0;
