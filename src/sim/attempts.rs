@@ -7,7 +7,7 @@
 //! model does); dead-letter filing is in terminal.rs.
 
 use super::faults::draw_plan;
-use super::kernel::{Ev, Sim};
+use super::kernel::{decrement, Ev, Sim};
 use crate::history::{Event, Observer, Op};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::DlqReason;
@@ -97,6 +97,8 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             self.scenario,
             invalid,
         );
+        // The attempt's block of spare draws (no fault kind reads one yet; see SPARE_DRAWS).
+        let _spare = self.spare_draws[w.index()].next_attempt();
         plan.pause_ms = super::faults::draw_pause(
             &mut self.pause_streams[w.index()],
             &self.rates,
@@ -188,7 +190,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             match step {
                 Step::Crash(point) => {
                     self.arm_expiry(w, job, fence);
-                    self.attempts_in_flight -= 1;
+                    decrement(&mut self.attempts_in_flight, "attempts_in_flight");
                     let slot = &mut self.workers[w.index()];
                     slot.attempt = None;
                     slot.down = true;
@@ -280,7 +282,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                     Err(rejection) => self.rejected(w, job, fence, Op::Ack, rejection),
                 },
                 Step::Done => {
-                    self.attempts_in_flight -= 1;
+                    decrement(&mut self.attempts_in_flight, "attempts_in_flight");
                     self.workers[w.index()].attempt = None;
                     self.worker_free(w);
                     return;

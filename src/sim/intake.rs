@@ -5,7 +5,7 @@
 //! outcome recorded in the history, and the name table every run registers up front.
 //! Does not: decide whether a key is taken (the queue does) or draw arrival times (arrivals.rs).
 
-use super::kernel::{Ev, Sim};
+use super::kernel::{decrement, Ev, Sim};
 use crate::history::{Event, Observer};
 use crate::ids::{JobId, TenantId};
 use crate::model::queue::{EnqueueOutcome, EnqueueRequest};
@@ -134,7 +134,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     }
 
     pub(super) fn on_explicit_enqueue(&mut self, index: usize) {
-        self.pending_timed -= 1;
+        decrement(&mut self.pending_timed, "pending_timed");
         let e = &self.scenario.enqueue[index];
         let tenant = self.names.tenants.register(&e.tenant).expect("validated");
         let document = self.names.documents.named(&e.document).expect("validated");

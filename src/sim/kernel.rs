@@ -12,7 +12,7 @@
 
 use super::arrivals::ArrivalProcess;
 use super::event_queue::EventQueue;
-use super::faults::{FaultRates, Script};
+use super::faults::{FaultRates, Script, SpareDraws};
 use super::request::RunRequest;
 use crate::history::{Event, Observer, Record, TraceHash};
 use crate::ids::{EventId, Fence, JobId, SimTime, TenantId, WorkerId};
@@ -110,6 +110,8 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     pub(super) workers: Vec<WorkerSlot>,
     pub(super) worker_streams: Vec<Stream>,
     pub(super) pause_streams: Vec<Stream>,
+    /// Per worker: the spare draws each attempt owns for fault kinds to come.
+    pub(super) spare_draws: Vec<SpareDraws>,
     pub(super) idle: VecDeque<WorkerId>,
     pub(super) relay_stream: Stream,
     pub(super) jitter_stream: Stream,
@@ -244,6 +246,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             pause_streams: (0..workers)
                 .map(|w| Stream::new(seed, Purpose::Pause, w as u64))
                 .collect(),
+            spare_draws: (0..workers).map(|w| SpareDraws::new(seed, w)).collect(),
             idle: (0..workers).map(WorkerId).collect(),
             relay_stream: Stream::new(seed, Purpose::Relay, 0),
             jitter_stream: Stream::new(seed, Purpose::Jitter, 0),
@@ -278,8 +281,15 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         }
     }
 
+    /// Puts `ev` on the future-event list at `at`. Time never moves backwards: an event in the
+    /// past is a kernel bug, caught here (on in release: one compare).
     #[inline]
     pub(super) fn schedule(&mut self, at: SimTime, ev: Ev) {
+        assert!(
+            at >= self.now,
+            "{ev:?} scheduled at {at} ms, before now ({} ms)",
+            self.now
+        );
         self.heap.push(at, ev);
     }
 
@@ -339,6 +349,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 self.now = self.time_limit_ms;
                 break;
             }
+            assert!(at >= self.now, "the event queue went back in time");
             self.now = at;
             self.heap_events += 1;
             self.dispatch_event(ev);
@@ -388,7 +399,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             Ev::LeaseCheck { job, fence } => self.on_lease_check(JobId(job), Fence(fence)),
             Ev::RelayTick => self.on_relay_tick(),
             Ev::ReviewDone { event, job } => {
-                self.reviews_pending -= 1;
+                decrement(&mut self.reviews_pending, "reviews_pending");
                 let key = self.queue.job(JobId(job)).key;
                 self.record(Event::ReviewDone {
                     event: EventId(event),
@@ -406,15 +417,15 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 );
             }
             Ev::OperatorAction { index } => {
-                self.pending_timed -= 1;
+                decrement(&mut self.pending_timed, "pending_timed");
                 self.on_operator(index as usize);
             }
             Ev::MutatePayload { index } => {
-                self.pending_timed -= 1;
+                decrement(&mut self.pending_timed, "pending_timed");
                 self.on_mutate(index as usize);
             }
             Ev::Burst { index } => {
-                self.pending_timed -= 1;
+                decrement(&mut self.pending_timed, "pending_timed");
                 self.on_burst(index as usize);
             }
         }
@@ -422,3 +433,11 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
 }
 
 pub use super::intake::scenario_names;
+
+/// `counter - 1`, asserting it was not 0: a count of things still to come that goes below zero
+/// means one was handled twice. On in release (one compare), where `-=` would wrap silently.
+#[inline]
+pub(super) fn decrement(counter: &mut u64, what: &str) {
+    assert!(*counter > 0, "{what} went below zero");
+    *counter -= 1;
+}
