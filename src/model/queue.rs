@@ -109,6 +109,9 @@ pub struct Job {
     pub state: JobState,
     /// The lease ran out and nobody has re-leased the job since.
     pub lease_expired: bool,
+    /// The next pick files the job in the DLQ instead of leasing it (BullMQ's job stalled more
+    /// than `maxStalledCount`).
+    pub doomed: bool,
 }
 
 impl Job {
@@ -173,6 +176,14 @@ pub enum Rejection {
     StaleFence { held: Fence, presented: Fence },
     Terminal(JobState),
     NotLeased(JobState),
+}
+
+/// Where [`Queue::reopen`] puts a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reopen {
+    Ready,
+    Hold,
+    At(SimTime),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,6 +285,7 @@ impl Queue {
             attempt: 0,
             state: JobState::Waiting,
             lease_expired: false,
+            doomed: false,
         });
         if request.visible_at <= now {
             self.set_ready(id);
@@ -337,7 +349,9 @@ impl Queue {
                 self.finish(job, JobState::Cancelled);
                 return LeaseOutcome::Cancelled { job, deadline_at };
             }
-            if j.attempt >= self.config.attempts_max && !self.config.bug_unbounded_retries {
+            if (j.attempt >= self.config.attempts_max && !self.config.bug_unbounded_retries)
+                || j.doomed
+            {
                 self.finish(job, JobState::DeadLettered);
                 return LeaseOutcome::AttemptsExhausted {
                     job,
@@ -489,6 +503,75 @@ impl Queue {
         self.jobs[job.index()].lease_expired = true;
         self.set_ready(job);
         ExpiryOutcome::Expired
+    }
+
+    // ---- writes a queue without fencing accepts (queue-semantics profiles) ------------------
+
+    /// An accepted ack whatever the token: the job is acked unless it already ended (then the
+    /// write changes nothing, as a by-id update on a finished row does).
+    pub fn ack_unfenced(&mut self, job: JobId) {
+        if !self.jobs[job.index()].state.is_terminal() {
+            self.finish(job, JobState::Acked);
+        }
+    }
+
+    /// An accepted dead-letter whatever the token.
+    pub fn dead_letter_unfenced(&mut self, job: JobId) {
+        if !self.jobs[job.index()].state.is_terminal() {
+            self.finish(job, JobState::DeadLettered);
+        }
+    }
+
+    /// An accepted renewal whatever the token: a leased job's lease runs to `now + lease_ms`.
+    pub fn heartbeat_unfenced(&mut self, now: SimTime, job: JobId) -> Option<SimTime> {
+        let lease_ms = self.config.lease_ms;
+        let j = &mut self.jobs[job.index()];
+        (j.state == JobState::Leased).then(|| {
+            j.lease_until = now + lease_ms;
+            j.lease_until
+        })
+    }
+
+    /// Takes a job back from whatever state it is in (a stale retry or a rescue written by id):
+    /// a finished job is alive again. `Reopen::Ready`: ready at once, first in line with its old
+    /// visible time; `Hold`: waiting, with its old visible time, until [`Queue::release`];
+    /// `At(t)`: waiting until `t`. Returns whether it was finished. The one way a terminal job
+    /// changes state, and only a profile's by-id write takes it (River's rescuer, Oban's
+    /// `error_job`): the history then shows a finished job leased again, `terminal_once`.
+    pub fn reopen(&mut self, job: JobId, how: Reopen, expired: bool) -> bool {
+        let j = self.jobs[job.index()];
+        let revived = j.state.is_terminal();
+        if revived {
+            self.terminal_count -= 1;
+        }
+        if j.state == JobState::Ready {
+            self.ready_count -= 1;
+        }
+        let jm = &mut self.jobs[job.index()];
+        jm.lease_until = 0;
+        jm.lease_expired = expired;
+        jm.state = JobState::Waiting;
+        match how {
+            Reopen::Ready => self.set_ready(job),
+            Reopen::Hold => {}
+            Reopen::At(at) => jm.visible_at = at,
+        }
+        revived
+    }
+
+    /// Hands a job held by [`Queue::reopen`] with `hold` to the ready line, first in line with its
+    /// old visible time. False if it is not held (it moved on meanwhile).
+    pub fn release(&mut self, job: JobId) -> bool {
+        if self.jobs[job.index()].state != JobState::Waiting {
+            return false;
+        }
+        self.set_ready(job);
+        true
+    }
+
+    /// The job fails at its next pick, into the DLQ (`maxStalledCount` exceeded).
+    pub fn doom(&mut self, job: JobId) {
+        self.jobs[job.index()].doomed = true;
     }
 
     /// Changes a job's payload in place: the fault `mutate_payload`, standing for a caller that
