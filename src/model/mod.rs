@@ -9,3 +9,6 @@ pub mod outbox;
 pub mod queue;
 pub mod retry;
 pub mod worker;
+
+#[cfg(test)]
+mod tests;
