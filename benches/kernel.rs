@@ -25,7 +25,7 @@ use durasim::ids::SimTime;
 use durasim::scenario::Scenario;
 use durasim::sim::event_queue::EventQueue;
 use durasim::sim::kernel::Ev;
-use durasim::sim::{RunOptions, Sim};
+use durasim::sim::{RunRequest, Sim};
 use durasim::vocab::payload::mix64;
 use std::hint::black_box;
 use std::time::Duration;
@@ -113,11 +113,9 @@ fn kernel_only(c: &mut Criterion) {
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(4));
     for jobs in [10_000u64, 100_000] {
-        let options = RunOptions {
-            seed: scenario.seed,
+        let options = RunRequest {
             jobs: Some(jobs),
-            bugs: scenario.bugs.clone(),
-            rates: None,
+            ..RunRequest::for_scenario(&scenario)
         };
         // One untimed run for the event count (the throughput unit) and the fingerprint.
         let (outcome, _) = Sim::new(&scenario, &options, NullObserver).run();

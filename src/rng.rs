@@ -24,6 +24,9 @@ pub enum Purpose {
     Output = 7,
     /// Pauses after a heartbeat (`[faults] pause`), one stream per worker.
     Pause = 8,
+    /// The spare draws each attempt owns for fault kinds to come, one stream per worker, read
+    /// by position (see `sim::faults::SpareDraws`).
+    AttemptSpare = 9,
 }
 
 /// One independent stream of random numbers.
@@ -75,6 +78,14 @@ impl Stream {
     #[inline]
     pub fn block<const N: usize>(&mut self) -> [u64; N] {
         std::array::from_fn(|_| self.next_u64())
+    }
+
+    /// The draw at position `index` (counted in `u64` draws from the stream's start), read by
+    /// seeking: ChaCha is a counter-mode cipher, so a block addressed by an ordinal costs one
+    /// block computation and reading it moves no other position's value.
+    pub fn draw_at(&mut self, index: u64) -> u64 {
+        self.rng.set_word_pos(u128::from(index) * 2);
+        self.rng.next_u64()
     }
 
     /// Standard normal from one draw (see [`normal_of`]).
@@ -138,6 +149,16 @@ mod tests {
             seen[(v - 5) as usize] = true;
         }
         assert_eq!(seen, [true; 3]);
+    }
+
+    #[test]
+    fn a_draw_at_a_position_is_the_sequential_draw_there() {
+        let mut seq = Stream::new(9, Purpose::AttemptSpare, 1);
+        let drawn: Vec<u64> = (0..20).map(|_| seq.next_u64()).collect();
+        let mut by_position = Stream::new(9, Purpose::AttemptSpare, 1);
+        for i in [17u64, 3, 0, 19, 3] {
+            assert_eq!(by_position.draw_at(i), drawn[i as usize]);
+        }
     }
 
     #[test]

@@ -8,10 +8,10 @@
 use crate::check::{CheckReport, Checker, Invariant, Sometimes};
 use crate::history::{Event, Observer, Record};
 use crate::observe::metrics::Metrics;
-use crate::observe::progress::{Progress, ProgressSink};
-use crate::scenario::{Bugs, ReplayExpectation, Scenario};
-use crate::sim::faults::FaultRates;
-use crate::sim::{RunOptions, RunOutcome, Sim};
+use crate::observe::progress::Progress;
+use crate::scenario::{ReplayExpectation, Scenario};
+pub use crate::sim::RunRequest;
+use crate::sim::{RunOutcome, Sim};
 use std::io::Write;
 
 /// Everything that watches a run's history.
@@ -36,34 +36,6 @@ impl Observer for Observers {
         }
         if let Some(p) = self.progress.as_mut() {
             p.observe(r);
-        }
-    }
-}
-
-/// How to run.
-#[derive(Clone, Debug)]
-pub struct RunRequest {
-    pub seed: u64,
-    pub jobs: Option<u64>,
-    pub bugs: Bugs,
-    pub keep_trace: bool,
-    pub rates: Option<FaultRates>,
-    /// Where to report settled jobs (the CLI passes a terminal progress bar).
-    pub progress: Option<ProgressSink>,
-    /// With `keep_trace`: keep only the records this accepts.
-    pub trace_filter: Option<fn(&Event) -> bool>,
-}
-
-impl RunRequest {
-    pub fn for_scenario(s: &Scenario) -> RunRequest {
-        RunRequest {
-            seed: s.seed,
-            jobs: None,
-            bugs: s.bugs.clone(),
-            keep_trace: false,
-            rates: None,
-            progress: None,
-            trace_filter: None,
         }
     }
 }
@@ -113,13 +85,7 @@ pub fn run_once(
             .clone()
             .map(|sink| Progress::new(sink, jobs as u64)),
     };
-    let options = RunOptions {
-        seed: request.seed,
-        jobs: request.jobs,
-        bugs: request.bugs.clone(),
-        rates: request.rates.clone(),
-    };
-    let (outcome, observers) = Sim::new(scenario, &options, observers).run();
+    let (outcome, observers) = Sim::new(scenario, request, observers).run();
     let mut check = observers.checker.finish();
     // Every figure of summary.json the history determines, counted again by the checker.
     check.cross_check_figures(&observers.metrics.figures());
@@ -132,7 +98,7 @@ pub fn run_once(
         replay_hash: None,
     };
     if scenario.expect.replay.is_some() {
-        let again = Sim::new(scenario, &options, crate::history::NullObserver)
+        let again = Sim::new(scenario, request, crate::history::NullObserver)
             .run()
             .0;
         report.replay_hash = Some(again.trace_hash);

@@ -3,17 +3,22 @@
 //! Owns: the list of such settings and their wording. Each is printed as a `warning:` line
 //! (naming the file, the line and the field, like an error) and the run goes on;
 //! `--deny-warnings` makes them bad input (exit 2).
-//! Does not: refuse anything (`scenario.rs` does), or print (the CLI does).
+//! Does not: refuse anything (`scenario/` does), or print (the CLI does).
 
 use crate::scenario::{Scenario, ScenarioError};
 
 /// The warnings of a parsed (valid) scenario, located in its `source`.
 pub fn warnings(scenario: &Scenario, file: &str, source: &str) -> Vec<ScenarioError> {
-    found(scenario)
+    let found = found(scenario);
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let positions = crate::scenario::Positions::new(source);
+    found
         .into_iter()
         .map(|(field, message)| ScenarioError {
             file: file.to_string(),
-            line: crate::scenario::locate(source, &field),
+            line: positions.line(&field),
             field,
             message,
         })

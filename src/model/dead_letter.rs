@@ -74,6 +74,12 @@ pub enum ReprocessRefusal {
     Evicted,
     /// The tenant already had `max` reprocesses accepted in the last `window_ms`.
     RateLimited,
+    /// The job was cancelled (its deadline passed): cancelled is terminal, never reprocessed.
+    CancelledIsTerminal,
+    /// The action names no job the queue holds.
+    NoSuchJob,
+    /// The new version's key is already taken (the reprocess would not be a new job).
+    VersionExists,
 }
 
 impl ReprocessRefusal {
@@ -84,6 +90,9 @@ impl ReprocessRefusal {
             ReprocessRefusal::AlreadyReprocessed => "already_reprocessed",
             ReprocessRefusal::Evicted => "evicted",
             ReprocessRefusal::RateLimited => "rate_limited",
+            ReprocessRefusal::CancelledIsTerminal => "cancelled_is_terminal",
+            ReprocessRefusal::NoSuchJob => "no_such_job",
+            ReprocessRefusal::VersionExists => "version_exists",
         }
     }
 }
@@ -117,6 +126,10 @@ pub struct DeadLetterQueue {
     /// Per tenant (a small vector indexed by tenant id): when its accepted reprocesses happened,
     /// within the rate limit's window.
     recent_reprocesses: Vec<VecDeque<SimTime>>,
+    /// Bug switch `reprocess_same_version`: the reprocess keeps the dead job's version.
+    bug_same_version: bool,
+    /// Bug switch `reprocess_cancelled`: a cancelled job is let through as if dead-lettered.
+    bug_reprocess_cancelled: bool,
 }
 
 const ABSENT: u32 = u32::MAX;
@@ -130,8 +143,21 @@ impl DeadLetterQueue {
         }
     }
 
+    /// The reprocess bug switches (`reprocess_same_version`, `reprocess_cancelled`).
+    pub fn with_reprocess_bugs(mut self, same_version: bool, cancelled: bool) -> DeadLetterQueue {
+        self.bug_same_version = same_version;
+        self.bug_reprocess_cancelled = cancelled;
+        self
+    }
+
     pub fn config(&self) -> DlqConfig {
         self.config
+    }
+
+    /// The version a reprocess of a job at `version` is created with: the next one, so the new
+    /// job has a key of its own and the dead one stays dead.
+    pub fn reprocess_version(&self, version: u32) -> u32 {
+        version + u32::from(!self.bug_same_version)
     }
 
     /// Files `job`. When the DLQ is at capacity, the oldest entry is evicted to make room and
@@ -210,9 +236,32 @@ impl DeadLetterQueue {
         &self.audit
     }
 
-    /// Checks whether `job` (of `tenant`) may be reprocessed by `operator` at `now`. On success
-    /// the caller creates the new job and then calls [`DeadLetterQueue::record_reprocess`].
+    /// Checks whether `job` (of `tenant`; `cancelled` if the queue cancelled it) may be
+    /// reprocessed by `operator` at `now`. A cancelled job is refused as `cancelled_is_terminal`
+    /// (once an operator is named). On success the caller creates the new job at
+    /// [`DeadLetterQueue::reprocess_version`] and then calls
+    /// [`DeadLetterQueue::record_reprocess`] (if the job has an entry).
     pub fn authorize_reprocess(
+        &mut self,
+        now: SimTime,
+        job: JobId,
+        tenant: TenantId,
+        operator: Option<&str>,
+        cancelled: bool,
+    ) -> Result<(), ReprocessRefusal> {
+        match self.check_reprocess(now, job, tenant, operator) {
+            Err(refusal) if cancelled && refusal != ReprocessRefusal::MissingOperator => {
+                if self.bug_reprocess_cancelled {
+                    Ok(())
+                } else {
+                    Err(ReprocessRefusal::CancelledIsTerminal)
+                }
+            }
+            verdict => verdict,
+        }
+    }
+
+    fn check_reprocess(
         &mut self,
         now: SimTime,
         job: JobId,
@@ -294,23 +343,48 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_job_is_terminal_and_a_reprocess_bumps_the_version() {
+        let mut dlq = DeadLetterQueue::default();
+        assert_eq!(
+            dlq.authorize_reprocess(5, JobId(1), T, Some("ana"), true),
+            Err(ReprocessRefusal::CancelledIsTerminal)
+        );
+        assert_eq!(
+            dlq.authorize_reprocess(5, JobId(1), T, None, true),
+            Err(ReprocessRefusal::MissingOperator),
+            "no operator is refused as such first"
+        );
+        assert_eq!(dlq.reprocess_version(1), 2);
+        let mut buggy = DeadLetterQueue::default().with_reprocess_bugs(true, true);
+        assert_eq!(
+            buggy.authorize_reprocess(5, JobId(1), T, Some("ana"), true),
+            Ok(())
+        );
+        assert_eq!(buggy.reprocess_version(1), 1);
+        assert_eq!(
+            ReprocessRefusal::CancelledIsTerminal.code(),
+            "cancelled_is_terminal"
+        );
+    }
+
+    #[test]
     fn reprocess_needs_an_operator_and_a_dead_job_and_is_audited() {
         let mut dlq = DeadLetterQueue::default();
         dlq.push(10, JobId(3), StoredReason::Code(DlqReason::PermanentError));
         assert_eq!(
-            dlq.authorize_reprocess(20, JobId(3), T, None),
+            dlq.authorize_reprocess(20, JobId(3), T, None, false),
             Err(ReprocessRefusal::MissingOperator)
         );
         assert_eq!(
-            dlq.authorize_reprocess(20, JobId(3), T, Some("  ")),
+            dlq.authorize_reprocess(20, JobId(3), T, Some("  "), false),
             Err(ReprocessRefusal::MissingOperator)
         );
         assert_eq!(
-            dlq.authorize_reprocess(20, JobId(2), T, Some("ana")),
+            dlq.authorize_reprocess(20, JobId(2), T, Some("ana"), false),
             Err(ReprocessRefusal::NotDeadLettered)
         );
         assert_eq!(
-            dlq.authorize_reprocess(20, JobId(3), T, Some("ana")),
+            dlq.authorize_reprocess(20, JobId(3), T, Some("ana"), false),
             Ok(())
         );
         let audit = dlq
@@ -331,7 +405,7 @@ mod tests {
             "old entry kept"
         );
         assert_eq!(
-            dlq.authorize_reprocess(30, JobId(3), T, Some("bob")),
+            dlq.authorize_reprocess(30, JobId(3), T, Some("bob"), false),
             Err(ReprocessRefusal::AlreadyReprocessed)
         );
     }
@@ -359,7 +433,7 @@ mod tests {
             [JobId(1), JobId(2)]
         );
         assert_eq!(
-            dlq.authorize_reprocess(4, JobId(0), T, Some("ana")),
+            dlq.authorize_reprocess(4, JobId(0), T, Some("ana"), false),
             Err(ReprocessRefusal::Evicted)
         );
         let unbounded = &mut DeadLetterQueue::default();
@@ -384,7 +458,7 @@ mod tests {
         }
         let mut next = 10;
         let mut try_at = |dlq: &mut DeadLetterQueue, now, job, tenant| {
-            let r = dlq.authorize_reprocess(now, JobId(job), tenant, Some("bot"));
+            let r = dlq.authorize_reprocess(now, JobId(job), tenant, Some("bot"), false);
             if r.is_ok() {
                 dlq.record_reprocess(now, JobId(job), tenant, JobId(next), "bot");
                 next += 1;
@@ -411,7 +485,7 @@ mod tests {
     fn a_job_that_never_entered_the_dlq_cannot_be_reprocessed() {
         let mut dlq = DeadLetterQueue::default();
         assert_eq!(
-            dlq.authorize_reprocess(0, JobId(0), T, Some("ana")),
+            dlq.authorize_reprocess(0, JobId(0), T, Some("ana"), false),
             Err(ReprocessRefusal::NotDeadLettered)
         );
     }

@@ -8,6 +8,7 @@ pub mod dead_letter;
 pub mod outbox;
 pub mod queue;
 pub mod retry;
+pub mod semantics;
 pub mod worker;
 
 #[cfg(test)]

@@ -294,6 +294,12 @@ impl Queue {
 
     fn set_ready(&mut self, job: JobId) {
         let j = &mut self.jobs[job.index()];
+        assert!(
+            !j.state.is_terminal(),
+            "job {} is {}: a terminal job never becomes ready",
+            job.0,
+            j.state.name()
+        );
         j.state = JobState::Ready;
         self.ready_count += 1;
         self.ready.push(Reverse((j.visible_at, job.0)));
@@ -301,9 +307,15 @@ impl Queue {
 
     fn finish(&mut self, job: JobId, state: JobState) {
         let j = &mut self.jobs[job.index()];
-        debug_assert!(!j.state.is_terminal());
+        assert!(
+            !j.state.is_terminal(),
+            "job {} is {}: a terminal job never changes state (to {})",
+            job.0,
+            j.state.name(),
+            state.name()
+        );
         if j.state == JobState::Ready {
-            self.ready_count -= 1;
+            self.ready_count = less_one(self.ready_count);
         }
         j.state = state;
         self.terminal_count += 1;
@@ -319,7 +331,7 @@ impl Queue {
             if j.state != JobState::Ready || j.visible_at != visible_at {
                 continue; // a stale heap entry
             }
-            debug_assert!(visible_at <= now);
+            assert!(visible_at <= now, "job {id} leased before it is visible");
             let deadline_at = j.deadline_at(&self.config);
             if now > deadline_at && !self.config.bug_skip_deadline_check {
                 self.finish(job, JobState::Cancelled);
@@ -333,7 +345,7 @@ impl Queue {
                 };
             }
             if !self.config.bug_depth_never_decrements {
-                self.ready_count -= 1;
+                self.ready_count = less_one(self.ready_count);
             }
             let reuse = self.config.bug_token_reuse && j.lease_expired;
             let fence = if reuse {
@@ -342,6 +354,7 @@ impl Queue {
                 self.fence_counter += 1;
                 Fence(self.fence_counter)
             };
+            assert!(fence >= j.fence, "job {id}'s fence went down");
             let lease_until = now + self.config.lease_ms;
             let jm = &mut self.jobs[job.index()];
             let after_expiry = jm.lease_expired;
@@ -421,7 +434,7 @@ impl Queue {
         let ignored = self.config.bug_backoff_ignored;
         let j = &mut self.jobs[job.index()];
         if j.state == JobState::Ready {
-            self.ready_count -= 1;
+            self.ready_count = less_one(self.ready_count);
         }
         j.visible_at = visible_at;
         j.state = JobState::Waiting;
@@ -483,6 +496,13 @@ impl Queue {
     pub fn mutate_payload(&mut self, job: JobId, payload: PayloadHash) {
         self.jobs[job.index()].payload = payload;
     }
+}
+
+/// `count - 1`, asserting the depth never goes below zero (on in release, where `-` wraps).
+#[inline]
+fn less_one(count: usize) -> usize {
+    assert!(count > 0, "the queue depth went below zero");
+    count - 1
 }
 
 #[cfg(test)]

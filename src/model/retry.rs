@@ -23,11 +23,34 @@ pub enum ErrorKind {
     DeadlineExceeded,
 }
 
+impl ErrorKind {
+    /// The word the history records (`vocab/codes.rs` lists it).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::ProviderUnavailable => "provider_unavailable",
+            ErrorKind::SchemaInvalid => "schema_invalid",
+            ErrorKind::PayloadConflict => "payload_conflict",
+            ErrorKind::DeadlineExceeded => "deadline_exceeded",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorClass {
     Transient,
     Permanent,
     Cancelled,
+}
+
+impl ErrorClass {
+    /// The word the history records (`vocab/codes.rs` lists it).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Transient => "transient",
+            ErrorClass::Permanent => "permanent",
+            ErrorClass::Cancelled => "cancelled",
+        }
+    }
 }
 
 /// The only three outcomes. There is deliberately no fourth.
@@ -50,6 +73,9 @@ pub struct RetryPolicy {
     pub bug_permanent_transient: bool,
     /// The `jitter_over_cap` bug switch: full jitter draws in [0, 2d].
     pub bug_jitter_over_cap: bool,
+    /// The `cancel_early` bug switch: a transient error is cancelled as soon as the (unjittered)
+    /// retry would land past the deadline, before the deadline has passed.
+    pub bug_cancel_early: bool,
 }
 
 pub fn classify(error: ErrorKind) -> ErrorClass {
@@ -71,6 +97,31 @@ impl RetryPolicy {
             }
             class => class,
         }
+    }
+
+    /// The error the policy judges when attempt number `attempt` failed with `error` at `now`:
+    /// a transient error after the job's deadline is `deadline_exceeded` (the job is cancelled,
+    /// not retried), whatever the worker saw.
+    pub fn judged_error(
+        &self,
+        error: ErrorKind,
+        attempt: u32,
+        now: SimTime,
+        deadline_at: SimTime,
+    ) -> ErrorKind {
+        let transient = self.class_of(error) == ErrorClass::Transient;
+        let early =
+            self.bug_cancel_early && now + self.backoff_ms_unjittered(attempt) > deadline_at;
+        if transient && (now > deadline_at || early) {
+            ErrorKind::DeadlineExceeded
+        } else {
+            error
+        }
+    }
+
+    /// Whether [`RetryPolicy::decide`] reads its jitter draw (the caller draws only then).
+    pub fn draws_jitter(&self) -> bool {
+        !matches!(self.jitter, Jitter::None)
     }
 
     /// Decide what happens after attempt number `attempt` (1-based) failed with `error`.
@@ -130,7 +181,39 @@ mod tests {
             bug_unbounded: false,
             bug_permanent_transient: false,
             bug_jitter_over_cap: false,
+            bug_cancel_early: false,
         }
+    }
+
+    #[test]
+    fn a_transient_error_past_the_deadline_is_judged_deadline_exceeded() {
+        let p = policy(Jitter::None);
+        let e = ErrorKind::ProviderUnavailable;
+        assert_eq!(
+            p.judged_error(e, 1, 1000, 1000),
+            e,
+            "at the deadline: still live"
+        );
+        assert_eq!(
+            p.judged_error(e, 1, 1001, 1000),
+            ErrorKind::DeadlineExceeded
+        );
+        assert_eq!(
+            p.judged_error(ErrorKind::SchemaInvalid, 1, 1001, 1000),
+            ErrorKind::SchemaInvalid,
+            "permanent errors keep their class"
+        );
+        let early = RetryPolicy {
+            bug_cancel_early: true,
+            ..p
+        };
+        assert_eq!(
+            early.judged_error(e, 1, 950, 1000),
+            ErrorKind::DeadlineExceeded
+        );
+        assert_eq!(p.judged_error(e, 1, 950, 1000), e);
+        assert_eq!(ErrorKind::DeadlineExceeded.name(), "deadline_exceeded");
+        assert_eq!(ErrorClass::Cancelled.name(), "cancelled");
     }
 
     // Checklist: "every error classification produces retry, dead_letter or cancel".

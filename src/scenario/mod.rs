@@ -29,10 +29,9 @@ pub use sections::{
 };
 pub use swarm::Swarm;
 
-use position::{field_at_line, toml_line};
+pub use position::Positions;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use swarm::check_ranges_are_pairs;
 
 /// A bad scenario: where, which field, and what would have been accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -136,9 +135,11 @@ impl Scenario {
             } else {
                 message
             };
-            let line = toml_line(source, e.span());
-            let field = line
-                .and_then(|l| field_at_line(source, l, unknown.as_deref()))
+            let positions = Positions::new(source);
+            let line = e.span().map(|s| positions.line_of(s.start));
+            let field = e
+                .span()
+                .and_then(|s| positions.field_at(s, unknown.as_deref()))
                 .or(unknown)
                 .unwrap_or_default();
             ScenarioError {
@@ -150,7 +151,6 @@ impl Scenario {
         })?;
         scenario
             .validate()
-            .and_then(|()| check_ranges_are_pairs(source))
             .map_err(|(field, message)| ScenarioError {
                 file: file.to_string(),
                 line: locate(source, &field),
@@ -285,5 +285,42 @@ mod tests {
         let e = parse("name = \"x\"\n[expect]\nviolations = [\"no_such_thing\"]\n").unwrap_err();
         assert_eq!(e.field, "expect.violations");
         assert!(e.message.contains("single_result_per_key"));
+    }
+
+    #[test]
+    fn positions_come_from_the_parsers_spans() {
+        // A key left out: the line of the table it belongs in (the line finder gave none).
+        let e = parse("name = \"x\"\n[[operator]]\nat_ms = 5\naction = \"reprocess_dlq\"\n")
+            .unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.line),
+            ("operator[0].job", Some(2)),
+            "{e}"
+        );
+        // A key written inline, in a table, at the top: its own line.
+        let e = parse("name = \"x\"\nqueue = { lease_ms = 5,\n  max_attempts = 0 }\n").unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.line),
+            ("queue.max_attempts", Some(3)),
+            "{e}"
+        );
+        // A range of three values: refused while reading, at its line.
+        let e = parse("name = \"x\"\n[swarm]\nworkers = [1, 2]\ncrash = [0.1, 0.2, 0.3]\n")
+            .unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("swarm.crash", Some(4)), "{e}");
+        assert!(
+            e.message.contains("exactly two values (got 3 values)"),
+            "{e}"
+        );
+        // A table defined twice: the header's table, not a key of the table before it.
+        let e = parse("name = \"x\"\n[stages]\n[queue]\nlease_ms = 5\n[stages]\n").unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("stages", Some(5)), "{e}");
+        // A key defined twice: named in its table.
+        let e = parse("name = \"x\"\n[queue]\nlease_ms = 5\nlease_ms = 6\n").unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.line),
+            ("queue.lease_ms", Some(4)),
+            "{e}"
+        );
     }
 }

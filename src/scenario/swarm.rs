@@ -15,31 +15,61 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Swarm {
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "pair::deserialize"
+    )]
     pub crash: Option<[f64; 2]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "pair::deserialize"
+    )]
     pub stall: Option<[f64; 2]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "pair::deserialize"
+    )]
     pub transient_error: Option<[f64; 2]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "pair::deserialize"
+    )]
     pub permanent_error: Option<[f64; 2]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "pair::deserialize"
+    )]
     pub relay_crash: Option<[f64; 2]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "pair::deserialize"
+    )]
     pub workers: Option<[u32; 2]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "pair::deserialize"
+    )]
     pub lease_ms: Option<[u64; 2]>,
     /// Drawn below the seed's lease_ms.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "pair::deserialize"
+    )]
     pub heartbeat_ms: Option<[u64; 2]>,
     /// Each seed keeps a random non-empty subset of these crash points.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crash_points: Option<Vec<String>>,
     /// The consumer's dedupe window (`[consumer] dedupe_window_ms`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "pair::deserialize"
+    )]
     pub dedupe_window_ms: Option<[u64; 2]>,
     /// The relay's recovery delay after a crash (`[relay] restart_ms`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "pair::deserialize"
+    )]
     pub relay_restart_ms: Option<[u64; 2]>,
 }
 
@@ -111,25 +141,47 @@ impl Swarm {
     }
 }
 
-/// serde reads a `[min, max]` range from an array of any length of at least 2 (the TOML reader
-/// does not report the extra values); a range must have exactly two.
-pub(super) fn check_ranges_are_pairs(source: &str) -> Result<(), (String, String)> {
-    let table: toml::Table = toml::from_str(source).map_err(|e| (String::new(), e.to_string()))?;
-    let Some(toml::Value::Table(swarm)) = table.get("swarm") else {
-        return Ok(());
-    };
-    for (k, v) in swarm {
-        if let toml::Value::Array(a) = v {
-            if k != "crash_points" && a.len() != 2 {
-                return Err((
-                    format!("swarm.{k}"),
-                    format!(
-                        "is a range [min, max] of exactly two values (got {} values)",
-                        a.len()
-                    ),
-                ));
+/// A `[min, max]` range of exactly two values. serde's reader for `[T; 2]` stops after two
+/// and leaves the rest unread (the TOML reader does not report them), so a range written with
+/// three values would silently lose one.
+mod pair {
+    use serde::de::{Deserialize, Deserializer, Error, IgnoredAny, SeqAccess, Visitor};
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    pub fn deserialize<'de, D, T>(d: D) -> Result<Option<[T; 2]>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: Deserialize<'de>,
+    {
+        struct Pair<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Pair<T> {
+            type Value = Option<[T; 2]>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "a range [min, max]")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut values = Vec::with_capacity(2);
+                let mut count = 0usize;
+                while count < 2 {
+                    match seq.next_element::<T>()? {
+                        Some(v) => values.push(v),
+                        None => break,
+                    }
+                    count += 1;
+                }
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    count += 1;
+                }
+                match <[T; 2]>::try_from(values) {
+                    Ok(pair) if count == 2 => Ok(Some(pair)),
+                    _ => Err(A::Error::custom(format!(
+                        "is a range [min, max] of exactly two values (got {count} value{})",
+                        if count == 1 { "" } else { "s" }
+                    ))),
+                }
             }
         }
+        d.deserialize_seq(Pair(PhantomData))
     }
-    Ok(())
 }

@@ -7,17 +7,18 @@
 //! model does); dead-letter filing is in terminal.rs.
 
 use super::faults::draw_plan;
-use super::kernel::{class_name, error_name, Ev, Sim};
+use super::kernel::{decrement, Ev, Sim};
 use crate::history::{Event, Observer, Op};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::DlqReason;
 use crate::model::outbox::CommitOutcome;
 use crate::model::queue::{ExpiryOutcome, JobState, LeaseOutcome, Rejection};
-use crate::model::retry::{Decision, ErrorClass, ErrorKind, RetryPolicy};
+use crate::model::retry::{Decision, ErrorKind, RetryPolicy};
+use crate::model::semantics::QueueSemantics;
 use crate::model::worker::{Attempt, Step};
 use crate::scenario::DepthSampling;
 
-impl<'s, O: Observer> Sim<'s, O> {
+impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     /// Hands ready jobs to idle workers, first come first served.
     pub(super) fn hand_out(&mut self) {
         while let Some(&w) = self.idle.front() {
@@ -96,6 +97,8 @@ impl<'s, O: Observer> Sim<'s, O> {
             self.scenario,
             invalid,
         );
+        // The attempt's block of spare draws (no fault kind reads one yet; see SPARE_DRAWS).
+        let _spare = self.spare_draws[w.index()].next_attempt();
         plan.pause_ms = super::faults::draw_pause(
             &mut self.pause_streams[w.index()],
             &self.rates,
@@ -135,8 +138,10 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
         slot.expiry_armed = true;
         let j = self.queue.job(job);
-        if j.fence == fence && j.state == JobState::Leased {
-            let at = self.queue.expiry_time(j.lease_until);
+        if j.fence != fence || j.state != JobState::Leased {
+            return;
+        }
+        if let Some(at) = self.queue.expiry_check_at(j.lease_until) {
             self.schedule(
                 at,
                 Ev::LeaseCheck {
@@ -150,13 +155,17 @@ impl<'s, O: Observer> Sim<'s, O> {
     pub(super) fn on_lease_check(&mut self, job: JobId, fence: Fence) {
         match self.queue.check_expiry(self.now, job, fence) {
             ExpiryOutcome::Stale => {}
-            ExpiryOutcome::StillLeased { lease_until } => self.schedule(
-                self.queue.expiry_time(lease_until),
-                Ev::LeaseCheck {
-                    job: job.0,
-                    fence: fence.0,
-                },
-            ),
+            ExpiryOutcome::StillLeased { lease_until } => {
+                if let Some(at) = self.queue.expiry_check_at(lease_until) {
+                    self.schedule(
+                        at,
+                        Ev::LeaseCheck {
+                            job: job.0,
+                            fence: fence.0,
+                        },
+                    );
+                }
+            }
             ExpiryOutcome::Expired => {
                 self.record(Event::LeaseExpired { job, fence });
                 self.hand_out();
@@ -181,7 +190,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             match step {
                 Step::Crash(point) => {
                     self.arm_expiry(w, job, fence);
-                    self.attempts_in_flight -= 1;
+                    decrement(&mut self.attempts_in_flight, "attempts_in_flight");
                     let slot = &mut self.workers[w.index()];
                     slot.attempt = None;
                     slot.down = true;
@@ -273,7 +282,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                     Err(rejection) => self.rejected(w, job, fence, Op::Ack, rejection),
                 },
                 Step::Done => {
-                    self.attempts_in_flight -= 1;
+                    decrement(&mut self.attempts_in_flight, "attempts_in_flight");
                     self.workers[w.index()].attempt = None;
                     self.worker_free(w);
                     return;
@@ -369,35 +378,26 @@ impl<'s, O: Observer> Sim<'s, O> {
     /// The retry policy decides; the queue applies the decision if the fence still holds.
     pub(super) fn fail(&mut self, w: WorkerId, job: JobId, fence: Fence, error: ErrorKind) {
         let j = *self.queue.job(job);
-        let deadline_at = j.deadline_at(self.queue.config());
+        let deadline_at = self.queue.deadline_at(job);
         let number = self.workers[w.index()]
             .attempt
             .as_ref()
             .map_or(j.attempt, |a| a.number);
-        let transient = self.policy.class_of(error) == ErrorClass::Transient;
-        // Bug switch `cancel_early`: cancelled as soon as the (unjittered) retry would land past
-        // the deadline, before the deadline has passed.
-        let early = self.bugs.cancel_early
-            && self.now + self.policy.backoff_ms_unjittered(number) > deadline_at;
-        let error = if transient && (self.now > deadline_at || early) {
-            ErrorKind::DeadlineExceeded
-        } else {
-            error
-        };
-        let class = self.policy.class_of(error);
+        let error = self.queue.judged_error(self.now, job, number, error);
+        let class = self.queue.policy().class_of(error);
         self.record(Event::AttemptFailed {
             job,
             worker: w,
             fence,
-            error: error_name(error),
-            class: Some(class_name(class)),
+            error: error.name(),
+            class: Some(class.name()),
         });
-        let draw = if matches!(self.policy.jitter, crate::vocab::config::Jitter::None) {
-            0.0
-        } else {
+        let draw = if self.queue.policy().draws_jitter() {
             self.jitter_stream.unit()
+        } else {
+            0.0
         };
-        match self.policy.decide(error, number, draw) {
+        match self.queue.decide(error, number, draw) {
             Decision::Retry { delay_ms } => {
                 let visible_at = RetryPolicy::visible_at(self.now, delay_ms);
                 match self.queue.retry_at(self.now, job, fence, visible_at) {

@@ -8,9 +8,10 @@ use super::kernel::{Ev, Sim};
 use crate::history::{Event, Observer};
 use crate::ids::{EventId, JobId};
 use crate::model::consumer::HandleOutcome;
+use crate::model::semantics::QueueSemantics;
 use crate::vocab::key::IdempotencyKey;
 
-impl<'s, O: Observer> Sim<'s, O> {
+impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn on_relay_tick(&mut self) {
         if self.scenario.outbox.retention_ms.is_some() {
             let rows = self.outbox.prune(self.now);

@@ -141,7 +141,8 @@ pub fn apply_outage(outage: &crate::scenario::Outage, now: SimTime, plan: &mut A
     }
 }
 
-/// Draws one attempt's plan from the worker's stream as one fixed block of nine draws: stall?,
+/// Draws one attempt's plan from the worker's stream as one fixed block of nine draws (a new
+/// fault kind does not widen it: it takes a slot of [`SpareDraws`]): stall?,
 /// stall length, extraction length, crash?, crash point, transient?, permanent?, validation
 /// time, output. Every attempt takes the whole block whatever the rates are, so a frozen
 /// scenario (rates 0, the fired faults scripted) consumes the stream exactly as the seeded run
@@ -177,6 +178,47 @@ pub fn draw_plan(
     }
 }
 
+/// Draws reserved for fault kinds to come. Every attempt of worker `w` owns [`SPARE_DRAWS`]
+/// draws of `w`'s spare stream, at positions `n * SPARE_DRAWS ..` for the worker's `n`-th
+/// attempt (counted by [`SpareDraws::next_attempt`], which the kernel calls once per attempt
+/// whatever the rates are). A new fault kind takes the next free slot and reads it with
+/// [`SpareDraws::slot`]: no other draw moves, so adding it changes no golden hash of a run
+/// that leaves it off, and a frozen run (rates 0, faults scripted) still reads every other
+/// stream where the seeded run did. Nothing is drawn until a slot is read.
+///
+/// Slots in use: none yet (the next fault kind takes slot 0; note it here).
+pub const SPARE_DRAWS: u64 = 8;
+
+/// One worker's spare draws (see [`SPARE_DRAWS`]).
+#[derive(Clone, Debug)]
+pub struct SpareDraws {
+    stream: Stream,
+    attempts: u64,
+}
+
+impl SpareDraws {
+    pub fn new(seed: u64, worker: u32) -> SpareDraws {
+        SpareDraws {
+            stream: Stream::new(seed, crate::rng::Purpose::AttemptSpare, u64::from(worker)),
+            attempts: 0,
+        }
+    }
+
+    /// The ordinal of the worker's next attempt, which owns the next block of spare draws.
+    #[inline]
+    pub fn next_attempt(&mut self) -> u64 {
+        let n = self.attempts;
+        self.attempts += 1;
+        n
+    }
+
+    /// Slot `slot` (< [`SPARE_DRAWS`]) of attempt `ordinal`'s block.
+    pub fn slot(&mut self, ordinal: u64, slot: u64) -> u64 {
+        assert!(slot < SPARE_DRAWS, "spare slot {slot} out of {SPARE_DRAWS}");
+        self.stream.draw_at(ordinal * SPARE_DRAWS + slot)
+    }
+}
+
 /// Whether the attempt's holder pauses after its first heartbeat, and how long: two draws from
 /// the worker's own pause stream, taken only when the rate is not 0, so a scenario without
 /// pauses (or a frozen one, whose pauses are scripted) draws nothing here and no other stream
@@ -187,4 +229,29 @@ pub fn draw_pause(s: &mut Stream, rates: &FaultRates, scenario: &Scenario) -> Op
     }
     let [hit, length] = s.block::<2>();
     (unit_of(hit) < rates.pause).then(|| scenario.faults.pause_ms.sample_from(length))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spare_slots_are_per_attempt_and_move_nothing() {
+        let mut a = SpareDraws::new(5, 2);
+        let mut b = SpareDraws::new(5, 2);
+        let (a0, a1) = (a.next_attempt(), a.next_attempt());
+        assert_eq!((a0, a1), (0, 1));
+        // Reading slots in any order, or not at all, gives every slot the same value.
+        let late = a.slot(a1, 3);
+        let early = a.slot(a0, 0);
+        assert_eq!(b.slot(1, 3), late);
+        assert_eq!(b.slot(0, 0), early);
+        assert_ne!(
+            a.slot(0, 1),
+            a.slot(1, 1),
+            "each attempt has a block of its own"
+        );
+        let mut other_worker = SpareDraws::new(5, 3);
+        assert_ne!(other_worker.slot(0, 0), early);
+    }
 }

@@ -5,15 +5,25 @@
 //! outcome recorded in the history, and the name table every run registers up front.
 //! Does not: decide whether a key is taken (the queue does) or draw arrival times (arrivals.rs).
 
-use super::kernel::{Ev, Sim};
+use super::kernel::{decrement, Ev, Sim};
 use crate::history::{Event, Observer};
 use crate::ids::{JobId, TenantId};
 use crate::model::queue::{EnqueueOutcome, EnqueueRequest};
+use crate::model::semantics::QueueSemantics;
 use crate::scenario::Scenario;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::Payload;
 
-impl<'s, O: Observer> Sim<'s, O> {
+/// Where an enqueue comes from. Every job enters through [`Sim::enqueue`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Origin {
+    /// A producer: a generated arrival, an `[[enqueue]]` entry or a `[[burst]]` document.
+    Producer,
+    /// An operator's reprocess of job `of` (a refusal is the operator's to record).
+    Reprocess { of: JobId },
+}
+
+impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     /// The payload hash the queue and the outbox compare (`hash_ignores_content`: without the
     /// content).
     pub(super) fn payload_hash(&self, payload: &Payload) -> crate::vocab::payload::PayloadHash {
@@ -40,8 +50,8 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
     }
 
-    /// The enqueue-time idempotency check, then a new job (recorded). A reprocess
-    /// (`reprocess_of`) that finds its key taken records nothing here: the caller records the
+    /// The enqueue-time idempotency check, then a new job (recorded): the one way into the
+    /// queue. A reprocess that finds its key taken records nothing here: the caller records the
     /// refusal.
     pub(super) fn enqueue(
         &mut self,
@@ -49,8 +59,12 @@ impl<'s, O: Observer> Sim<'s, O> {
         payload: Payload,
         version: u32,
         invalid: bool,
-        reprocess_of: Option<JobId>,
+        origin: Origin,
     ) -> Option<JobId> {
+        let reprocess_of = match origin {
+            Origin::Producer => None,
+            Origin::Reprocess { of } => Some(of),
+        };
         let key = self.key_for(tenant, &payload, version);
         let hash = self.payload_hash(&payload);
         let request = EnqueueRequest {
@@ -64,7 +78,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             EnqueueOutcome::Created(job) => {
                 self.invalid.push(invalid);
                 self.payloads.push(payload);
-                let deadline_at = self.queue.job(job).deadline_at(self.queue.config());
+                let deadline_at = self.queue.deadline_at(job);
                 self.record(Event::Enqueued {
                     job,
                     tenant,
@@ -112,7 +126,7 @@ impl<'s, O: Observer> Sim<'s, O> {
     pub(super) fn on_arrival(&mut self) {
         let a = self.arrivals.next(&self.scenario.arrivals);
         let tenant = self.tenant_ids[a.tenant.index()];
-        self.enqueue(tenant, a.payload, 1, a.invalid, None);
+        self.enqueue(tenant, a.payload, 1, a.invalid, Origin::Producer);
         if self.arrivals.remaining() > 0 {
             let gap = self.arrivals.next_gap_ms(&self.scenario.arrivals);
             self.schedule(self.now + gap, Ev::Arrival);
@@ -120,7 +134,7 @@ impl<'s, O: Observer> Sim<'s, O> {
     }
 
     pub(super) fn on_explicit_enqueue(&mut self, index: usize) {
-        self.pending_timed -= 1;
+        decrement(&mut self.pending_timed, "pending_timed");
         let e = &self.scenario.enqueue[index];
         let tenant = self.names.tenants.register(&e.tenant).expect("validated");
         let document = self.names.documents.named(&e.document).expect("validated");
@@ -129,7 +143,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             None => Payload::of(document),
         };
         let (version, invalid) = (e.version, e.invalid);
-        self.enqueue(tenant, payload, version, invalid, None);
+        self.enqueue(tenant, payload, version, invalid, Origin::Producer);
     }
 
     /// A burst's documents are numbered after the generated arrivals' and the earlier bursts'.
@@ -140,7 +154,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         let first = self.arrivals_total + s.burst[..index].iter().map(|b| b.jobs).sum::<u64>();
         for k in 0..b.jobs {
             let payload = Payload::of(crate::vocab::key::Documents::generated((first + k) as u32));
-            self.enqueue(tenant, payload, 1, false, None);
+            self.enqueue(tenant, payload, 1, false, Origin::Producer);
         }
     }
 }

@@ -12,14 +12,16 @@
 
 use super::arrivals::ArrivalProcess;
 use super::event_queue::EventQueue;
-use super::faults::{FaultRates, Script};
+use super::faults::{FaultRates, Script, SpareDraws};
+use super::request::RunRequest;
 use crate::history::{Event, Observer, Record, TraceHash};
 use crate::ids::{EventId, Fence, JobId, SimTime, TenantId, WorkerId};
 use crate::model::consumer::Consumer;
 use crate::model::dead_letter::DeadLetterQueue;
 use crate::model::outbox::{Outbox, OutboxConfig};
 use crate::model::queue::{Queue, QueueConfig};
-use crate::model::retry::{ErrorClass, ErrorKind, RetryPolicy};
+use crate::model::retry::RetryPolicy;
+use crate::model::semantics::{ChapterQueue, QueueSemantics};
 use crate::model::worker::Attempt;
 use crate::rng::{Purpose, Stream};
 use crate::scenario::{DepthSampling, FaultKind, Scenario};
@@ -81,15 +83,6 @@ pub(super) struct WorkerSlot {
     pub(super) wrote_fresh: Option<(IdempotencyKey, u64)>,
 }
 
-/// Per-run options on top of the scenario.
-#[derive(Clone, Debug)]
-pub struct RunOptions {
-    pub seed: u64,
-    pub jobs: Option<u64>,
-    pub bugs: crate::scenario::Bugs,
-    pub rates: Option<FaultRates>,
-}
-
 /// What the kernel knows at the end (everything else comes from the history).
 #[derive(Clone, Debug)]
 pub struct RunOutcome {
@@ -101,21 +94,24 @@ pub struct RunOutcome {
     pub names: KeyNames,
 }
 
-pub struct Sim<'s, O: Observer> {
+/// One run. `Q` is the queue semantics the kernel talks to (the chapter's queue unless a
+/// profile or a harness hands another to [`Sim::with_queue`]).
+pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     pub(super) scenario: &'s Scenario,
     /// Part of the history's header, so two seeds never share a trace hash by accident.
     pub(super) seed: u64,
     pub(super) now: SimTime,
     pub(super) heap: EventQueue<Ev>,
     pub(super) heap_events: u64,
-    pub(super) queue: Queue,
+    /// The queue, its retry policy and its dead-letter queue, behind the seam.
+    pub(super) queue: Q,
     pub(super) outbox: Outbox,
     pub(super) consumer: Consumer,
-    pub(super) dlq: DeadLetterQueue,
-    pub(super) policy: RetryPolicy,
     pub(super) workers: Vec<WorkerSlot>,
     pub(super) worker_streams: Vec<Stream>,
     pub(super) pause_streams: Vec<Stream>,
+    /// Per worker: the spare draws each attempt owns for fault kinds to come.
+    pub(super) spare_draws: Vec<SpareDraws>,
     pub(super) idle: VecDeque<WorkerId>,
     pub(super) relay_stream: Stream,
     pub(super) jitter_stream: Stream,
@@ -148,30 +144,76 @@ pub struct Sim<'s, O: Observer> {
     pub(super) observer: O,
 }
 
+/// The chapter's queue for a scenario, with the request's bug switches set where they live.
+pub fn chapter_queue(scenario: &Scenario, options: &RunRequest) -> ChapterQueue {
+    let bugs = &options.bugs;
+    let q = &scenario.queue;
+    let queue_config = QueueConfig {
+        lease_ms: q.lease_ms,
+        deadline_ms: q.deadline_ms,
+        attempts_max: q.max_attempts,
+        bug_no_fencing: bugs.no_fencing,
+        bug_skip_deadline_check: bugs.skip_deadline_check,
+        bug_unbounded_retries: bugs.unbounded_retries,
+        bug_reuse_on_conflict: bugs.reuse_on_conflict,
+        bug_token_reuse: bugs.token_reuse,
+        bug_backoff_ignored: bugs.backoff_ignored,
+        bug_deadline_tripled: bugs.deadline_tripled,
+        bug_depth_never_decrements: bugs.depth_never_decrements,
+        bug_heartbeat_not_stored: bugs.heartbeat_not_stored,
+        bug_early_expiry: bugs.early_expiry,
+        bug_unfenced_heartbeat: bugs.unfenced_heartbeat,
+    };
+    ChapterQueue {
+        queue: Queue::with_capacity(queue_config, job_capacity(scenario, options)),
+        policy: RetryPolicy {
+            attempts_max: q.max_attempts,
+            backoff_base_ms: scenario.retry.backoff_base_ms,
+            backoff_cap_ms: scenario.retry.backoff_cap_ms,
+            jitter: scenario.retry.jitter,
+            bug_unbounded: bugs.unbounded_retries,
+            bug_permanent_transient: bugs.permanent_error_retried,
+            bug_jitter_over_cap: bugs.jitter_over_cap,
+            bug_cancel_early: bugs.cancel_early,
+        },
+        dlq: DeadLetterQueue::new(crate::model::dead_letter::DlqConfig {
+            bug_evict_newest: bugs.evict_newest,
+            ..scenario.dlq.config()
+        })
+        .with_reprocess_bugs(bugs.reprocess_same_version, bugs.reprocess_cancelled),
+    }
+}
+
+/// Jobs a run can create (arrivals, `[[enqueue]]`, bursts), capped for preallocation.
+fn job_capacity(scenario: &Scenario, options: &RunRequest) -> usize {
+    let jobs = options.jobs.unwrap_or(scenario.arrivals.jobs);
+    (jobs as usize + scenario.enqueue.len() + scenario.burst_jobs() as usize).min(1 << 24)
+}
+
 impl<'s, O: Observer> Sim<'s, O> {
-    pub fn new(scenario: &'s Scenario, options: &RunOptions, observer: O) -> Sim<'s, O> {
+    /// A run on the chapter's queue.
+    pub fn new(scenario: &'s Scenario, options: &RunRequest, observer: O) -> Sim<'s, O> {
+        Sim::with_queue(
+            scenario,
+            options,
+            observer,
+            chapter_queue(scenario, options),
+        )
+    }
+}
+
+impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
+    /// A run on the queue semantics `queue` (built for this scenario).
+    pub fn with_queue(
+        scenario: &'s Scenario,
+        options: &RunRequest,
+        observer: O,
+        queue: Q,
+    ) -> Sim<'s, O, Q> {
         let seed = options.seed;
         let bugs = &options.bugs;
         let jobs = options.jobs.unwrap_or(scenario.arrivals.jobs);
-        let q = &scenario.queue;
-        let queue_config = QueueConfig {
-            lease_ms: q.lease_ms,
-            deadline_ms: q.deadline_ms,
-            attempts_max: q.max_attempts,
-            bug_no_fencing: bugs.no_fencing,
-            bug_skip_deadline_check: bugs.skip_deadline_check,
-            bug_unbounded_retries: bugs.unbounded_retries,
-            bug_reuse_on_conflict: bugs.reuse_on_conflict,
-            bug_token_reuse: bugs.token_reuse,
-            bug_backoff_ignored: bugs.backoff_ignored,
-            bug_deadline_tripled: bugs.deadline_tripled,
-            bug_depth_never_decrements: bugs.depth_never_decrements,
-            bug_heartbeat_not_stored: bugs.heartbeat_not_stored,
-            bug_early_expiry: bugs.early_expiry,
-            bug_unfenced_heartbeat: bugs.unfenced_heartbeat,
-        };
-        let capacity =
-            (jobs as usize + scenario.enqueue.len() + scenario.burst_jobs() as usize).min(1 << 24);
+        let capacity = job_capacity(scenario, options);
         let names = scenario_names(scenario);
         // `scenario_names` registers the generated arrivals' tenants first, in order.
         let tenant_ids = (0..scenario.arrivals.tenants.len())
@@ -184,7 +226,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             now: 0,
             heap: EventQueue::new(),
             heap_events: 0,
-            queue: Queue::with_capacity(queue_config, capacity),
+            queue,
             outbox: Outbox::with_capacity(
                 OutboxConfig {
                     bug_no_idempotency: bugs.no_idempotency,
@@ -197,19 +239,6 @@ impl<'s, O: Observer> Sim<'s, O> {
                 bugs.no_consumer_dedupe,
                 scenario.consumer.dedupe_window_ms,
             ),
-            dlq: DeadLetterQueue::new(crate::model::dead_letter::DlqConfig {
-                bug_evict_newest: bugs.evict_newest,
-                ..scenario.dlq.config()
-            }),
-            policy: RetryPolicy {
-                attempts_max: q.max_attempts,
-                backoff_base_ms: scenario.retry.backoff_base_ms,
-                backoff_cap_ms: scenario.retry.backoff_cap_ms,
-                jitter: scenario.retry.jitter,
-                bug_unbounded: bugs.unbounded_retries,
-                bug_permanent_transient: bugs.permanent_error_retried,
-                bug_jitter_over_cap: bugs.jitter_over_cap,
-            },
             workers: vec![WorkerSlot::default(); workers as usize],
             worker_streams: (0..workers)
                 .map(|w| Stream::new(seed, Purpose::Worker, w as u64))
@@ -217,6 +246,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             pause_streams: (0..workers)
                 .map(|w| Stream::new(seed, Purpose::Pause, w as u64))
                 .collect(),
+            spare_draws: (0..workers).map(|w| SpareDraws::new(seed, w)).collect(),
             idle: (0..workers).map(WorkerId).collect(),
             relay_stream: Stream::new(seed, Purpose::Relay, 0),
             jitter_stream: Stream::new(seed, Purpose::Jitter, 0),
@@ -251,8 +281,15 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
     }
 
+    /// Puts `ev` on the future-event list at `at`. Time never moves backwards: an event in the
+    /// past is a kernel bug, caught here (on in release: one compare).
     #[inline]
     pub(super) fn schedule(&mut self, at: SimTime, ev: Ev) {
+        assert!(
+            at >= self.now,
+            "{ev:?} scheduled at {at} ms, before now ({} ms)",
+            self.now
+        );
         self.heap.push(at, ev);
     }
 
@@ -312,6 +349,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 self.now = self.time_limit_ms;
                 break;
             }
+            assert!(at >= self.now, "the event queue went back in time");
             self.now = at;
             self.heap_events += 1;
             self.dispatch_event(ev);
@@ -361,7 +399,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             Ev::LeaseCheck { job, fence } => self.on_lease_check(JobId(job), Fence(fence)),
             Ev::RelayTick => self.on_relay_tick(),
             Ev::ReviewDone { event, job } => {
-                self.reviews_pending -= 1;
+                decrement(&mut self.reviews_pending, "reviews_pending");
                 let key = self.queue.job(JobId(job)).key;
                 self.record(Event::ReviewDone {
                     event: EventId(event),
@@ -379,15 +417,15 @@ impl<'s, O: Observer> Sim<'s, O> {
                 );
             }
             Ev::OperatorAction { index } => {
-                self.pending_timed -= 1;
+                decrement(&mut self.pending_timed, "pending_timed");
                 self.on_operator(index as usize);
             }
             Ev::MutatePayload { index } => {
-                self.pending_timed -= 1;
+                decrement(&mut self.pending_timed, "pending_timed");
                 self.on_mutate(index as usize);
             }
             Ev::Burst { index } => {
-                self.pending_timed -= 1;
+                decrement(&mut self.pending_timed, "pending_timed");
                 self.on_burst(index as usize);
             }
         }
@@ -396,19 +434,10 @@ impl<'s, O: Observer> Sim<'s, O> {
 
 pub use super::intake::scenario_names;
 
-pub fn error_name(e: ErrorKind) -> &'static str {
-    match e {
-        ErrorKind::ProviderUnavailable => "provider_unavailable",
-        ErrorKind::SchemaInvalid => "schema_invalid",
-        ErrorKind::PayloadConflict => "payload_conflict",
-        ErrorKind::DeadlineExceeded => "deadline_exceeded",
-    }
-}
-
-pub fn class_name(c: ErrorClass) -> &'static str {
-    match c {
-        ErrorClass::Transient => "transient",
-        ErrorClass::Permanent => "permanent",
-        ErrorClass::Cancelled => "cancelled",
-    }
+/// `counter - 1`, asserting it was not 0: a count of things still to come that goes below zero
+/// means one was handled twice. On in release (one compare), where `-=` would wrap silently.
+#[inline]
+pub(super) fn decrement(counter: &mut u64, what: &str) {
+    assert!(*counter > 0, "{what} went below zero");
+    *counter -= 1;
 }

@@ -12,6 +12,8 @@ pub mod faults;
 mod intake;
 pub mod kernel;
 mod operator;
+pub mod request;
 mod terminal;
 
-pub use kernel::{RunOptions, RunOutcome, Sim};
+pub use kernel::{RunOutcome, Sim};
+pub use request::RunRequest;

@@ -1,24 +1,31 @@
 //! Operator actions and scripted payload changes.
 //!
 //! Owns: picking an operator action's target, asking the DLQ to authorize a reprocess, the
-//! reprocess as a new enqueue (version + 1) and its refusals; `mutate_payload` script entries.
-//! Does not: enforce the reprocess rules (the dead-letter model does).
+//! reprocess as a new enqueue and the recording of its refusals; `mutate_payload` script entries.
+//! Does not: decide whether a reprocess is allowed, which version it gets or which refusal code
+//! applies (the dead-letter model does).
 
+use super::intake::Origin;
 use super::kernel::Sim;
 use crate::history::{Event, Observer};
 use crate::ids::JobId;
+use crate::model::dead_letter::ReprocessRefusal;
 use crate::model::queue::JobState;
+use crate::model::semantics::QueueSemantics;
 use crate::scenario::OperatorTarget;
 use crate::vocab::payload::Payload;
 
-impl<'s, O: Observer> Sim<'s, O> {
+impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn on_operator(&mut self, index: usize) {
         let action = &self.scenario.operator[index];
         let picked = match (action.job, action.target) {
-            (Some(job), _) if action.follow => Some(self.dlq.latest_in_chain(JobId(job))),
+            (Some(job), _) if action.follow => {
+                Some(self.queue.dead_letters().latest_in_chain(JobId(job)))
+            }
             (Some(job), _) => Some(JobId(job)),
             (None, Some(OperatorTarget::OldestDeadLettered)) => self
-                .dlq
+                .queue
+                .dead_letters()
                 .entries()
                 .iter()
                 .find(|e| e.reprocessed_as.is_none())
@@ -29,49 +36,35 @@ impl<'s, O: Observer> Sim<'s, O> {
         let old = picked.unwrap_or(JobId(u32::MAX));
         let operator = action.operator.clone();
         if old.index() >= self.queue.len() {
-            self.record(Event::ReprocessRefused {
-                job: None,
-                operator: operator.map(Into::into),
-                reason: "no_such_job",
-            });
+            self.refuse_reprocess(None, operator, ReprocessRefusal::NoSuchJob);
             return;
         }
-        let tenant = self.queue.job(old).tenant;
-        // Bug switch `reprocess_cancelled`: a cancelled job is let through as if dead-lettered.
-        let let_through = self.bugs.reprocess_cancelled
-            && self.queue.job(old).state == JobState::Cancelled
-            && operator.as_deref().is_some_and(|o| !o.trim().is_empty());
-        let authorized = self
-            .dlq
-            .authorize_reprocess(self.now, old, tenant, operator.as_deref());
-        if let (Err(refusal), false) = (authorized, let_through) {
-            let reason = if self.queue.job(old).state == JobState::Cancelled
-                && refusal != crate::model::dead_letter::ReprocessRefusal::MissingOperator
-            {
-                "cancelled_is_terminal"
-            } else {
-                refusal.code()
-            };
-            self.record(Event::ReprocessRefused {
-                job: Some(old),
-                operator: operator.map(Into::into),
-                reason,
-            });
+        let o = *self.queue.job(old);
+        let cancelled = o.state == JobState::Cancelled;
+        let authorized = self.queue.dead_letters_mut().authorize_reprocess(
+            self.now,
+            old,
+            o.tenant,
+            operator.as_deref(),
+            cancelled,
+        );
+        if let Err(refusal) = authorized {
+            self.refuse_reprocess(Some(old), operator, refusal);
             return;
         }
         let operator = operator.expect("authorized reprocess has an operator");
-        let o = *self.queue.job(old);
         let payload = self.payloads[old.index()];
         let invalid = self.invalid[old.index()];
-        // Same tenant, document and content, version + 1: a new job; the dead one stays dead.
-        // Bug switch `reprocess_same_version`: the version is not bumped.
-        let version = o.key.version + u32::from(!self.bugs.reprocess_same_version);
-        let new = self.enqueue(o.tenant, payload, version, invalid, Some(old));
-        match new {
+        // Same tenant, document and content at the DLQ's reprocess version: a new job; the dead
+        // one stays dead.
+        let version = self.queue.dead_letters().reprocess_version(o.key.version);
+        let origin = Origin::Reprocess { of: old };
+        match self.enqueue(o.tenant, payload, version, invalid, origin) {
             Some(new) => {
-                if self.dlq.get(old).is_some() {
-                    self.dlq
-                        .record_reprocess(self.now, old, tenant, new, &operator);
+                if self.queue.dead_letters().get(old).is_some() {
+                    self.queue
+                        .dead_letters_mut()
+                        .record_reprocess(self.now, old, o.tenant, new, &operator);
                 }
                 self.record(Event::Reprocessed {
                     old_job: old,
@@ -79,12 +72,23 @@ impl<'s, O: Observer> Sim<'s, O> {
                     operator: operator.into(),
                 });
             }
-            None => self.record(Event::ReprocessRefused {
-                job: Some(old),
-                operator: Some(operator.into()),
-                reason: "version_exists",
-            }),
+            None => {
+                self.refuse_reprocess(Some(old), Some(operator), ReprocessRefusal::VersionExists)
+            }
         }
+    }
+
+    fn refuse_reprocess(
+        &mut self,
+        job: Option<JobId>,
+        operator: Option<String>,
+        refusal: ReprocessRefusal,
+    ) {
+        self.record(Event::ReprocessRefused {
+            job,
+            operator: operator.map(Into::into),
+            reason: refusal.code(),
+        });
     }
 
     pub(super) fn on_mutate(&mut self, index: usize) {

@@ -5,13 +5,14 @@
 //! and recording a bounded DLQ's eviction before the new entry.
 //! Does not: decide that a job is terminal (the retry policy and the queue do).
 
-use super::kernel::{error_name, Sim};
+use super::kernel::Sim;
 use crate::history::{Event, Observer};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::{DlqReason, StoredReason};
 use crate::model::retry::ErrorKind;
+use crate::model::semantics::QueueSemantics;
 
-impl<'s, O: Observer> Sim<'s, O> {
+impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn record_cancel(&mut self, e: Event) {
         if let Event::Cancelled { job, .. } = e {
             self.first_cancelled.get_or_insert(job);
@@ -35,12 +36,13 @@ impl<'s, O: Observer> Sim<'s, O> {
         };
         let text: Box<str> = stored.text().into();
         // A full DLQ makes room first: the eviction is recorded before the new entry.
-        let evicted = self.dlq.push(self.now, job, stored);
+        let evicted = self.queue.dead_letters_mut().push(self.now, job, stored);
         if let Some(evicted) = evicted.filter(|_| !self.bugs.unrecorded_eviction) {
             self.record(Event::DlqEvicted {
                 job: evicted,
                 capacity: Some(
-                    self.dlq
+                    self.queue
+                        .dead_letters()
                         .config()
                         .capacity
                         .expect("only a bounded DLQ evicts"),
@@ -63,7 +65,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         let document = self.names.documents.name(j.key.document);
         match error {
             Some(ErrorKind::SchemaInvalid) => format!("schema validation failed: field `total` in {document} reads \"ACME Corp, invoice for J. Silva, CPF 123.456.789-00\""),
-            Some(e) => format!("{} while extracting {document}: provider said \"upstream 503\"", error_name(e)),
+            Some(e) => format!("{} while extracting {document}: provider said \"upstream 503\"", e.name()),
             None => format!("gave up on {document} after {} attempts: provider said \"upstream 503\"", j.attempt),
         }
     }

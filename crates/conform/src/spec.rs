@@ -69,6 +69,7 @@ impl Spec {
                 bug_unbounded: self.bug("unbounded_retries"),
                 bug_permanent_transient: self.bug("permanent_error_retried"),
                 bug_jitter_over_cap: self.bug("jitter_over_cap"),
+                bug_cancel_early: self.bug("cancel_early"),
             },
             no_fencing: self.bug("no_fencing"),
             no_consumer_dedupe: self.bug("no_consumer_dedupe"),

@@ -17,7 +17,6 @@
 use crate::db::{Db, Row, Val};
 use anyhow::{anyhow, bail, Result};
 use durasim::model::retry::{classify, Decision, ErrorClass, ErrorKind, RetryPolicy};
-use durasim::sim::kernel::error_name;
 use serde_json::{json, Value};
 
 /// Which real store.
@@ -643,7 +642,7 @@ impl Store {
         } else {
             error
         };
-        self.hist(now, json!({"type": "attempt_failed", "job": l.job, "worker": worker, "fence": l.fence, "error": error_name(error)}))?;
+        self.hist(now, json!({"type": "attempt_failed", "job": l.job, "worker": worker, "fence": l.fence, "error": error.name()}))?;
         match self.cfg.policy.decide(error, l.attempt, jitter_draw) {
             Decision::Retry { delay_ms } => {
                 let visible = now + delay_ms as i64 * 1000;

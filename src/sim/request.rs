@@ -1,0 +1,39 @@
+//! What a run is asked for: one request type from the command line down to the kernel.
+//!
+//! Owns: [`RunRequest`], the seed, job count, bug switches and fault rates the kernel builds its
+//! run from, and what the observers keep (the trace, its filter, the progress sink), which
+//! `run.rs` reads.
+//! Does not: run anything (`run::run_once` and `Sim` do) or validate (the scenario did).
+
+use super::faults::FaultRates;
+use crate::history::Event;
+use crate::observe::progress::ProgressSink;
+use crate::scenario::{Bugs, Scenario};
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    pub seed: u64,
+    pub jobs: Option<u64>,
+    pub bugs: Bugs,
+    pub keep_trace: bool,
+    pub rates: Option<FaultRates>,
+    /// Where to report settled jobs (the CLI passes a terminal progress bar).
+    pub progress: Option<ProgressSink>,
+    /// With `keep_trace`: keep only the records this accepts.
+    pub trace_filter: Option<fn(&Event) -> bool>,
+}
+
+impl RunRequest {
+    pub fn for_scenario(s: &Scenario) -> RunRequest {
+        RunRequest {
+            seed: s.seed,
+            jobs: None,
+            bugs: s.bugs.clone(),
+            keep_trace: false,
+            rates: None,
+            progress: None,
+            trace_filter: None,
+        }
+    }
+}
