@@ -15,6 +15,7 @@ fn permanent_error_retried_makes_schema_errors_transient_and_nothing_else() {
         bug_unbounded: false,
         bug_permanent_transient: true,
         bug_jitter_over_cap: false,
+        bug_cancel_early: false,
     };
     assert_eq!(
         policy.class_of(ErrorKind::SchemaInvalid),
@@ -53,6 +54,7 @@ fn jitter_over_cap_touches_full_jitter_only() {
         bug_unbounded: false,
         bug_permanent_transient: false,
         bug_jitter_over_cap: true,
+        bug_cancel_early: false,
     };
     assert_eq!(policy(Jitter::None).backoff_ms(2, 0.99), 200);
     let equal = policy(Jitter::Equal).backoff_ms(2, 0.99);
