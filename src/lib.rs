@@ -55,6 +55,7 @@ pub mod limits;
 pub mod messages;
 pub mod model;
 pub mod observe;
+pub mod profile;
 pub mod rng;
 pub mod run;
 pub mod scenario;

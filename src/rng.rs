@@ -27,6 +27,8 @@ pub enum Purpose {
     /// The spare draws each attempt owns for fault kinds to come, one stream per worker, read
     /// by position (see `sim::faults::SpareDraws`).
     AttemptSpare = 9,
+    /// The coin of a write that may or may not take effect (SQS's stale delete).
+    StaleWrite = 10,
 }
 
 /// One independent stream of random numbers.

@@ -28,26 +28,30 @@ pub fn warnings(scenario: &Scenario, file: &str, source: &str) -> Vec<ScenarioEr
 /// (field path, message) of each suspicious setting, in file order of the sections.
 fn found(s: &Scenario) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let q = &s.queue;
     let limit = s.run.time_limit_ms;
-    if q.heartbeat_ms >= q.lease_ms {
+    // Under a profile, the numbers the run uses (a queue without renewal or deadline has none
+    // to warn about).
+    let sem = s.semantics();
+    let e = crate::profile::Effective::of(&sem);
+    let renews = sem.heartbeat == crate::profile::Heartbeat::Renew;
+    if renews && e.heartbeat_ms >= e.lease_ms {
         out.push((
             "queue.heartbeat_ms".to_string(),
             format!(
                 "{} ms is not shorter than queue.lease_ms ({} ms): a lease expires before its first \
                  heartbeat, so every attempt longer than the lease loses it",
-                q.heartbeat_ms, q.lease_ms
+                e.heartbeat_ms, e.lease_ms
             ),
         ));
     }
     let attempt_ms = s.stages.inference_ms.mean() + s.stages.validate_ms.mean();
-    if (q.deadline_ms as f64) < attempt_ms {
+    if sem.deadline_ms.is_some() && (e.deadline_ms as f64) < attempt_ms {
         out.push((
             "queue.deadline_ms".to_string(),
             format!(
                 "{} ms is shorter than one attempt (stages.inference_ms + stages.validate_ms take \
                  {attempt_ms:.0} ms on average): most jobs reach their deadline before they can finish",
-                q.deadline_ms
+                e.deadline_ms
             ),
         ));
     }
@@ -86,13 +90,13 @@ fn found(s: &Scenario) -> Vec<(String, String)> {
             ));
         }
         if let Some(a) = sc.attempt {
-            if a > q.max_attempts && !s.bugs.unbounded_retries {
+            if a > e.attempts_max && !s.bugs.unbounded_retries {
                 out.push((
                     format!("script[{i}].attempt"),
                     format!(
                         "attempt {a}, but queue.max_attempts is {}: no job gets that many attempts, \
                          so this fault can never fire",
-                        q.max_attempts
+                        e.attempts_max
                     ),
                 ));
             }

@@ -106,6 +106,15 @@ pub trait QueueSemantics {
 
     fn dead_letters(&self) -> &DeadLetterQueue;
     fn dead_letters_mut(&mut self) -> &mut DeadLetterQueue;
+
+    // ---- queue-semantics profiles ------------------------------------------------------------
+
+    /// The chapter's queue underneath, for the kernel's profile rules (`sim/semantics.rs`: a
+    /// write accepted by id, a rescue that holds or revives a job, a stall that dooms it). A
+    /// backend that is not built on it returns `None` and runs only the `durasim` profile.
+    fn chapter_mut(&mut self) -> Option<&mut Queue> {
+        None
+    }
 }
 
 /// The chapter's queue: leases with heartbeats and a fencing token per lease, expiry just after
@@ -200,5 +209,8 @@ impl QueueSemantics for ChapterQueue {
     #[inline]
     fn dead_letters_mut(&mut self) -> &mut DeadLetterQueue {
         &mut self.dlq
+    }
+    fn chapter_mut(&mut self) -> Option<&mut Queue> {
+        Some(&mut self.queue)
     }
 }

@@ -25,7 +25,7 @@ pub use script::{FaultKind, Operator, OperatorAction, OperatorTarget, Script};
 pub use sections::{
     Arrivals, Bugs, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, Faults,
     InvalidDocuments, Metrics, Outage, OutboxSection, QueueSection, Relay, RetrySection,
-    RunSection, Stages, Workers,
+    RunSection, Stages, Workers, Written,
 };
 pub use swarm::Swarm;
 
@@ -121,7 +121,7 @@ pub struct Scenario {
 impl Scenario {
     /// Parses and validates a scenario's text. `file` is only used in error messages.
     pub fn parse(file: &str, source: &str) -> Result<Scenario, ScenarioError> {
-        let scenario: Scenario = toml::from_str(source).map_err(|e| {
+        let mut scenario: Scenario = toml::from_str(source).map_err(|e| {
             let message = e.message().trim().to_string();
             let unknown = message
                 .strip_prefix("unknown field `")
@@ -149,6 +149,7 @@ impl Scenario {
                 message: crate::messages::plain(&message),
             }
         })?;
+        scenario.note_written(source);
         scenario
             .validate()
             .map_err(|(field, message)| ScenarioError {
@@ -160,22 +161,118 @@ impl Scenario {
         Ok(scenario)
     }
 
+    /// The DLQ's limits under this scenario's profile (a profile can bring a capacity: Sidekiq's
+    /// dead set keeps 9,999).
+    pub fn dlq_config(&self) -> crate::model::dead_letter::DlqConfig {
+        crate::model::dead_letter::DlqConfig {
+            capacity: self.semantics().dlq.capacity,
+            ..self.dlq.config()
+        }
+    }
+
+    /// Records which durasim settings the text wrote itself (a profile supplies the others).
+    fn note_written(&mut self, source: &str) {
+        let Ok(table) = toml::from_str::<toml::Table>(source) else {
+            return;
+        };
+        let has = |section: &str, key: &str| {
+            table
+                .get(section)
+                .and_then(toml::Value::as_table)
+                .is_some_and(|t| t.contains_key(key))
+        };
+        self.queue.written = Written {
+            lease_ms: has("queue", "lease_ms"),
+            heartbeat_ms: has("queue", "heartbeat_ms"),
+            deadline_ms: has("queue", "deadline_ms"),
+            max_attempts: has("queue", "max_attempts"),
+            backoff_base_ms: has("retry", "backoff_base_ms"),
+            backoff_cap_ms: has("retry", "backoff_cap_ms"),
+            jitter: has("retry", "jitter"),
+        };
+    }
+
+    /// The queue-semantics profile this scenario runs on (`[queue] profile`, default durasim).
+    pub fn queue_profile(&self) -> crate::profile::Profile {
+        use crate::profile::Word;
+        self.queue
+            .profile
+            .as_deref()
+            .and_then(crate::profile::Profile::parse)
+            .unwrap_or_default()
+    }
+
+    /// The keys this scenario sets on top of its profile. Under durasim every durasim setting
+    /// counts (they are today's queue); under another profile only those the file wrote.
+    pub fn profile_overrides(&self) -> crate::profile::resolve::Overrides {
+        use crate::profile::resolve::{AttemptsLimit, Overrides};
+        let q = &self.queue;
+        let all = self.queue_profile() == crate::profile::Profile::Durasim;
+        let w = q.written;
+        let r = &self.retry;
+        let d = &self.dlq;
+        Overrides {
+            lease_ms: (all || w.lease_ms).then_some(q.lease_ms),
+            heartbeat: q.heartbeat.clone(),
+            heartbeat_ms: (all || w.heartbeat_ms).then_some(q.heartbeat_ms),
+            deadline_ms: (all || w.deadline_ms).then_some(q.deadline_ms),
+            max_attempts: (all || w.max_attempts).then_some(if q.max_attempts == u32::MAX {
+                AttemptsLimit::Unlimited
+            } else {
+                AttemptsLimit::Limit(q.max_attempts)
+            }),
+            attempts_count: q.attempts_count.clone(),
+            stale_heartbeat: q.stale_heartbeat.clone(),
+            stale_ack: q.stale_ack.clone(),
+            stale_retry: q.stale_retry.clone(),
+            stale_dead_letter: q.stale_dead_letter.clone(),
+            stale_apply_permille: q.stale_apply_permille,
+            expiry: q.expiry.clone(),
+            sweep_ms: q.sweep_ms,
+            liveness_ms: q.liveness_ms,
+            on_expiry: q.on_expiry.clone(),
+            stall_limit: q.stall_limit,
+            rescue_write: q.rescue_write.clone(),
+            rescue_gap_ms: q.rescue_gap_ms,
+            fetch: q.fetch.clone(),
+            permanent_error: q.permanent_error.clone(),
+            unique: q.unique.clone(),
+            backoff: r.backoff.clone(),
+            backoff_base_ms: (all || w.backoff_base_ms).then_some(r.backoff_base_ms),
+            backoff_cap_ms: (all || w.backoff_cap_ms).then_some(r.backoff_cap_ms),
+            jitter: (all || w.jitter).then(|| r.jitter.name().to_string()),
+            dlq_mode: d.mode.clone(),
+            dlq_capacity: d.capacity,
+            dlq_retention_ms: d.retention_ms,
+        }
+    }
+
+    /// The queue semantics a run of this scenario uses: its profile's defaults with the
+    /// scenario's keys applied. Validation already refused every combination `resolve` refuses.
+    pub fn semantics(&self) -> crate::profile::Semantics {
+        crate::profile::resolve::resolve(self.queue_profile(), &self.profile_overrides())
+            .expect("a validated scenario resolves")
+    }
+
     /// The header of this scenario's histories: every setting a rule of the checker depends
     /// on, in milliseconds, and the optional records the simulator writes (all of them).
     pub fn run_config(&self, seed: u64) -> crate::vocab::config::RunConfig {
-        let dlq = self.dlq.config();
+        let dlq = self.dlq_config();
+        let sem = self.semantics();
+        let e = crate::profile::Effective::of(&sem);
+        let (backoff_base, backoff_cap, jitter) = e.header_backoff(&sem);
         crate::vocab::config::RunConfig {
             time_unit: crate::vocab::config::TimeUnit::Ms,
             emits: crate::vocab::config::Emits::all(),
             seed: Some(seed),
             workers: Some(self.workers.count),
-            lease: self.queue.lease_ms,
-            heartbeat: self.queue.heartbeat_ms,
-            deadline: self.queue.deadline_ms,
-            attempts_max: self.queue.max_attempts,
-            backoff_base: self.retry.backoff_base_ms,
-            backoff_cap: self.retry.backoff_cap_ms,
-            jitter: self.retry.jitter,
+            lease: e.lease_ms,
+            heartbeat: e.heartbeat_ms,
+            deadline: e.deadline_ms,
+            attempts_max: e.attempts_max,
+            backoff_base,
+            backoff_cap,
+            jitter,
             dlq_capacity: dlq.capacity,
             reprocess_limit: dlq
                 .reprocess_limit

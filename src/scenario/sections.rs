@@ -36,14 +36,167 @@ impl Default for Workers {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+/// `[queue]`: durasim's four settings, the queue-semantics profile, and the profile keys a
+/// scenario may set on top of it (docs/queues.md §2.1; resolved by `profile::resolve`).
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct QueueSection {
     pub lease_ms: u64,
     pub heartbeat_ms: u64,
     pub deadline_ms: u64,
+    /// A number, or `"unlimited"` (stored as `u32::MAX`).
+    #[serde(deserialize_with = "attempts_limit")]
     pub max_attempts: u32,
+    pub profile: Option<String>,
+    pub heartbeat: Option<String>,
+    pub attempts_count: Option<String>,
+    pub stale_heartbeat: Option<String>,
+    pub stale_ack: Option<String>,
+    pub stale_retry: Option<String>,
+    pub stale_dead_letter: Option<String>,
+    pub stale_apply_permille: Option<u32>,
+    pub expiry: Option<String>,
+    pub sweep_ms: Option<u64>,
+    pub liveness_ms: Option<u64>,
+    pub on_expiry: Option<String>,
+    pub stall_limit: Option<u32>,
+    pub rescue_write: Option<String>,
+    pub rescue_gap_ms: Option<u64>,
+    pub fetch: Option<String>,
+    pub permanent_error: Option<String>,
+    pub unique: Option<String>,
+    /// Which of the four durasim settings the file wrote: under a profile other than durasim,
+    /// the others are the profile's, and a written-back file leaves them out.
+    #[serde(skip)]
+    pub written: Written,
 }
+
+/// The durasim settings a scenario file wrote itself (profile resolution needs to know).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    pub lease_ms: bool,
+    pub heartbeat_ms: bool,
+    pub deadline_ms: bool,
+    pub max_attempts: bool,
+    pub backoff_base_ms: bool,
+    pub backoff_cap_ms: bool,
+    pub jitter: bool,
+}
+
+/// `max_attempts`: an integer, or `"unlimited"` (`u32::MAX`).
+fn attempts_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Limit {
+        Number(u32),
+        Word(String),
+    }
+    match Limit::deserialize(d)? {
+        Limit::Number(n) => Ok(n),
+        Limit::Word(w) if w == "unlimited" => Ok(u32::MAX),
+        Limit::Word(w) => Err(serde::de::Error::custom(format!(
+            "max_attempts is a number between 1 and 1000, or \"unlimited\" (got {})",
+            crate::messages::clip(&w)
+        ))),
+    }
+}
+
+impl Serialize for QueueSection {
+    /// Every field the file could have written; under a profile other than durasim, only the
+    /// durasim settings the file wrote itself (the others are the profile's).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct View<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            lease_ms: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            heartbeat_ms: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            deadline_ms: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            max_attempts: Option<toml::Value>,
+            #[serde(flatten)]
+            rest: Rest<'a>,
+        }
+        #[derive(Serialize)]
+        struct Rest<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            profile: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            heartbeat: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            attempts_count: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stale_heartbeat: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stale_ack: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stale_retry: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stale_dead_letter: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stale_apply_permille: &'a Option<u32>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            expiry: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            sweep_ms: &'a Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            liveness_ms: &'a Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            on_expiry: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stall_limit: &'a Option<u32>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            rescue_write: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            rescue_gap_ms: &'a Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            fetch: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            permanent_error: &'a Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            unique: &'a Option<String>,
+        }
+        let all = self.profile.as_deref().is_none_or(|p| p == "durasim");
+        let keep = |written: bool, v: u64| (all || written).then_some(v);
+        let w = &self.written;
+        let max_attempts = (all || w.max_attempts).then(|| {
+            if self.max_attempts == u32::MAX {
+                toml::Value::String("unlimited".into())
+            } else {
+                toml::Value::Integer(self.max_attempts as i64)
+            }
+        });
+        View {
+            lease_ms: keep(w.lease_ms, self.lease_ms),
+            heartbeat_ms: keep(w.heartbeat_ms, self.heartbeat_ms),
+            deadline_ms: keep(w.deadline_ms, self.deadline_ms),
+            max_attempts,
+            rest: Rest {
+                profile: &self.profile,
+                heartbeat: &self.heartbeat,
+                attempts_count: &self.attempts_count,
+                stale_heartbeat: &self.stale_heartbeat,
+                stale_ack: &self.stale_ack,
+                stale_retry: &self.stale_retry,
+                stale_dead_letter: &self.stale_dead_letter,
+                stale_apply_permille: &self.stale_apply_permille,
+                expiry: &self.expiry,
+                sweep_ms: &self.sweep_ms,
+                liveness_ms: &self.liveness_ms,
+                on_expiry: &self.on_expiry,
+                stall_limit: &self.stall_limit,
+                rescue_write: &self.rescue_write,
+                rescue_gap_ms: &self.rescue_gap_ms,
+                fetch: &self.fetch,
+                permanent_error: &self.permanent_error,
+                unique: &self.unique,
+            },
+        }
+        .serialize(s)
+    }
+}
+
 impl Default for QueueSection {
     fn default() -> Self {
         QueueSection {
@@ -51,6 +204,25 @@ impl Default for QueueSection {
             heartbeat_ms: 300,
             deadline_ms: 30_000,
             max_attempts: 3,
+            profile: None,
+            heartbeat: None,
+            attempts_count: None,
+            stale_heartbeat: None,
+            stale_ack: None,
+            stale_retry: None,
+            stale_dead_letter: None,
+            stale_apply_permille: None,
+            expiry: None,
+            sweep_ms: None,
+            liveness_ms: None,
+            on_expiry: None,
+            stall_limit: None,
+            rescue_write: None,
+            rescue_gap_ms: None,
+            fetch: None,
+            permanent_error: None,
+            unique: None,
+            written: Written::default(),
         }
     }
 }
@@ -61,6 +233,9 @@ pub struct RetrySection {
     pub backoff_base_ms: u64,
     pub backoff_cap_ms: u64,
     pub jitter: Jitter,
+    /// The formula (docs/queues.md M8); absent: the profile's (durasim: `exp2`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backoff: Option<String>,
 }
 impl Default for RetrySection {
     fn default() -> Self {
@@ -68,6 +243,7 @@ impl Default for RetrySection {
             backoff_base_ms: 100,
             backoff_cap_ms: 2000,
             jitter: Jitter::Full,
+            backoff: None,
         }
     }
 }
@@ -314,6 +490,12 @@ pub struct DlqSection {
     pub reprocess_limit: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reprocess_window_ms: Option<u64>,
+    /// What a dead job becomes (docs/queues.md M9); absent: the profile's (durasim: `queue`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Entries deleted this long after they arrived; absent: the profile's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retention_ms: Option<u64>,
 }
 
 impl DlqSection {

@@ -32,7 +32,21 @@ impl Scenario {
         if q.heartbeat_ms == 0 {
             return err("queue.heartbeat_ms", "must be > 0".into());
         }
-        if q.max_attempts == 0 || q.max_attempts > 1000 {
+        if let Some(p) = &q.profile {
+            use crate::profile::Word;
+            if crate::profile::Profile::parse(p).is_none() {
+                return err(
+                    "queue.profile",
+                    format!(
+                        "unknown profile {}; allowed: {}",
+                        clip(p),
+                        crate::profile::Profile::allowed()
+                    ),
+                );
+            }
+        }
+        crate::profile::resolve::resolve(self.queue_profile(), &self.profile_overrides())?;
+        if q.max_attempts == 0 || (q.max_attempts > 1000 && q.max_attempts != u32::MAX) {
             return err(
                 "queue.max_attempts",
                 format!("must be between 1 and 1000 (got {})", q.max_attempts),

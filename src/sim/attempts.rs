@@ -12,10 +12,11 @@ use crate::history::{Event, Observer, Op};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::DlqReason;
 use crate::model::outbox::CommitOutcome;
-use crate::model::queue::{ExpiryOutcome, JobState, LeaseOutcome, Rejection};
+use crate::model::queue::{ExpiryOutcome, JobState, LeaseOutcome, Rejection, Reopen};
 use crate::model::retry::{Decision, ErrorKind, RetryPolicy};
 use crate::model::semantics::QueueSemantics;
 use crate::model::worker::{Attempt, Step};
+use crate::profile::guard::Verdict;
 use crate::scenario::DepthSampling;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
@@ -116,7 +117,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             fence,
             number,
             plan,
-            self.scenario.queue.heartbeat_ms,
+            self.rules.eff.heartbeat_ms,
             self.bug_naive,
         )
         .with_ack_before_commit(self.bugs.ack_before_commit);
@@ -137,11 +138,16 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             return;
         }
         slot.expiry_armed = true;
-        let j = self.queue.job(job);
+        let j = *self.queue.job(job);
         if j.fence != fence || j.state != JobState::Leased {
             return;
         }
-        if let Some(at) = self.queue.expiry_check_at(j.lease_until) {
+        let at = if self.rules.plain_expiry {
+            self.queue.expiry_check_at(j.lease_until)
+        } else {
+            self.detection_time(job)
+        };
+        if let Some(at) = at {
             self.schedule(
                 at,
                 Ev::LeaseCheck {
@@ -153,6 +159,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     }
 
     pub(super) fn on_lease_check(&mut self, job: JobId, fence: Fence) {
+        if !self.rules.plain_expiry {
+            return self.on_profile_lease_check(job, fence);
+        }
         match self.queue.check_expiry(self.now, job, fence) {
             ExpiryOutcome::Stale => {}
             ExpiryOutcome::StillLeased { lease_until } => {
@@ -244,6 +253,20 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                     self.schedule(wake, Ev::WorkerWakes { worker: w.0 });
                     return;
                 }
+                Step::Heartbeat if !self.rules.plain_writes => {
+                    if self.guarded(w, job, fence, Op::Heartbeat) == Verdict::Accepted {
+                        let now = self.now;
+                        match self.chapter().heartbeat_unfenced(now, job) {
+                            Some(lease_until) => self.record(Event::Heartbeat {
+                                job,
+                                worker: w,
+                                fence,
+                                lease_until: Some(lease_until),
+                            }),
+                            None => self.record_ignored(w, job, fence, Op::Heartbeat),
+                        }
+                    }
+                }
                 Step::Heartbeat => match self.queue.heartbeat(self.now, job, fence) {
                     Ok(lease_until) => self.record(Event::Heartbeat {
                         job,
@@ -273,6 +296,16 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                         self.deliver(event, key, job, output, 1, true);
                     }
                 }
+                Step::Ack if !self.rules.plain_writes => {
+                    if self.guarded(w, job, fence, Op::Ack) == Verdict::Accepted {
+                        self.chapter().ack_unfenced(job);
+                        self.record(Event::Acked {
+                            job,
+                            worker: w,
+                            fence,
+                        });
+                    }
+                }
                 Step::Ack => match self.queue.ack(self.now, job, fence) {
                     Ok(()) => self.record(Event::Acked {
                         job,
@@ -289,6 +322,19 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 }
             }
         }
+    }
+
+    /// A write the store took and that changed nothing.
+    pub(super) fn record_ignored(&mut self, w: WorkerId, job: JobId, presented: Fence, op: Op) {
+        let held = self.queue.job(job).fence;
+        self.record(Event::Rejected {
+            job,
+            worker: w,
+            op,
+            presented,
+            held: Some(held),
+            reason: "ignored",
+        });
     }
 
     pub(super) fn rejected(
@@ -397,7 +443,61 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         } else {
             0.0
         };
-        match self.queue.decide(error, number, draw) {
+        let counted = if self.rules.plain() {
+            number
+        } else {
+            self.rules.policy_attempt(job, number)
+        };
+        let decision = match self.queue.decide(error, counted, draw) {
+            Decision::Retry { .. } if self.rules.profiled_backoff() => {
+                let lease_left = j.lease_until.saturating_sub(self.now);
+                Decision::Retry {
+                    delay_ms: crate::profile::backoff::delay_ms(
+                        &self.rules.sem.backoff,
+                        counted,
+                        lease_left,
+                        draw,
+                    ),
+                }
+            }
+            d => d,
+        };
+        if !self.rules.plain_writes && !matches!(decision, Decision::Cancel) {
+            let op = match decision {
+                Decision::Retry { .. } => Op::Retry,
+                _ => Op::DeadLetter,
+            };
+            if self.guarded(w, job, fence, op) != Verdict::Accepted {
+                return;
+            }
+            match decision {
+                Decision::Retry { delay_ms } => {
+                    let visible_at = RetryPolicy::visible_at(self.now, delay_ms);
+                    self.chapter().reopen(job, Reopen::At(visible_at), false);
+                    self.record(Event::RetryScheduled {
+                        job,
+                        worker: w,
+                        fence,
+                        attempt: Some(number),
+                        visible_at,
+                    });
+                    self.schedule(
+                        visible_at,
+                        Ev::JobVisible {
+                            job: job.0,
+                            visible_at,
+                        },
+                    );
+                }
+                Decision::DeadLetter(reason) => {
+                    self.chapter().dead_letter_unfenced(job);
+                    self.file_dead_letter(job, Some(w), Some(fence), number, reason, Some(error));
+                }
+                Decision::Cancel => unreachable!("cancels stay fenced"),
+            }
+            return;
+        }
+        match decision {
             Decision::Retry { delay_ms } => {
                 let visible_at = RetryPolicy::visible_at(self.now, delay_ms);
                 match self.queue.retry_at(self.now, job, fence, visible_at) {

@@ -55,6 +55,17 @@ pub enum Ev {
         job: u32,
         fence: u64,
     },
+    /// A sweeper's rescue write, `rescue_gap_ms` after it read the job (by id).
+    RescueWrite {
+        job: u32,
+        fence: u64,
+    },
+    /// A rescued job's retry delay is over: it is visible again.
+    RescueVisible {
+        job: u32,
+        fence: u64,
+        visible_at: SimTime,
+    },
     RelayTick,
     ReviewDone {
         event: u64,
@@ -142,16 +153,21 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     pub(super) time_limit_ms: SimTime,
     pub(super) hash: TraceHash,
     pub(super) observer: O,
+    /// The queue-semantics profile's rules and per-job state (`semantics.rs`).
+    pub(super) rules: super::semantics::Rules,
+    pub(super) coin_stream: Stream,
 }
 
 /// The chapter's queue for a scenario, with the request's bug switches set where they live.
 pub fn chapter_queue(scenario: &Scenario, options: &RunRequest) -> ChapterQueue {
     let bugs = &options.bugs;
-    let q = &scenario.queue;
+    // The scenario's queue-semantics profile sets the numbers (durasim: the scenario's own).
+    let sem = scenario.semantics();
+    let eff = crate::profile::Effective::of(&sem);
     let queue_config = QueueConfig {
-        lease_ms: q.lease_ms,
-        deadline_ms: q.deadline_ms,
-        attempts_max: q.max_attempts,
+        lease_ms: eff.lease_ms,
+        deadline_ms: eff.deadline_ms,
+        attempts_max: eff.queue_attempts_max,
         bug_no_fencing: bugs.no_fencing,
         bug_skip_deadline_check: bugs.skip_deadline_check,
         bug_unbounded_retries: bugs.unbounded_retries,
@@ -167,18 +183,21 @@ pub fn chapter_queue(scenario: &Scenario, options: &RunRequest) -> ChapterQueue 
     ChapterQueue {
         queue: Queue::with_capacity(queue_config, job_capacity(scenario, options)),
         policy: RetryPolicy {
-            attempts_max: q.max_attempts,
-            backoff_base_ms: scenario.retry.backoff_base_ms,
-            backoff_cap_ms: scenario.retry.backoff_cap_ms,
-            jitter: scenario.retry.jitter,
+            attempts_max: eff.attempts_max,
+            backoff_base_ms: sem.backoff.base_ms,
+            backoff_cap_ms: sem.backoff.cap_ms,
+            // Other formulas take their delay from `profile::backoff`; the policy decides, and
+            // draws when the profile's jitter draws.
+            jitter: eff.policy_jitter(&sem),
             bug_unbounded: bugs.unbounded_retries,
-            bug_permanent_transient: bugs.permanent_error_retried,
+            bug_permanent_transient: bugs.permanent_error_retried
+                || sem.permanent_error == crate::profile::PermanentError::Retry,
             bug_jitter_over_cap: bugs.jitter_over_cap,
             bug_cancel_early: bugs.cancel_early,
         },
         dlq: DeadLetterQueue::new(crate::model::dead_letter::DlqConfig {
             bug_evict_newest: bugs.evict_newest,
-            ..scenario.dlq.config()
+            ..scenario.dlq_config()
         })
         .with_reprocess_bugs(bugs.reprocess_same_version, bugs.reprocess_cancelled),
     }
@@ -210,6 +229,8 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         observer: O,
         queue: Q,
     ) -> Sim<'s, O, Q> {
+        let sem = scenario.semantics();
+        let eff = crate::profile::Effective::of(&sem);
         let seed = options.seed;
         let bugs = &options.bugs;
         let jobs = options.jobs.unwrap_or(scenario.arrivals.jobs);
@@ -278,6 +299,8 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             time_limit_ms: scenario.run.time_limit_ms,
             hash: TraceHash::default(),
             observer,
+            rules: super::semantics::Rules::new(sem, eff),
+            coin_stream: Stream::new(seed, Purpose::StaleWrite, 0),
         }
     }
 
@@ -300,6 +323,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             event,
         };
         self.hash.add(&r);
+        if !self.rules.plain() {
+            self.rules.observe(r.at, &r.event);
+        }
         self.observer.observe(&r);
     }
 
@@ -397,6 +423,12 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 }
             }
             Ev::LeaseCheck { job, fence } => self.on_lease_check(JobId(job), Fence(fence)),
+            Ev::RescueWrite { job, fence } => self.on_rescue_write(JobId(job), Fence(fence)),
+            Ev::RescueVisible {
+                job,
+                fence,
+                visible_at,
+            } => self.on_rescue_visible(JobId(job), Fence(fence), visible_at),
             Ev::RelayTick => self.on_relay_tick(),
             Ev::ReviewDone { event, job } => {
                 decrement(&mut self.reviews_pending, "reviews_pending");

@@ -13,6 +13,7 @@ mod intake;
 pub mod kernel;
 mod operator;
 pub mod request;
+mod semantics;
 mod terminal;
 
 pub use kernel::{RunOutcome, Sim};

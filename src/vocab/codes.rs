@@ -29,9 +29,13 @@ pub const CRASH_POINTS: [&str; 5] = [
     "mid_commit",
 ];
 
-/// Why a fenced call was refused: a stale token, or the job's state.
-pub const REJECTIONS: [&str; 7] = [
+/// Why a fenced call was refused: a stale token, the job's state, a lock whose TTL ran out
+/// (`lease_expired`), or a store that took the call and changed nothing (`ignored`: a by-id update
+/// that matched no row, an SQS delete with a stale receipt handle that did not apply).
+pub const REJECTIONS: [&str; 9] = [
     "stale_fence",
+    "lease_expired",
+    "ignored",
     "waiting",
     "ready",
     "leased",

@@ -1,0 +1,83 @@
+//! Enqueue uniqueness (docs/queues.md M10): what a second submit of a known key does.
+//!
+//! Owns: the decision for one submit, from the profile's mode, the existing job's state and
+//! whether the payloads are equal: a new job, the existing job standing for the request
+//! (deduped), or a refusal (conflict). Queues compare keys, not payloads: a dedupe onto a
+//! different payload is what the checker's `payload_conflict_rejected` then reports.
+//! Does not: hold the key index (see `key_index`) or create the job (the queue does).
+
+use super::params::Unique;
+
+/// The existing job with the same key, as the queue sees it at the submit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Existing {
+    pub terminal: bool,
+    pub leased: bool,
+    pub same_payload: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Create,
+    Dedupe,
+    Conflict,
+}
+
+pub fn decide(mode: Unique, existing: Option<Existing>) -> Decision {
+    let Some(e) = existing else {
+        return Decision::Create;
+    };
+    match mode {
+        Unique::Forever if e.same_payload => Decision::Dedupe,
+        Unique::Forever => Decision::Conflict,
+        Unique::None => Decision::Create,
+        Unique::WhileActive if e.terminal => Decision::Create,
+        Unique::WhileActive => Decision::Dedupe,
+        Unique::ConflictWhileRunning if e.terminal => Decision::Create,
+        Unique::ConflictWhileRunning => Decision::Conflict,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RUNNING: Existing = Existing {
+        terminal: false,
+        leased: true,
+        same_payload: true,
+    };
+    const DONE: Existing = Existing {
+        terminal: true,
+        leased: false,
+        same_payload: true,
+    };
+
+    #[test]
+    fn durasims_key_is_unique_for_ever() {
+        assert_eq!(decide(Unique::Forever, None), Decision::Create);
+        assert_eq!(decide(Unique::Forever, Some(DONE)), Decision::Dedupe);
+        let other = Existing {
+            same_payload: false,
+            ..DONE
+        };
+        assert_eq!(decide(Unique::Forever, Some(other)), Decision::Conflict);
+    }
+
+    // open-mercato/cezar#69: deduped only against in-flight jobs, so a webhook retry after the
+    // flow finished runs it again.
+    #[test]
+    fn while_active_lets_a_resubmit_after_completion_through() {
+        assert_eq!(decide(Unique::WhileActive, Some(RUNNING)), Decision::Dedupe);
+        assert_eq!(decide(Unique::WhileActive, Some(DONE)), Decision::Create);
+        assert_eq!(decide(Unique::None, Some(RUNNING)), Decision::Create);
+        assert_eq!(
+            decide(Unique::ConflictWhileRunning, Some(RUNNING)),
+            Decision::Conflict
+        );
+        assert_eq!(
+            decide(Unique::ConflictWhileRunning, Some(DONE)),
+            Decision::Create
+        );
+    }
+}
