@@ -142,123 +142,18 @@ pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) ->
 pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
     let e = &scenario.expect;
     let m = &r.metrics;
-    let depth = m.depth_stats();
     let mut unmet = Vec::new();
-    let mut num = |field: &str, expected: Option<u64>, actual: u64| {
-        if let Some(x) = expected {
-            if x != actual {
-                unmet.push(Unmet {
-                    field: field.to_string(),
-                    expected: x.to_string(),
-                    actual: actual.to_string(),
-                });
-            }
+    for (counter, expected) in e.counts.iter() {
+        // A figure the run does not have (a recovery depth without an outage) never matches.
+        let actual = counter.of(m).unwrap_or(u64::MAX);
+        if expected != actual {
+            unmet.push(Unmet {
+                field: counter.name().to_string(),
+                expected: expected.to_string(),
+                actual: actual.to_string(),
+            });
         }
-    };
-    num("enqueued", e.enqueued, m.jobs.enqueued);
-    num("acked", e.acked, m.jobs.acked);
-    num("dead_lettered", e.dead_lettered, m.jobs.dead_lettered);
-    num("cancelled", e.cancelled, m.jobs.cancelled);
-    num("unfinished", e.unfinished, m.jobs.unfinished);
-    num("extract_calls", e.extract_calls, m.effects.extract_calls);
-    num("attempts", e.attempts, m.leases.granted);
-    num(
-        "results_committed",
-        e.results_committed,
-        m.effects.results_committed,
-    );
-    num(
-        "deduped_commits",
-        e.deduped_commits,
-        m.effects.deduped_commits,
-    );
-    num(
-        "payload_conflicts",
-        e.payload_conflicts,
-        m.effects.payload_conflicts,
-    );
-    num("enqueue_deduped", e.enqueue_deduped, m.jobs.enqueue_deduped);
-    num("outbox_events", e.outbox_events, m.effects.outbox_events);
-    num("published", e.published, m.effects.published);
-    num("republished", e.republished, m.effects.republished);
-    num(
-        "consumer_applied",
-        e.consumer_applied,
-        m.effects.consumer_applied,
-    );
-    num(
-        "consumer_duplicates",
-        e.consumer_duplicates,
-        m.effects.consumer_duplicates,
-    );
-    num("reviews_done", e.reviews_done, m.effects.reviews_done);
-    num(
-        "stale_rejections",
-        e.stale_rejections,
-        m.leases.stale_rejections,
-    );
-    num("leases_expired", e.leases_expired, m.leases.expired);
-    num("worker_crashes", e.worker_crashes, m.crashes.worker);
-    num("relay_crashes", e.relay_crashes, m.crashes.relay);
-    num(
-        "dlq_permanent_error",
-        e.dlq_permanent_error,
-        m.dlq.permanent_error,
-    );
-    num(
-        "dlq_max_attempts_exceeded",
-        e.dlq_max_attempts_exceeded,
-        m.dlq.max_attempts_exceeded,
-    );
-    num("reprocessed", e.reprocessed, m.reprocessed);
-    num(
-        "reprocess_refused",
-        e.reprocess_refused,
-        m.reprocess_refused,
-    );
-    num(
-        "reprocess_rate_limited",
-        e.reprocess_rate_limited,
-        m.reprocess_rate_limited,
-    );
-    num("dlq_evicted", e.dlq_evicted, m.dlq.evicted);
-    num("dlq_size_max", e.dlq_size_max, m.dlq.size_max);
-    num("outbox_pruned", e.outbox_pruned, m.outbox.pruned);
-    num(
-        "retries_peak_per_s",
-        e.retries_peak_per_s,
-        m.retries.peak_per_s,
-    );
-    if let Some(x) = e.depth_max_after_recovery {
-        num(
-            "depth_max_after_recovery",
-            Some(x),
-            m.retries.depth_max_after_recovery.unwrap_or(u64::MAX),
-        );
     }
-    num("outbox_rows_max", e.outbox_rows_max, m.outbox.rows_max);
-    num(
-        "outbox_rows_final",
-        e.outbox_rows_final,
-        m.outbox.rows_final,
-    );
-    num(
-        "max_attempts_seen",
-        e.max_attempts_seen,
-        m.leases.max_attempts_seen,
-    );
-    num("depth_min", e.depth_min, depth.min);
-    num("depth_max", e.depth_max, depth.max);
-    num(
-        "inference_ms_p50",
-        e.inference_ms_p50,
-        m.inference.stats().p50,
-    );
-    num(
-        "review_wait_ms_p50",
-        e.review_wait_ms_p50,
-        m.review_wait.stats().p50,
-    );
     let expected_violations: Vec<String> = match &e.violations {
         Some(v) => {
             let mut v = v.clone();

@@ -142,7 +142,7 @@ fn chaos_seeds_with_and_without_bug_switches_read_back_to_the_same_verdicts() {
 #[test]
 fn an_external_history_is_judged_from_its_raw_facts() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/external-history.jsonl");
-    let mut reader = HistoryReader::open(&path, Limits::default()).unwrap();
+    let mut reader = durasim::files::open_history(&path, Limits::default()).unwrap();
     let report = durasim::verify::judge(&mut reader).unwrap().check;
     let names = reader.names();
     assert_eq!(report.violated(), vec![Invariant::FencedWrites]);

@@ -48,7 +48,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         request.seed = seed;
     }
     if let Some(jobs) = args.jobs {
-        crate::limits::check_jobs("--jobs", jobs).map_err(bad)?;
+        crate::limits::check_jobs("--jobs", jobs).map_err(|e| bad(e.to_string()))?;
         request.jobs = Some(jobs);
     }
     // trace.jsonl is streamed to its file; the history is kept in memory only for what needs
