@@ -2,22 +2,34 @@
 # Compares durasim with two peer implementations of pipeline-bench v2 (docs/domain.md), which are
 # not part of this repository (PEERS_DIR, default ../shared/peers beside the checkout): the
 # std-only `rust-floor` event loop (with and without --lease-timers) and the SimPy model.
-# Whole-process wall time and peak RSS (/usr/bin/time -v) of each, run back to back, REPEATS
-# times, seed 42; then a `durasim sweep` thread-scaling line. Prints a markdown report.
+# Whole-process wall time, CPU time and peak RSS (/usr/bin/time -v) of each, interleaved (every
+# implementation once per N, then the next repetition), REPEATS times, seed 42, all at the same
+# `nice` level; then a `durasim sweep` thread-scaling line. Prints a markdown report (and writes
+# it to REPORT when set).
 #
-# usage: benches/compare-peers.sh                  (from anywhere; takes a few minutes)
+# usage: benches/compare-peers.sh                  (from anywhere; ~10 minutes with 10M jobs)
 # environment (all optional):
-#   NS="100000 1000000"   job counts            REPEATS=3        runs per implementation and N
+#   NS="100000 1000000 10000000"   job counts   REPEATS=3        runs per implementation and N
+#   ALL_OUTPUTS_MAX_N=1000000   durasim with every output (rows + --trace) only up to this N
+#                         (10M jobs write ~14 GB of CSV and trace)
+#   NICE=0                nice level of every measured process (the same for all of them)
+#   REPORT=FILE           also write the report there (e.g. benches/compare-peers-DATE.md)
 #   SIMPY_MAX_N=100000    SimPy only up to this N (it needs ~30 s and ~0.8 GiB at 1M)
 #   SEED=42               PEERS_DIR=<repo>/../shared/peers
 #   PEERS_TARGET=$HOME/.cache/durasim-peers   rust-floor's cargo target dir (outside the repo)
 #   SIMPY_VENV=$PEERS_TARGET/simpy-venv       created with simpy==4.1.2 if missing
 #   SWEEP_SEEDS=0..2000   the sweep's seed range; SWEEP=0 skips the sweep line
 #   SKIP_BUILD=1          use the existing target/release/durasim and rust-floor binaries
+#   DURASIM=PATH          measure this durasim binary (a copy, so a build meanwhile cannot change
+#                         it); DURASIM_REV=TEXT names it in the report (default: the checkout's
+#                         commit, and whether src/ has uncommitted changes)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-NS=${NS:-"100000 1000000"}
+NS=${NS:-"100000 1000000 10000000"}
+ALL_OUTPUTS_MAX_N=${ALL_OUTPUTS_MAX_N:-1000000}
+NICE=${NICE:-0}
+REPORT=${REPORT:-}
 REPEATS=${REPEATS:-3}
 SEED=${SEED:-42}
 SIMPY_MAX_N=${SIMPY_MAX_N:-100000}
@@ -46,6 +58,8 @@ command -v cargo >/dev/null || die "cargo is needed"
   layout). Point PEERS_DIR at your copy: PEERS_DIR=/path/to/peers bash benches/compare-peers.sh
   Without the peers, durasim's own benchmarks still run: cargo bench --bench whole_run"
 [[ $REPEATS =~ ^[1-9][0-9]*$ ]] || die "REPEATS must be a positive integer"
+[[ $NICE =~ ^[0-9]+$ ]] || die "NICE must be a nice level from 0 to 19"
+[[ $ALL_OUTPUTS_MAX_N =~ ^[0-9]+$ ]] || die "ALL_OUTPUTS_MAX_N must be a job count"
 for n in $NS; do [[ $n =~ ^[1-9][0-9]*$ ]] || die "NS: $n is not a job count"; done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/compare-peers.XXXXXX")
@@ -53,7 +67,7 @@ cleanup() { rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-DURASIM=$REPO/target/release/durasim
+DURASIM=${DURASIM:-$REPO/target/release/durasim}
 FLOOR=$PEERS_TARGET/release/rust-floor
 
 # ---- builds -------------------------------------------------------------------------------
@@ -83,7 +97,8 @@ fi
 
 # ---- one measured process -----------------------------------------------------------------
 # measure IMPL N REP -- CMD...: runs CMD under /usr/bin/time -v, appends a row to $WORK/rows.tsv:
-# impl, n, rep, process_s (bash's microsecond clock around the process), rss_kib, sim_s.
+# impl, n, rep, process_s (bash's microsecond clock around the process), rss_kib, sim_s, cpu_s
+# (user + system CPU seconds: less at the mercy of other work on the machine than wall time).
 # The process's own JSON (peers) or summary.json (durasim) gives sim_s, the simulation's time.
 ROWS=$WORK/rows.tsv
 : >"$ROWS"
@@ -92,7 +107,7 @@ measure() {
   shift 4
   local out=$WORK/stdout timing=$WORK/time.txt t0 t1 rc=0
   t0=$EPOCHREALTIME
-  $TIME -v -o "$timing" "$@" >"$out" 2>"$WORK/stderr" || rc=$?
+  nice -n "$NICE" $TIME -v -o "$timing" "$@" >"$out" 2>"$WORK/stderr" || rc=$?
   t1=$EPOCHREALTIME
   if [[ $rc -ne 0 ]]; then
     echo "compare-peers: $impl N=$n failed (exit $rc): $*" >&2
@@ -102,14 +117,16 @@ measure() {
   fi
   local rss
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$timing")
+  local cpu
+  cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {printf "%.3f", s}' "$timing")
   local sim=nan
   case $impl in
     durasim*) sim=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["wallS"])' \
       "$WORK/out/summary.json") ;;
     *) sim=$(tail -1 "$out" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["wall_s"])') ;;
   esac
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$impl" "$n" "$rep" \
-    "$(python3 -c "print(f'{$t1 - $t0:.6f}')")" "$rss" "$sim" >>"$ROWS"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$impl" "$n" "$rep" \
+    "$(python3 -c "print(f'{$t1 - $t0:.6f}')")" "$rss" "$sim" "$cpu" >>"$ROWS"
 }
 
 durasim_hash() { # the trace hash and verdict of the last durasim run
@@ -130,11 +147,13 @@ for rep in $(seq 1 "$REPEATS"); do
       --jobs "$n" --seed "$SEED" --no-rows --quiet --out "$WORK/out"
     [[ $rep -eq 1 ]] && echo "durasim N=$n seed $SEED: trace $(durasim_hash)" >>"$HASHES"
     rm -rf "$WORK/out"
-    measure "durasim (all outputs: rows + --trace)" "$n" "$rep" -- "$DURASIM" run \
-      "$REPO/scenarios/bench-pipeline.toml" --jobs "$n" --seed "$SEED" --trace --quiet \
-      --out "$WORK/out"
-    if [[ $rep -eq 1 ]]; then
-      echo "durasim N=$n seed $SEED, all outputs: trace $(durasim_hash); output $(du -sh "$WORK/out" | cut -f1)" >>"$HASHES"
+    if [[ $n -le $ALL_OUTPUTS_MAX_N ]]; then
+      measure "durasim (all outputs: rows + --trace)" "$n" "$rep" -- "$DURASIM" run \
+        "$REPO/scenarios/bench-pipeline.toml" --jobs "$n" --seed "$SEED" --trace --quiet \
+        --out "$WORK/out"
+      if [[ $rep -eq 1 ]]; then
+        echo "durasim N=$n seed $SEED, all outputs: trace $(durasim_hash); output $(du -sh "$WORK/out" | cut -f1)" >>"$HASHES"
+      fi
     fi
     rm -rf "$WORK/out"
     measure "rust-floor --lease-timers" "$n" "$rep" -- "$FLOOR" --jobs "$n" --seed "$SEED" --lease-timers
@@ -154,12 +173,14 @@ if [[ $SWEEP == 1 ]]; then
     note "sweep scenarios/chaos.toml --seeds $SWEEP_SEEDS --threads $threads (rep $rep/$REPEATS)"
     rm -rf "$WORK/sweep"
     t0=$EPOCHREALTIME
-    "$DURASIM" sweep "$REPO/scenarios/chaos.toml" --seeds "$SWEEP_SEEDS" --threads "$threads" \
-      --quiet --out "$WORK/sweep" >"$WORK/sweep.out" 2>&1 \
+    nice -n "$NICE" $TIME -v -o "$WORK/sweep.time" "$DURASIM" sweep "$REPO/scenarios/chaos.toml" \
+      --seeds "$SWEEP_SEEDS" --threads "$threads" --quiet --out "$WORK/sweep" >"$WORK/sweep.out" 2>&1 \
       || { cat "$WORK/sweep.out" >&2; die "sweep --threads $threads failed"; }
     t1=$EPOCHREALTIME
-    printf '%s\t%s\t%s\t%s\n' "$rep" "$threads" "$(python3 -c "print(f'{$t1 - $t0:.3f}')")" \
-      "$(head -1 "$WORK/sweep.out")" >>"$SWEEP_ROWS"
+    cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {printf "%.3f", s}' "$WORK/sweep.time")
+    rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$WORK/sweep.time")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$threads" "$(python3 -c "print(f'{$t1 - $t0:.3f}')")" \
+      "$(head -1 "$WORK/sweep.out")" "$cpu" "$rss" >>"$SWEEP_ROWS"
   done
   done
   rm -rf "$WORK/sweep"
@@ -167,27 +188,40 @@ fi
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- report -------------------------------------------------------------------------------
-DURASIM_REV=$(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if (cd "$REPO" && ! git diff --quiet HEAD -- src 2>/dev/null); then
-  DURASIM_REV="$DURASIM_REV + uncommitted changes in src/"
+if [[ -z ${DURASIM_REV:-} ]]; then
+  DURASIM_REV=$(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if (cd "$REPO" && ! git diff --quiet HEAD -- src 2>/dev/null); then
+    DURASIM_REV="$DURASIM_REV + uncommitted changes in src/"
+  fi
 fi
-export STARTED LOAD_BEFORE LOAD_AFTER REPEATS SEED DURASIM_REV NS SWEEP_SEEDS
+export STARTED LOAD_BEFORE LOAD_AFTER REPEATS SEED DURASIM_REV NS SWEEP_SEEDS NICE
 export NPROC=$(nproc) RUSTC=$(rustc --version 2>/dev/null || echo unknown)
 export SIMPY_VERSION=$([[ -n $SIMPY ]] && "$SIMPY" -c 'import simpy,sys; print(f"SimPy {simpy.__version__}, Python {sys.version.split()[0]}")' || echo "SimPy: not run")
-python3 - "$ROWS" "$SWEEP_ROWS" "$HASHES" <<'PY'
+python3 - "$ROWS" "$SWEEP_ROWS" "$HASHES" "$REPORT" <<'PY'
 import os, statistics, sys
 from collections import defaultdict
 
-rows_path, sweep_path, hashes_path = sys.argv[1:4]
+rows_path, sweep_path, hashes_path, report_path = sys.argv[1:5]
 env = os.environ
-runs = defaultdict(dict)  # (impl, n) -> rep -> (process_s, rss_kib, sim_s)
+if report_path:
+    class Tee:
+        def __init__(self, *streams):
+            self.streams = streams
+        def write(self, s):
+            for st in self.streams:
+                st.write(s)
+        def flush(self):
+            for st in self.streams:
+                st.flush()
+    sys.stdout = Tee(sys.stdout, open(report_path, "w"))
+runs = defaultdict(dict)  # (impl, n) -> rep -> (process_s, rss_kib, sim_s, cpu_s)
 order = []
 for line in open(rows_path):
-    impl, n, rep, proc_s, rss, sim = line.rstrip("\n").split("\t")
+    impl, n, rep, proc_s, rss, sim, cpu = line.rstrip("\n").split("\t")
     key = (impl, int(n))
     if key not in order:
         order.append(key)
-    runs[key][int(rep)] = (float(proc_s), int(rss), float(sim))
+    runs[key][int(rep)] = (float(proc_s), int(rss), float(sim), float(cpu))
 
 med = statistics.median
 def m(key, i):
@@ -198,24 +232,26 @@ print()
 print(f"- date: {env['STARTED']}; nproc: {env['NPROC']}; load average (1/5/15 min) before: "
       f"{env['LOAD_BEFORE']}, after: {env['LOAD_AFTER']}")
 print(f"- durasim {env['DURASIM_REV']}; {env['RUSTC']}; {env['SIMPY_VERSION']}")
-print(f"- seed {env['SEED']}, {env['REPEATS']} back-to-back repetitions, medians. `process s` is "
-      f"the whole process (start-up, parsing, output) by the shell's clock; `sim s` is the "
+print(f"- seed {env['SEED']}, {env['REPEATS']} interleaved repetitions at nice {env['NICE']}, medians. `process s` is "
+      f"the whole process (start-up, parsing, output) by the shell's clock; `cpu s` its user + "
+      f"system CPU time; `sim s` is the "
       f"simulation's own timer (durasim summary.json `wallS`, peers' `wall_s`); peak RSS from "
       f"`/usr/bin/time -v`.")
 print("- commands: `durasim run scenarios/bench-pipeline.toml --jobs N --seed 42 --no-rows --quiet "
       "--out TMP`; all outputs: the same without `--no-rows`, with `--trace`; `rust-floor --jobs N "
       "--seed 42 [--lease-timers]`; `python simpy_pipeline.py --jobs N --seed 42`.")
 print()
-print("| implementation | N | median process s | jobs/s (process) | median sim s | peak RSS MiB |")
-print("|---|---:|---:|---:|---:|---:|")
+print("| implementation | N | median process s | jobs/s (process) | median cpu s | median sim s | peak RSS MiB |")
+print("|---|---:|---:|---:|---:|---:|---:|")
 for key in sorted(order, key=lambda k: (k[1], order.index(k))):
     impl, n = key
-    p, rss, sim = m(key, 0), m(key, 1), m(key, 2)
+    p, rss, sim, cpu = m(key, 0), m(key, 1), m(key, 2), m(key, 3)
     sim_s = "—" if sim != sim else f"{sim:.4g}"
-    print(f"| {impl} | {n:,} | {p:.3f} | {n / p:,.0f} | {sim_s} | {rss / 1024:.1f} |")
+    print(f"| {impl} | {n:,} | {p:.3f} | {n / p:,.0f} | {cpu:.3f} | {sim_s} | {rss / 1024:.1f} |")
 
 def paired(a, b, n, i=0, invert=False):
-    """Per-repetition ratios a/b of the given column (0: process s, 1: RSS), median and range."""
+    """Per-repetition ratios a/b of the given column (0: process s, 1: RSS, 3: cpu s), median
+    and range."""
     ka, kb = (a, n), (b, n)
     if ka not in runs or kb not in runs:
         return None
@@ -235,11 +271,13 @@ print()
 print("Ratios, per back-to-back repetition (median, min–max). Throughput ratios are jobs/s "
       "ratios (whole process), i.e. inverse process-time ratios: below 1× durasim is slower.")
 print()
-print("| N | durasim ÷ rust-floor --lease-timers (jobs/s) | durasim ÷ rust-floor (jobs/s) "
-      "| durasim ÷ simpy (jobs/s) | durasim RSS ÷ rust-floor RSS | all outputs ÷ --no-rows (time) |")
-print("|---:|---|---|---|---|---|")
+print("| N | durasim ÷ rust-floor --lease-timers (jobs/s) | the same by CPU time "
+      "| durasim ÷ rust-floor (jobs/s) "
+      "| durasim ÷ simpy (jobs/s) | durasim RSS ÷ rust-floor --lease-timers RSS | all outputs ÷ --no-rows (time) |")
+print("|---:|---|---|---|---|---|---|")
 for n in ns:
     print(f"| {n:,} | {fmt(paired('durasim', 'rust-floor --lease-timers', n, invert=True))} "
+          f"| {fmt(paired('durasim', 'rust-floor --lease-timers', n, i=3, invert=True))} "
           f"| {fmt(paired('durasim', 'rust-floor', n, invert=True))} "
           f"| {fmt(paired('durasim', 'simpy', n, invert=True))} "
           f"| {fmt(paired('durasim', 'rust-floor --lease-timers', n, i=1))} "
@@ -253,7 +291,8 @@ if len(ns) >= 2:
         parts = []
         for impl in ("durasim", "rust-floor --lease-timers", "rust-floor"):
             if (impl, a) in runs and (impl, b) in runs:
-                parts.append(f"{impl} {m((impl, b), 0) / m((impl, a), 0):.2f}")
+                parts.append(f"{impl} {m((impl, b), 0) / m((impl, a), 0):.2f} "
+                             f"(CPU time {m((impl, b), 3) / m((impl, a), 3):.2f})")
         print(f"- time({b:,}) / time({a:,}) (N × {b / a:g}): " + "; ".join(parts))
 
 print()
@@ -265,9 +304,11 @@ for line in open(hashes_path):
 sweep = [l.rstrip("\n").split("\t") for l in open(sweep_path)]
 if sweep:
     import statistics
-    runs = {}
-    for rep, th, secs, _ in sweep:
+    runs, cpus, rsss = {}, {}, {}
+    for rep, th, secs, _, cpu, rss in sweep:
         runs.setdefault(int(rep), {})[int(th)] = float(secs)
+        cpus.setdefault(int(th), []).append(float(cpu))
+        rsss.setdefault(int(th), []).append(int(rss))
     print()
     print(f"Sweep: `durasim sweep scenarios/chaos.toml --seeds {env['SWEEP_SEEDS']} --threads T "
           f"--quiet --out TMP` (wall s, {len(runs)} back-to-back pairs, medians):")
@@ -277,8 +318,13 @@ if sweep:
     speedups = sorted(r[1] / r[2] for r in runs.values())
     print(f"- --threads 1: {one:.3f} s, --threads 2: {two:.3f} s; speedup "
           f"**{statistics.median(speedups):.2f}×** ({speedups[0]:.2f}–{speedups[-1]:.2f}) on {env['NPROC']} cores")
+    c1, c2 = statistics.median(cpus[1]), statistics.median(cpus[2])
+    print(f"- CPU time (user + system, medians): --threads 1: {c1:.3f} s, --threads 2: {c2:.3f} s "
+          f"(2 threads ÷ 1: {c2 / c1:.2f}; near 1 means the work splits without overhead, so the "
+          f"wall-clock speedup is bounded by the cores the machine gives); peak RSS "
+          f"{statistics.median(rsss[1]) / 1024:.1f} / {statistics.median(rsss[2]) / 1024:.1f} MiB")
     seen = set()
-    for _, th, _, verdict in sweep:
+    for _, th, _, verdict, _, _ in sweep:
         if th not in seen:
             seen.add(th)
             print(f"- --threads {th} verdict: {verdict}")

@@ -1,7 +1,7 @@
 //! Reading a file a user (or an earlier durasim command) hands over, with caps.
 //!
 //! Owns: opening only regular files (`/dev/zero`, a FIFO or a directory is refused before
-//! anything is read), reading a whole file no larger than a cap, reading a line no longer than
+//! anything is read), opening a history for the core's reader (`open_history`), reading a whole file no larger than a cap, reading a line no longer than
 //! [`MAX_LINE_BYTES`], and the errors that name the file, the line and what is allowed.
 //! Does not: decide the caps (`limits.rs` does) or what a file means (the shell and `report/`
 //! parse what they read). A shell module: the simulator's core never touches the file system.
@@ -140,8 +140,57 @@ pub fn read_line_capped(
     Ok(true)
 }
 
+/// Opens the history file `durasim verify` and `durasim conform` judge: it must be a regular
+/// file (a symbolic link to one is followed) no larger than `limits.max_file_bytes`. The reader
+/// (`history::reader`, core) then reads it line by line from the buffered file.
+pub fn open_history(
+    path: &Path,
+    limits: crate::history::reader::Limits,
+) -> Result<
+    crate::history::reader::HistoryReader<std::io::BufReader<std::fs::File>>,
+    crate::history::reader::HistoryError,
+> {
+    use crate::history::reader::{HistoryError, HistoryReader};
+    let file = path.display().to_string();
+    let err = |message: String| HistoryError {
+        file: file.clone(),
+        line: None,
+        field: None,
+        message,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    if !meta.is_file() {
+        return Err(err(
+            "not a regular file (a history is read from a regular file only, not a directory, a pipe or a device)".into(),
+        ));
+    }
+    if meta.len() > limits.max_file_bytes {
+        return Err(err(format!(
+            "{} bytes; a history may have at most {} bytes",
+            meta.len(),
+            limits.max_file_bytes
+        )));
+    }
+    let f = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    Ok(HistoryReader::from_reader(
+        &file,
+        std::io::BufReader::with_capacity(1 << 16, f),
+        limits,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_history_is_opened_from_a_regular_file_only() {
+        let limits = crate::history::reader::Limits::default();
+        let e = super::open_history(&std::env::temp_dir(), limits)
+            .err()
+            .unwrap();
+        assert!(e.message.contains("not a regular file"), "{e}");
+    }
+
     use super::*;
 
     #[test]

@@ -3,8 +3,43 @@
 //! Owns: the limits themselves (one constant each, quoted by the help texts, the scenario
 //! validation and the docs) and the checks of command-line numbers against them. Every check
 //! here runs before any allocation that depends on the number it checks.
-//! Does not: validate a scenario's own keys (`scenario.rs` does, using these constants), or read
+//! Errors are [`LimitError`]s carrying the offending value; the shell words them for the user
+//! (`anyhow` only there).
+//! Does not: validate a scenario's own keys (`scenario/` does, using these constants), or read
 //! a file (`files.rs` does, with these caps).
+
+/// A number, a time or an identifier outside its documented range, with the offending value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error(
+        "--threads {n}: must be between 1 and {max} ({THREADS_PER_CORE} per core on this machine)"
+    )]
+    Threads { n: usize, max: usize },
+    #[error("{what} {n}: at most {MAX_JOBS} jobs in one run (about 350 bytes each)")]
+    Jobs { what: String, n: u64 },
+    #[error(
+        "--seeds {text}: {seeds} seeds in one sweep, at most {MAX_SWEEP_SEEDS}; split it with \
+         --shard I/N (each shard at most {MAX_SWEEP_SEEDS}) and join the shards with durasim merge"
+    )]
+    SweepSeeds { text: String, seeds: u64 },
+    /// An identifier (a scenario name, an operator id) outside its alphabet or length; callers
+    /// show the value itself, clipped, before this message.
+    #[error("must be {rule}")]
+    Identifier { id: String, rule: &'static str },
+    /// A time in a scenario above [`MAX_MS`], at its field path (`script[0].at_ms`).
+    #[error("{value} ms is out of range: times and durations are at most {MAX_MS} ms (about 31 years of virtual time)")]
+    Time { path: String, value: String },
+}
+
+impl LimitError {
+    /// The scenario field it concerns, where it is one (`script[0].at_ms`).
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            LimitError::Time { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+}
 
 /// Jobs in one run: `arrivals.jobs` plus `[[enqueue]]` and `[[burst]]` jobs, `--jobs`, and a
 /// `jobsOverride` read back by `replay`. A job costs about 350 bytes for the whole run, so the
@@ -56,7 +91,7 @@ pub const OPERATOR_RULE: &str =
 pub const MAX_OPERATOR: usize = 64;
 
 /// Checks an operator id against [`OPERATOR_RULE`].
-pub fn validate_operator(id: &str) -> Result<(), String> {
+pub fn validate_operator(id: &str) -> Result<(), LimitError> {
     let allowed = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'@');
     check_identifier(id, MAX_OPERATOR, allowed, OPERATOR_RULE)
 }
@@ -67,8 +102,8 @@ pub fn check_identifier(
     id: &str,
     max: usize,
     allowed: impl Fn(u8) -> bool,
-    rule: &str,
-) -> Result<(), String> {
+    rule: &'static str,
+) -> Result<(), LimitError> {
     let b = id.as_bytes();
     let ok = (1..=max).contains(&b.len())
         && b[0].is_ascii_alphanumeric()
@@ -76,20 +111,23 @@ pub fn check_identifier(
     if ok {
         Ok(())
     } else {
-        Err(format!("must be {rule}"))
+        Err(LimitError::Identifier {
+            id: id.to_string(),
+            rule,
+        })
     }
 }
 
 /// Checks every time in a scenario against [`MAX_MS`]: each key ending in `_ms`, and the values
 /// of a distribution or a `[min, max]` range given under such a key. Walks the parsed scenario,
 /// so a key added later is covered without a new line here. Returns the first offending path
-/// (`script[0].at_ms`) and what is allowed.
-pub fn check_times(scenario: &impl serde::Serialize) -> Result<(), (String, String)> {
+/// (`script[0].at_ms`) and the value.
+pub fn check_times(scenario: &impl serde::Serialize) -> Result<(), LimitError> {
     let value = serde_json::to_value(scenario).expect("a scenario serializes");
     walk_times(&value, String::new(), false)
 }
 
-fn walk_times(v: &serde_json::Value, path: String, timed: bool) -> Result<(), (String, String)> {
+fn walk_times(v: &serde_json::Value, path: String, timed: bool) -> Result<(), LimitError> {
     use serde_json::Value;
     match v {
         Value::Object(map) => {
@@ -121,12 +159,10 @@ fn walk_times(v: &serde_json::Value, path: String, timed: bool) -> Result<(), (S
             if ok {
                 Ok(())
             } else {
-                Err((
+                Err(LimitError::Time {
                     path,
-                    format!(
-                        "{n} ms is out of range: times and durations are at most {MAX_MS} ms (about 31 years of virtual time)"
-                    ),
-                ))
+                    value: n.to_string(),
+                })
             }
         }
         _ => Ok(()),
@@ -140,22 +176,21 @@ pub fn max_threads() -> usize {
 }
 
 /// Checks `--threads N`: 1 to [`max_threads`].
-pub fn check_threads(n: usize) -> Result<(), String> {
+pub fn check_threads(n: usize) -> Result<(), LimitError> {
     let max = max_threads();
     if n == 0 || n > max {
-        return Err(format!(
-            "--threads {n}: must be between 1 and {max} ({THREADS_PER_CORE} per core on this machine)"
-        ));
+        return Err(LimitError::Threads { n, max });
     }
     Ok(())
 }
 
 /// Checks a job count (`--jobs`, or `what` names where it came from).
-pub fn check_jobs(what: &str, n: u64) -> Result<(), String> {
+pub fn check_jobs(what: &str, n: u64) -> Result<(), LimitError> {
     if n > MAX_JOBS {
-        return Err(format!(
-            "{what} {n}: at most {MAX_JOBS} jobs in one run (about 350 bytes each)"
-        ));
+        return Err(LimitError::Jobs {
+            what: what.to_string(),
+            n,
+        });
     }
     Ok(())
 }
@@ -169,12 +204,12 @@ pub fn shard_len(start: u64, end: u64, index: u32, count: u32) -> u64 {
 }
 
 /// Checks the number of seeds one sweep invocation would run.
-pub fn check_sweep_seeds(text: &str, seeds: u64) -> Result<(), String> {
+pub fn check_sweep_seeds(text: &str, seeds: u64) -> Result<(), LimitError> {
     if seeds > MAX_SWEEP_SEEDS {
-        return Err(format!(
-            "--seeds {text}: {seeds} seeds in one sweep, at most {MAX_SWEEP_SEEDS}; split it with \
-             --shard I/N (each shard at most {MAX_SWEEP_SEEDS}) and join the shards with durasim merge"
-        ));
+        return Err(LimitError::SweepSeeds {
+            text: text.to_string(),
+            seeds,
+        });
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 //! — "internally tagged enum Dist", "wanted exactly 1 element" — rewritten in plain words, and
 //! every quoted value in them clipped), and [`Warnings`], the suspicious-but-valid settings a
 //! command prints as `warning:` lines (`--deny-warnings` turns them into exit 2).
-//! Does not: decide what is valid (`scenario.rs`, `limits.rs`) or print anything.
+//! Does not: decide what is valid (`scenario/`, `limits.rs`) or print anything.
 
 /// How much of a user's value a message shows: longer values are cut (with their length said),
 /// so a 100 KB string cannot flood a terminal or a CI log.

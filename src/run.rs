@@ -1,11 +1,12 @@
 //! One run, end to end: scenario in, verdicts, metrics and expectations out.
 //!
 //! Owns: wiring the kernel to its observers (trace hash, checker, metrics, optional in-memory
-//! trace), checking the scenario's `[expect]` block, and the self-replay that `expect.replay`
+//! trace, optional history file streamed as the run goes), checking the scenario's `[expect]` block, and the self-replay that `expect.replay`
 //! asks for.
 //! Does not: touch the file system (see `cli` and `report::summary`).
 
 use crate::check::{CheckReport, Checker, Invariant, Sometimes};
+use crate::history::format::HistoryWriter;
 use crate::history::{Event, Observer, Record};
 use crate::observe::metrics::Metrics;
 use crate::observe::progress::Progress;
@@ -21,6 +22,8 @@ pub struct Observers {
     pub trace: Option<Vec<Record>>,
     /// Keep only the records this accepts in `trace` (a sweep keeps only fault evidence).
     pub trace_filter: Option<fn(&Event) -> bool>,
+    /// The history written as it happens (`run --trace`), every record.
+    pub history: Option<HistoryWriter>,
     pub progress: Option<Progress>,
 }
 
@@ -33,6 +36,9 @@ impl Observer for Observers {
             if self.trace_filter.is_none_or(|keep| keep(&r.event)) {
                 t.push(r.clone());
             }
+        }
+        if let Some(h) = self.history.as_mut() {
+            h.observe(r);
         }
         if let Some(p) = self.progress.as_mut() {
             p.observe(r);
@@ -58,6 +64,17 @@ pub struct RunReport {
     pub wall_s: f64,
     /// Set when `expect.replay` asked for a second run: that run's hash.
     pub replay_hash: Option<u64>,
+    /// What writing the streamed history came to (`None`: none was asked for).
+    pub history_written: Option<std::io::Result<()>>,
+}
+
+/// Writers the shell opens for a run's files that are written while it goes.
+#[derive(Default)]
+pub struct Sinks {
+    /// `attempts.csv` rows, as attempts end.
+    pub attempt_rows: Option<Box<dyn Write>>,
+    /// The history file (`docs/history-format.md`), a record at a time.
+    pub history: Option<Box<dyn Write>>,
 }
 
 /// Runs the scenario once. `attempt_rows` receives `attempts.csv` as it is produced.
@@ -66,6 +83,17 @@ pub fn run_once(
     request: &RunRequest,
     attempt_rows: Option<Box<dyn Write>>,
 ) -> RunReport {
+    let sinks = Sinks {
+        attempt_rows,
+        history: None,
+    };
+    run_streaming(scenario, request, sinks)
+}
+
+/// Runs the scenario once, streaming `attempts.csv` and the history file into `sinks` as the
+/// run produces them.
+pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) -> RunReport {
+    let attempt_rows = sinks.attempt_rows;
     let jobs = request.jobs.unwrap_or(scenario.arrivals.jobs) as usize
         + scenario.enqueue.len()
         + scenario.burst_jobs() as usize;
@@ -80,6 +108,9 @@ pub fn run_once(
         metrics,
         trace: request.keep_trace.then(Vec::new),
         trace_filter: request.trace_filter,
+        history: sinks
+            .history
+            .map(|out| HistoryWriter::new(out, crate::sim::kernel::scenario_names(scenario))),
         progress: request
             .progress
             .clone()
@@ -96,6 +127,7 @@ pub fn run_once(
         trace: observers.trace,
         wall_s: 0.0,
         replay_hash: None,
+        history_written: observers.history.map(HistoryWriter::finish),
     };
     if scenario.expect.replay.is_some() {
         let again = Sim::new(scenario, request, crate::history::NullObserver)
@@ -110,123 +142,18 @@ pub fn run_once(
 pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
     let e = &scenario.expect;
     let m = &r.metrics;
-    let depth = m.depth_stats();
     let mut unmet = Vec::new();
-    let mut num = |field: &str, expected: Option<u64>, actual: u64| {
-        if let Some(x) = expected {
-            if x != actual {
-                unmet.push(Unmet {
-                    field: field.to_string(),
-                    expected: x.to_string(),
-                    actual: actual.to_string(),
-                });
-            }
+    for (counter, expected) in e.counts.iter() {
+        // A figure the run does not have (a recovery depth without an outage) never matches.
+        let actual = counter.of(m).unwrap_or(u64::MAX);
+        if expected != actual {
+            unmet.push(Unmet {
+                field: counter.name().to_string(),
+                expected: expected.to_string(),
+                actual: actual.to_string(),
+            });
         }
-    };
-    num("enqueued", e.enqueued, m.jobs.enqueued);
-    num("acked", e.acked, m.jobs.acked);
-    num("dead_lettered", e.dead_lettered, m.jobs.dead_lettered);
-    num("cancelled", e.cancelled, m.jobs.cancelled);
-    num("unfinished", e.unfinished, m.jobs.unfinished);
-    num("extract_calls", e.extract_calls, m.effects.extract_calls);
-    num("attempts", e.attempts, m.leases.granted);
-    num(
-        "results_committed",
-        e.results_committed,
-        m.effects.results_committed,
-    );
-    num(
-        "deduped_commits",
-        e.deduped_commits,
-        m.effects.deduped_commits,
-    );
-    num(
-        "payload_conflicts",
-        e.payload_conflicts,
-        m.effects.payload_conflicts,
-    );
-    num("enqueue_deduped", e.enqueue_deduped, m.jobs.enqueue_deduped);
-    num("outbox_events", e.outbox_events, m.effects.outbox_events);
-    num("published", e.published, m.effects.published);
-    num("republished", e.republished, m.effects.republished);
-    num(
-        "consumer_applied",
-        e.consumer_applied,
-        m.effects.consumer_applied,
-    );
-    num(
-        "consumer_duplicates",
-        e.consumer_duplicates,
-        m.effects.consumer_duplicates,
-    );
-    num("reviews_done", e.reviews_done, m.effects.reviews_done);
-    num(
-        "stale_rejections",
-        e.stale_rejections,
-        m.leases.stale_rejections,
-    );
-    num("leases_expired", e.leases_expired, m.leases.expired);
-    num("worker_crashes", e.worker_crashes, m.crashes.worker);
-    num("relay_crashes", e.relay_crashes, m.crashes.relay);
-    num(
-        "dlq_permanent_error",
-        e.dlq_permanent_error,
-        m.dlq.permanent_error,
-    );
-    num(
-        "dlq_max_attempts_exceeded",
-        e.dlq_max_attempts_exceeded,
-        m.dlq.max_attempts_exceeded,
-    );
-    num("reprocessed", e.reprocessed, m.reprocessed);
-    num(
-        "reprocess_refused",
-        e.reprocess_refused,
-        m.reprocess_refused,
-    );
-    num(
-        "reprocess_rate_limited",
-        e.reprocess_rate_limited,
-        m.reprocess_rate_limited,
-    );
-    num("dlq_evicted", e.dlq_evicted, m.dlq.evicted);
-    num("dlq_size_max", e.dlq_size_max, m.dlq.size_max);
-    num("outbox_pruned", e.outbox_pruned, m.outbox.pruned);
-    num(
-        "retries_peak_per_s",
-        e.retries_peak_per_s,
-        m.retries.peak_per_s,
-    );
-    if let Some(x) = e.depth_max_after_recovery {
-        num(
-            "depth_max_after_recovery",
-            Some(x),
-            m.retries.depth_max_after_recovery.unwrap_or(u64::MAX),
-        );
     }
-    num("outbox_rows_max", e.outbox_rows_max, m.outbox.rows_max);
-    num(
-        "outbox_rows_final",
-        e.outbox_rows_final,
-        m.outbox.rows_final,
-    );
-    num(
-        "max_attempts_seen",
-        e.max_attempts_seen,
-        m.leases.max_attempts_seen,
-    );
-    num("depth_min", e.depth_min, depth.min);
-    num("depth_max", e.depth_max, depth.max);
-    num(
-        "inference_ms_p50",
-        e.inference_ms_p50,
-        m.inference.stats().p50,
-    );
-    num(
-        "review_wait_ms_p50",
-        e.review_wait_ms_p50,
-        m.review_wait.stats().p50,
-    );
     let expected_violations: Vec<String> = match &e.violations {
         Some(v) => {
             let mut v = v.clone();

@@ -15,23 +15,9 @@ use std::path::Path;
 
 const DEFAULT_INPUTS: usize = 3000;
 
-/// SplitMix64: the mutator's own small, fixed generator.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
+#[path = "support/splitmix.rs"]
+mod splitmix;
+use splitmix::Rng;
 
 /// Values on the edges of what a field accepts, and of what JSON can say.
 const VALUES: &[&str] = &[

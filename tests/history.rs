@@ -5,7 +5,7 @@
 use durasim::check::{CheckReport, Invariant};
 use durasim::history::format::write_history;
 use durasim::history::reader::{HistoryReader, Limits};
-use durasim::run::{run_once, RunRequest};
+use durasim::run::{run_once, run_streaming, RunRequest, Sinks};
 use durasim::scenario::Scenario;
 use std::path::Path;
 
@@ -43,15 +43,40 @@ fn verdicts(check: &CheckReport) -> Vec<String> {
         .collect()
 }
 
-/// Runs in process, writes the history, reads it back, judges it again: same hash, same
-/// verdicts, same `sometimes` counts.
+/// A writer whose bytes the test reads after the run has dropped its end.
+#[derive(Clone, Default)]
+struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs in process, writes the history (streamed as the run goes, and from the records kept in
+/// memory: the same bytes), reads it back, judges it again: same hash, same verdicts, same
+/// `sometimes` counts.
 fn round_trip(s: &Scenario, request: &RunRequest, what: &str) {
     let mut request = request.clone();
     request.keep_trace = true;
-    let report = run_once(s, &request, None);
+    let streamed = Shared::default();
+    let sinks = Sinks {
+        attempt_rows: None,
+        history: Some(Box::new(streamed.clone())),
+    };
+    let report = run_streaming(s, &request, sinks);
+    report.history_written.unwrap().unwrap();
     let trace = report.trace.as_ref().unwrap();
     let mut file = Vec::new();
     write_history(&mut file, trace, &report.outcome.names).unwrap();
+    assert!(
+        *streamed.0.borrow() == file,
+        "{what}: the streamed history differs from the one written after the run"
+    );
     let mut reader = HistoryReader::from_reader(what, file.as_slice(), Limits::default());
     let judged = durasim::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(
@@ -117,7 +142,7 @@ fn chaos_seeds_with_and_without_bug_switches_read_back_to_the_same_verdicts() {
 #[test]
 fn an_external_history_is_judged_from_its_raw_facts() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/external-history.jsonl");
-    let mut reader = HistoryReader::open(&path, Limits::default()).unwrap();
+    let mut reader = durasim::files::open_history(&path, Limits::default()).unwrap();
     let report = durasim::verify::judge(&mut reader).unwrap().check;
     let names = reader.names();
     assert_eq!(report.violated(), vec![Invariant::FencedWrites]);

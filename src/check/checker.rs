@@ -11,9 +11,11 @@
 //! Does not: keep the history (a violation keeps the few records that prove it).
 
 use super::invariant::{Invariant, Sometimes};
+use super::job_track::JobTracks;
+pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
 use super::metrics::{DepthTrack, Tally};
 use crate::history::{Event, Observer, Record};
-use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
+use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, WorkerId};
 use crate::key_index::KeyIndex;
 use crate::vocab::config::RunConfig;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
@@ -53,96 +55,6 @@ pub struct Violation {
 pub struct Verdict {
     pub count: u64,
     pub first: Option<Violation>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Terminal {
-    Acked,
-    DeadLettered,
-    Cancelled,
-}
-
-/// Where a job stands for the queue depth: the checker's own view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Place {
-    /// Not visible yet (a delayed enqueue, a retry's backoff).
-    Waiting,
-    /// Visible and not leased: counted in the depth.
-    Ready,
-    Leased,
-    Done,
-}
-
-/// The job's DLQ entry, as the checker tracks it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum DlqEntry {
-    None,
-    Held,
-    Evicted,
-}
-
-/// A failed attempt waiting for its decision: its token, its error, when.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Failure {
-    pub fence: Fence,
-    pub at: SimTime,
-    /// The error, as its index in `vocab::codes::ERRORS` (a job track is kept per job).
-    error: u8,
-}
-
-impl Failure {
-    pub fn new(fence: Fence, error: &str, at: SimTime) -> Failure {
-        let error = crate::vocab::codes::ERRORS
-            .iter()
-            .position(|e| *e == error)
-            .unwrap_or(crate::vocab::codes::ERRORS.len() - 1) as u8;
-        Failure { fence, at, error }
-    }
-
-    pub fn error(&self) -> &'static str {
-        crate::vocab::codes::ERRORS[self.error as usize]
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub(super) struct JobTrack {
-    pub tenant: TenantId,
-    pub key: IdempotencyKey,
-    /// The payload as enqueued, or as last changed by `payload_mutated`.
-    pub payload: PayloadId,
-    pub enqueued_at: SimTime,
-    /// Recomputed: enqueue time + the configured deadline.
-    pub deadline_at: SimTime,
-    /// When the job may next be leased: the enqueue's visible time, or a retry's.
-    pub visible_from: SimTime,
-    /// The token of the latest lease (meaningful once `leases > 0`) and its holder.
-    pub fence: Fence,
-    pub holder: WorkerId,
-    pub leased_at: SimTime,
-    /// The latest lease's last renewal (the lease itself, or a heartbeat): it is live through
-    /// `renewed_at + lease`.
-    pub renewed_at: SimTime,
-    /// A heartbeat renewed the latest lease.
-    pub renewed: bool,
-    /// The latest lease has not been released (ack, retry, dead-letter, cancel) or validly
-    /// recorded as expired.
-    pub lease_held: bool,
-    pub leases: u32,
-    pub place: Place,
-    pub terminal: Option<(Terminal, SimTime)>,
-    pub failure: Option<Failure>,
-    pub dlq: DlqEntry,
-    pub reprocessed_from: Option<JobId>,
-    pub audited: bool,
-    /// An audited reprocess created a successor: the work goes on under another job.
-    pub reprocessed: bool,
-}
-
-impl JobTrack {
-    /// The end of the latest lease, recomputed: its last renewal + the configured lease.
-    pub fn lease_end(&self, config: &RunConfig) -> SimTime {
-        self.renewed_at.saturating_add(config.lease)
-    }
 }
 
 /// What the history said about one key. Optional fields are kept as values plus flags
@@ -221,7 +133,8 @@ pub struct Checker {
     /// The names behind keys and operations, to recompute payload hashes. Without them (a
     /// checker fed records by hand) hashes are not recomputed.
     names: Option<std::rc::Rc<KeyNames>>,
-    pub(super) jobs: Vec<Option<JobTrack>>,
+    /// Every job's track, packed (`job_track.rs`).
+    jobs: JobTracks,
     /// Per-key state, `keys[slot]` for the key in `slot` of `key_index` (slots in the order the
     /// history first names each key).
     pub(super) key_index: KeyIndex,
@@ -248,7 +161,7 @@ impl Checker {
         Checker {
             config: RunConfig::default(),
             names: None,
-            jobs: Vec::new(),
+            jobs: JobTracks::default(),
             key_index: KeyIndex::default(),
             keys: Vec::new(),
             events: Vec::new(),
@@ -321,17 +234,55 @@ impl Checker {
         self.sometimes[s as usize] += 1;
     }
 
-    pub(super) fn job(&self, job: JobId) -> Option<&JobTrack> {
-        self.jobs.get(job.index()).and_then(|j| j.as_ref())
+    /// The job's track, if an `enqueued` record created it (a copy: tracks are stored packed).
+    #[inline]
+    pub(super) fn job(&self, job: JobId) -> Option<JobTrack> {
+        self.jobs.get(job, self.config.deadline)
     }
 
     /// The job's track. Every record names only jobs an earlier `enqueued` created (the reader
     /// refuses any other history, and the kernel cannot write one).
-    pub(super) fn job_mut(&mut self, job: JobId) -> &mut JobTrack {
+    #[inline]
+    pub(super) fn job_at(&self, job: JobId) -> JobTrack {
+        self.read_job(job, |t| *t)
+    }
+
+    /// Reads one part of the job's track (which must exist, as for [`Checker::job_at`]).
+    #[inline]
+    pub(super) fn read_job<R>(&self, job: JobId, f: impl FnOnce(&JobTrack) -> R) -> R {
+        self.jobs.read_known(job, self.config.deadline, f)
+    }
+
+    /// Changes the job's track (which must exist, as for [`Checker::job_at`]).
+    pub(super) fn update_job<R>(
+        &mut self,
+        job: JobId,
+        change: impl FnOnce(&mut JobTrack) -> R,
+    ) -> R {
         self.jobs
-            .get_mut(job.index())
-            .and_then(|j| j.as_mut())
+            .update(job, self.config.deadline, change)
             .unwrap_or_else(|| panic!("history names {job} before it was enqueued"))
+    }
+
+    /// Where the job stands for the depth, read without unpacking its track.
+    pub(super) fn job_place(&self, job: JobId) -> Option<Place> {
+        self.jobs.place(job)
+    }
+
+    pub(super) fn set_job_place(&mut self, job: JobId, place: Place) {
+        self.jobs.set_place(job, place);
+    }
+
+    /// Jobs with no terminal record, and the most leases any job had.
+    pub(super) fn jobs_unfinished_and_most_leases(&self) -> (u64, u64) {
+        let (mut unfinished, mut most) = (0, 0);
+        for i in 0..self.jobs.len() {
+            if let Some((ended, leases)) = self.jobs.ended_and_leases(JobId(i as u32)) {
+                unfinished += !ended as u64;
+                most = most.max(leases);
+            }
+        }
+        (unfinished, most)
     }
 
     /// The key's track, created (empty) the first time the history names the key.
@@ -361,12 +312,14 @@ impl Checker {
     /// A job reached a terminal state: once only.
     pub(super) fn terminal(&mut self, r: &Record, job: JobId, state: Terminal) {
         let u = self.unit();
-        let t = self.job_mut(job);
-        let previous = t.terminal;
-        t.lease_held = false;
-        if previous.is_none() {
-            t.terminal = Some((state, r.at));
-        }
+        let previous = self.update_job(job, |t| {
+            let previous = t.terminal;
+            t.lease_held = false;
+            if previous.is_none() {
+                t.terminal = Some((state, r.at));
+            }
+            previous
+        });
         self.depth_move(r.at, job, Place::Done);
         if let Some((was, when)) = previous {
             self.violate_job(Invariant::TerminalOnce, r, job, || {
@@ -417,31 +370,31 @@ impl Checker {
                 // The recorded visible time as it stands (a store's clock may put it a little
                 // before the record's own time); the enqueue time when none is recorded.
                 let visible_from = visible_at.unwrap_or(at);
-                if self.jobs.len() <= job.index() {
-                    self.jobs.resize(job.index() + 1, None);
-                }
-                self.jobs[job.index()] = Some(JobTrack {
-                    tenant: *tenant,
-                    key: *key,
-                    payload: p,
-                    enqueued_at: at,
-                    deadline_at: at.saturating_add(self.config.deadline),
-                    visible_from,
-                    fence: Fence(0),
-                    holder: WorkerId(0),
-                    leased_at: 0,
-                    renewed_at: 0,
-                    renewed: false,
-                    lease_held: false,
-                    leases: 0,
-                    place: Place::Waiting,
-                    terminal: None,
-                    failure: None,
-                    dlq: DlqEntry::None,
-                    reprocessed_from: *reprocess_of,
-                    audited: false,
-                    reprocessed: false,
-                });
+                self.jobs.set(
+                    *job,
+                    &JobTrack {
+                        tenant: *tenant,
+                        key: *key,
+                        payload: p,
+                        enqueued_at: at,
+                        deadline_at: at.saturating_add(self.config.deadline),
+                        visible_from,
+                        fence: Fence(0),
+                        holder: WorkerId(0),
+                        leased_at: 0,
+                        renewed_at: 0,
+                        renewed: false,
+                        lease_held: false,
+                        leases: 0,
+                        place: Place::Waiting,
+                        terminal: None,
+                        failure: None,
+                        dlq: DlqEntry::None,
+                        reprocessed_from: *reprocess_of,
+                        audited: false,
+                        reprocessed: false,
+                    },
+                );
                 self.depth_enqueued(at, *job, visible_from);
                 self.tenancy_enqueued(r, *job, *tenant, key);
                 self.effects_enqueued(key, p);
@@ -513,7 +466,7 @@ impl Checker {
             } => {
                 // A writer whose token is not the job's latest was refused, whatever the reason
                 // the queue gave.
-                if self.job_mut(*job).fence != *presented {
+                if self.read_job(*job, |t| t.fence) != *presented {
                     self.reached(Sometimes::StaleFenceRejected);
                     self.stale_rejections += 1;
                 }
@@ -541,7 +494,7 @@ impl Checker {
                 event,
                 ..
             } => {
-                let p = self.job_mut(*job).payload;
+                let p = self.read_job(*job, |t| t.payload);
                 self.effects_committed(r, *job, key, *output, *event);
                 self.cross_check_hash(r, Some(*job), key, p, *payload, names);
             }
@@ -549,7 +502,7 @@ impl Checker {
                 job, key, payload, ..
             } => {
                 self.reached(Sometimes::CommitDeduped);
-                let p = self.job_mut(*job).payload;
+                let p = self.read_job(*job, |t| t.payload);
                 self.effects_commit_deduped(r, *job, key);
                 self.cross_check_hash(r, Some(*job), key, p, *payload, names);
             }
@@ -557,14 +510,14 @@ impl Checker {
                 job, key, payload, ..
             } => {
                 self.reached(Sometimes::PayloadConflict);
-                let p = self.job_mut(*job).payload;
+                let p = self.read_job(*job, |t| t.payload);
                 self.effects_commit_conflict(r, *job, key);
                 self.cross_check_hash(r, Some(*job), key, p, *payload, names);
             }
             Event::Acked { job, worker, fence } => {
                 self.fenced(r, *job, Some(*worker), *fence, "ack");
                 self.effects_acked(r, *job);
-                if self.job_mut(*job).reprocessed_from.is_some() {
+                if self.read_job(*job, |t| t.reprocessed_from).is_some() {
                     self.reached(Sometimes::ReprocessSucceeded);
                 }
                 self.terminal(r, *job, Terminal::Acked);
@@ -606,7 +559,7 @@ impl Checker {
                     self.fenced(r, *job, *worker, *fence, "cancel");
                 }
                 self.on_cancel_decision(r, *job, *fence);
-                let expected = self.job_mut(*job).deadline_at;
+                let expected = self.read_job(*job, |t| t.deadline_at);
                 self.cross_check_time(r, *job, "deadline_at", *deadline_at, expected);
                 self.terminal(r, *job, Terminal::Cancelled);
             }
@@ -638,9 +591,10 @@ impl Checker {
                 content,
                 payload,
             } => {
-                let t = self.job_mut(*job);
-                t.payload.content = *content;
-                let (key, p) = (t.key, t.payload);
+                let (key, p) = self.update_job(*job, |t| {
+                    t.payload.content = *content;
+                    (t.key, t.payload)
+                });
                 self.cross_check_hash(r, Some(*job), &key, p, *payload, names);
             }
             Event::ReprocessRefused {
@@ -693,8 +647,11 @@ impl Checker {
     fn jobs_finish(&mut self, end: SimTime, unsettled: &str) {
         let u = self.unit();
         for i in 0..self.jobs.len() {
-            let Some(t) = self.jobs[i] else { continue };
             let job = JobId(i as u32);
+            if !self.jobs.needs_finish_check(job) {
+                continue;
+            }
+            let Some(t) = self.job(job) else { continue };
             if t.terminal.is_none() {
                 self.violate(
                     Invariant::NoSilentDrop,

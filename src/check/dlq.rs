@@ -23,7 +23,7 @@ impl Checker {
                 format!("{job} entered the DLQ with reason {reason:?}, which is not one of {DLQ_REASONS:?}")
             });
         }
-        self.job_mut(job).dlq = DlqEntry::Held;
+        self.update_job(job, |t| t.dlq = DlqEntry::Held);
         self.dlq.entries.push_back(job);
         let len = self.dlq.entries.len() as u64;
         self.dlq.size_max = self.dlq.size_max.max(len);
@@ -35,7 +35,7 @@ impl Checker {
                 });
                 // The queue evidently dropped one: follow it, so one loss is reported once.
                 self.dlq.entries.pop_front();
-                self.job_mut(oldest).dlq = DlqEntry::Evicted;
+                self.update_job(oldest, |t| t.dlq = DlqEntry::Evicted);
             }
         }
     }
@@ -55,7 +55,7 @@ impl Checker {
             Some(c) if len < c as usize => Some(format!(
                 "the DLQ held {len} of {c} entries: only a full DLQ evicts"
             )),
-            _ if oldest != Some(job) => Some(match self.job_mut(job).dlq {
+            _ if oldest != Some(job) => Some(match self.read_job(job, |t| t.dlq) {
                 DlqEntry::Held => format!(
                     "{job} is not the oldest entry ({}): a full DLQ evicts its oldest",
                     oldest.map_or("none".into(), |j| j.to_string())
@@ -72,8 +72,8 @@ impl Checker {
         if let Some(i) = self.dlq.entries.iter().position(|j| *j == job) {
             self.dlq.entries.remove(i);
         }
-        let t = *self.job_mut(job);
-        self.job_mut(job).dlq = DlqEntry::Evicted;
+        let t = self.job_at(job);
+        self.update_job(job, |t| t.dlq = DlqEntry::Evicted);
         // The DLQ entry was the job's terminal record. Unless a reprocess already carried the
         // work on, the job has now left the system with no record of how it ended.
         if !t.reprocessed {
@@ -105,8 +105,8 @@ impl Checker {
         new_job: JobId,
         operator: &str,
     ) {
-        let old = self.job(old_job).copied();
-        let new = self.job(new_job).copied();
+        let old = self.job(old_job);
+        let new = self.job(new_job);
         let problem = match (old, new) {
             (Some(o), Some(n)) => {
                 if operator.trim().is_empty() {
@@ -173,11 +173,11 @@ impl Checker {
             }
             self.dlq.reprocesses[i].push_back(r.at);
         }
-        if let Some(t) = self.jobs.get_mut(new_job.index()).and_then(|j| j.as_mut()) {
-            t.audited = true;
+        if new.is_some() {
+            self.update_job(new_job, |t| t.audited = true);
         }
-        if let Some(t) = self.jobs.get_mut(old_job.index()).and_then(|j| j.as_mut()) {
-            t.reprocessed = true;
+        if old.is_some() {
+            self.update_job(old_job, |t| t.reprocessed = true);
         }
     }
 
@@ -202,7 +202,7 @@ impl Checker {
             }
             return;
         };
-        let t = *self.job_mut(job);
+        let t = self.job_at(job);
         if t.terminal.is_some_and(|(s, _)| s == Terminal::Cancelled) {
             self.reached(Sometimes::OperatorAtCancelled);
         }

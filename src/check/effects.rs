@@ -25,7 +25,7 @@ impl Checker {
     /// The payload a new request under `existing`'s key is compared with: the existing job's, as
     /// enqueued or last mutated (the queue's enqueue-time check).
     fn existing_payload(&mut self, existing: JobId) -> PayloadId {
-        self.job_mut(existing).payload
+        self.read_job(existing, |t| t.payload)
     }
 
     pub(super) fn effects_enqueue_deduped(
@@ -77,7 +77,7 @@ impl Checker {
     ) {
         let at = r.at;
         let u = self.unit();
-        let payload = self.job_mut(job).payload;
+        let payload = self.read_job(job, |t| t.payload);
         let k = self.key_mut(key);
         let first = k.first_commit();
         if first.is_none() {
@@ -107,7 +107,7 @@ impl Checker {
     }
 
     pub(super) fn effects_commit_deduped(&mut self, r: &Record, job: JobId, key: &IdempotencyKey) {
-        let payload = self.job_mut(job).payload;
+        let payload = self.read_job(job, |t| t.payload);
         let k = self.key_track(key);
         if k.results == 0 {
             self.violate(
@@ -131,7 +131,7 @@ impl Checker {
     }
 
     pub(super) fn effects_commit_conflict(&mut self, r: &Record, job: JobId, key: &IdempotencyKey) {
-        let payload = self.job_mut(job).payload;
+        let payload = self.read_job(job, |t| t.payload);
         let k = self.key_track(key);
         if k.results == 0 || k.payload() == Some(payload) {
             self.violate(
@@ -150,7 +150,7 @@ impl Checker {
 
     /// An accepted ack: the job's key must have a committed result already.
     pub(super) fn effects_acked(&mut self, r: &Record, job: JobId) {
-        let key = self.job_mut(job).key;
+        let key = self.read_job(job, |t| t.key);
         if self.key_track(&key).results == 0 {
             self.violate_job(Invariant::AckedWithResult, r, job, || {
                 format!("{job} was acked, but its key has no committed result: the work is marked done with no effect")

@@ -28,7 +28,7 @@ impl Checker {
     ) {
         let at = r.at;
         let u = self.unit();
-        let t = *self.job_mut(job);
+        let t = self.job_at(job);
         if t.leases > 0 && fence <= t.fence {
             self.violate_job(Invariant::FencingTokenIncreases, r, job, || {
                 format!(
@@ -93,15 +93,16 @@ impl Checker {
             at.saturating_add(self.config.lease),
         );
         self.cross_check_time(r, job, "visible_at", visible_at, t.visible_from);
-        let tm = self.job_mut(job);
-        tm.leases = leases;
-        tm.fence = fence;
-        tm.holder = worker;
-        tm.leased_at = at;
-        tm.renewed_at = at;
-        tm.renewed = false;
-        tm.lease_held = true;
-        tm.failure = None;
+        self.update_job(job, |tm| {
+            tm.leases = leases;
+            tm.fence = fence;
+            tm.holder = worker;
+            tm.leased_at = at;
+            tm.renewed_at = at;
+            tm.renewed = false;
+            tm.lease_held = true;
+            tm.failure = None;
+        });
         self.depth_leased(at, job);
     }
 
@@ -117,7 +118,7 @@ impl Checker {
         self.fenced(r, job, Some(worker), fence, "heartbeat");
         let at = r.at;
         let u = self.unit();
-        let t = *self.job_mut(job);
+        let t = self.job_at(job);
         let end = t.lease_end(&self.config);
         if fence == t.fence && t.terminal.is_none() {
             if !t.lease_held {
@@ -129,9 +130,10 @@ impl Checker {
                     format!("heartbeat of {job} with {fence} accepted at {at} {u}, after its lease ended at {end} {u}")
                 });
             }
-            let tm = self.job_mut(job);
-            tm.renewed_at = at;
-            tm.renewed = true;
+            self.update_job(job, |tm| {
+                tm.renewed_at = at;
+                tm.renewed = true;
+            });
             self.depth_renewed(at, job);
         }
         self.cross_check_time(
@@ -154,7 +156,7 @@ impl Checker {
         what: &'static str,
     ) {
         let u = self.unit();
-        let t = *self.job_mut(job);
+        let t = self.job_at(job);
         if t.leases == 0 {
             self.violate_job(Invariant::FencedWrites, r, job, || {
                 format!("{what} of {job} accepted with {fence}, but the job was never leased")
@@ -185,7 +187,7 @@ impl Checker {
         self.reached(Sometimes::LeaseExpired);
         let at = r.at;
         let u = self.unit();
-        let t = *self.job_mut(job);
+        let t = self.job_at(job);
         let end = t.lease_end(&self.config);
         if fence != t.fence || !t.lease_held {
             self.violate_job(Invariant::RecordedValuesMatch, r, job, || {
@@ -206,7 +208,7 @@ impl Checker {
             if t.renewed {
                 self.reached(Sometimes::RenewedLeaseExpired);
             }
-            self.job_mut(job).lease_held = false;
+            self.update_job(job, |t| t.lease_held = false);
         }
         self.depth_expired_record(r, job);
     }

@@ -129,9 +129,10 @@ impl Checker {
 
     /// Moves `job` to `place`, keeping the count of ready jobs.
     pub(super) fn depth_move(&mut self, _at: SimTime, job: JobId, place: Place) {
-        let t = self.job_mut(job);
-        let was = t.place;
-        t.place = place;
+        let was = self
+            .job_place(job)
+            .unwrap_or_else(|| panic!("history names {job} before it was enqueued"));
+        self.set_job_place(job, place);
         if was == Place::Ready {
             self.depth.ready -= 1;
         }
@@ -189,7 +190,7 @@ impl Checker {
 
     pub(super) fn depth_visible_record(&mut self, r: &Record, job: JobId) {
         let u = self.unit();
-        let t = *self.job_mut(job);
+        let t = self.job_at(job);
         if t.place != Place::Waiting || r.at < t.visible_from {
             self.violate_job(Invariant::RecordedValuesMatch, r, job, || {
                 format!(
@@ -212,7 +213,7 @@ impl Checker {
 
     pub(super) fn depth_renewed(&mut self, _at: SimTime, job: JobId) {
         if self.depth_infer_expiry() {
-            let t = *self.job_mut(job);
+            let t = self.job_at(job);
             self.depth.due.push(Reverse(Due {
                 at: t.lease_end(&self.config).saturating_add(1),
                 job: job.0,
@@ -222,7 +223,7 @@ impl Checker {
     }
 
     pub(super) fn depth_expired_record(&mut self, r: &Record, job: JobId) {
-        if self.job_mut(job).place == Place::Leased {
+        if self.read_job(job, |t| t.place) == Place::Leased {
             self.depth_move(r.at, job, Place::Ready);
         }
     }
@@ -265,9 +266,7 @@ impl Checker {
     /// The checker's own figures, named as `summary.json` names them.
     pub(super) fn figures(&self) -> Vec<(&'static str, u64)> {
         let t = &self.tally;
-        let jobs = self.jobs.iter().flatten();
-        let unfinished = jobs.clone().filter(|j| j.terminal.is_none()).count() as u64;
-        let max_attempts = jobs.clone().map(|j| j.leases as u64).max().unwrap_or(0);
+        let (unfinished, max_attempts) = self.jobs_unfinished_and_most_leases();
         let publishes: u64 = self.events.iter().map(|e| e.publishes as u64).sum();
         let first_publishes = self.events.iter().filter(|e| e.publishes > 0).count() as u64;
         vec![

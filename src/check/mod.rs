@@ -9,6 +9,7 @@ pub mod checker;
 mod dlq;
 mod effects;
 pub mod invariant;
+mod job_track;
 mod leases;
 mod metrics;
 mod policy;

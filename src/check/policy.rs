@@ -87,7 +87,7 @@ impl Checker {
                 format!("{job}'s attempt failed with {error}, a {expected} error, but the record gives it class {c}")
             });
         }
-        let t = *self.job_mut(job);
+        let t = self.job_at(job);
         if error == "deadline_exceeded" && at <= t.deadline_at {
             self.violate_job(Invariant::RetryPolicyFollowed, r, job, || {
                 format!(
@@ -96,14 +96,14 @@ impl Checker {
                 )
             });
         }
-        self.job_mut(job).failure = Some(Failure::new(fence, error, at));
+        self.update_job(job, |t| t.failure = Some(Failure::new(fence, error, at)));
     }
 
     /// A decision recorded for `job`: by the holder of `fence`, or at pick time (no fence).
     fn decided(&mut self, r: &Record, job: JobId, fence: Option<Fence>, actual: Decision) {
         let at = r.at;
         let u = self.unit();
-        let t = *self.job_mut(job);
+        let t = self.job_at(job);
         let max = self.config.attempts_max;
         match fence {
             // A decision by a token that is no longer the job's is `fenced_writes`'s to report:
@@ -111,7 +111,7 @@ impl Checker {
             Some(fence) if t.leases > 0 && fence != t.fence => {}
             Some(fence) => match t.failure.filter(|f| f.fence == fence) {
                 Some(f) => {
-                    self.job_mut(job).failure = None;
+                    self.update_job(job, |t| t.failure = None);
                     let expected = self.expected(&t, &f);
                     // A reason that is not a code is `redacted_dlq`'s to report.
                     let same = match (expected, actual) {
@@ -177,7 +177,7 @@ impl Checker {
         self.decided(r, job, Some(fence), Decision::Retry);
         let at = r.at;
         let u = self.unit();
-        let t = *self.job_mut(job);
+        let t = self.job_at(job);
         // A stale holder's retry is `fenced_writes`'s to report; its attempt number and delay
         // are not the job's. The queue accepted it all the same: the job waits.
         let current = fence == t.fence;
@@ -199,9 +199,10 @@ impl Checker {
                 )
             });
         }
-        let tm = self.job_mut(job);
-        tm.visible_from = visible_at;
-        tm.lease_held = false;
+        self.update_job(job, |tm| {
+            tm.visible_from = visible_at;
+            tm.lease_held = false;
+        });
         self.depth_waiting(at, job, visible_at);
     }
 
@@ -216,7 +217,7 @@ impl Checker {
         let code = crate::vocab::codes::lookup(&crate::vocab::codes::DLQ_REASONS, reason)
             .unwrap_or("(not a code)");
         self.decided(r, job, fence, Decision::DeadLetter(code));
-        let t = *self.job_mut(job);
+        let t = self.job_at(job);
         let n = t.leases;
         let current = fence.is_none_or(|f| f == t.fence);
         if let Some(a) = attempts.filter(|a| current && *a != n) {
@@ -233,10 +234,11 @@ impl Checker {
     /// A refused decision answers its failed attempt: there is nothing to judge.
     pub(super) fn policy_rejected(&mut self, job: JobId, op: Op, presented: Fence) {
         if matches!(op, Op::Retry | Op::DeadLetter | Op::Cancel) {
-            let t = self.job_mut(job);
-            if t.failure.is_some_and(|f| f.fence == presented) {
-                t.failure = None;
-            }
+            self.update_job(job, |t| {
+                if t.failure.is_some_and(|f| f.fence == presented) {
+                    t.failure = None;
+                }
+            });
         }
     }
 }

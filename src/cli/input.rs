@@ -3,7 +3,7 @@
 //! Owns: reading and validating a scenario file (every failure is bad input, named with its line
 //! and field), printing its warnings (bad input under `--deny-warnings`), `--bug NAME`, and
 //! `durasim check`.
-//! Does not: decide what a scenario means (`scenario.rs`, `scenario_warnings.rs`).
+//! Does not: decide what a scenario means (`scenario/`, `scenario_warnings.rs`).
 
 use super::{bad, Outcome};
 use crate::scenario::{Bugs, Scenario};

@@ -40,7 +40,8 @@ fn replay_request(dir: &Path) -> anyhow::Result<(PathBuf, Scenario, RunRequest, 
         ));
     }
     if let Some(j) = info.jobs_override {
-        crate::limits::check_jobs("jobsOverride", j).map_err(|m| field("jobsOverride", m))?;
+        crate::limits::check_jobs("jobsOverride", j)
+            .map_err(|e| field("jobsOverride", e.to_string()))?;
     }
     let scenario_path = dir.join("scenario.toml");
     let (scenario, scenario_text) = load_scenario(&scenario_path)?;

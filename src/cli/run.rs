@@ -2,7 +2,9 @@
 //!
 //! Owns: the run's flags (seed, jobs, bug switches, what to write), timing the run on the wall
 //! clock for `summary.json`, the progress bar, `--freeze FILE` (written only over a file
-//! `--freeze` wrote), and the line that reproduces a failure.
+//! `--freeze` wrote), the line that reproduces a failure, and which history goes where:
+//! `trace.jsonl` streamed to its file as the run goes, the in-memory history only for what
+//! needs it whole (`--freeze`, `--chart`, `--trace-format chrome`).
 //! Does not: simulate or judge (`run::run_once`), or lay out the files (`report`).
 
 use super::args::{RunArgs, TraceFormat};
@@ -16,9 +18,9 @@ use crate::report::chart::Format;
 use crate::report::chrome_trace::write_chrome_trace;
 use crate::report::output_dir::{check_own_file, write_own_file, Kind, OutputDir};
 use crate::report::render::render_dir;
-use crate::report::run_dir::{attempt_rows, write_outputs};
+use crate::report::run_dir::{attempt_rows, history_file, write_outputs};
 use crate::report::summary::{summarize, RunIdentity, Summary};
-use crate::run::{check_expectations, run_once, RunReport, RunRequest};
+use crate::run::{check_expectations, run_streaming, RunReport, RunRequest, Sinks};
 use crate::scenario::Scenario;
 use crate::sweep::freeze::{freeze_run, replay_frozen, FROZEN_MARK};
 use anyhow::{anyhow, Context};
@@ -46,11 +48,15 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         request.seed = seed;
     }
     if let Some(jobs) = args.jobs {
-        crate::limits::check_jobs("--jobs", jobs).map_err(bad)?;
+        crate::limits::check_jobs("--jobs", jobs).map_err(|e| bad(e.to_string()))?;
         request.jobs = Some(jobs);
     }
-    request.keep_trace = args.trace || args.freeze.is_some();
-    request.keep_trace |= needs_history(args);
+    // trace.jsonl is streamed to its file; the history is kept in memory only for what needs
+    // it whole.
+    let wants_jsonl = args
+        .trace_format
+        .map_or(args.trace, |f| f == TraceFormat::Jsonl);
+    request.keep_trace = args.freeze.is_some() || needs_history(args);
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(jobs_bar);
     request.progress = bar.as_ref().map(|(_, sink)| sink.clone());
     let out_path = match &args.out {
@@ -61,20 +67,29 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         check_own_file(f, "frozen scenario", is_frozen).map_err(output_error)?;
     }
     let out = OutputDir::create(&out_path, Kind::Run).map_err(output_error)?;
-    let attempt_rows = match args.no_rows {
-        true => None,
-        false => Some(attempt_rows(&out).map_err(report_error)?),
+    let sinks = Sinks {
+        attempt_rows: match args.no_rows {
+            true => None,
+            false => Some(attempt_rows(&out).map_err(report_error)?),
+        },
+        history: match wants_jsonl {
+            true => Some(history_file(&out).map_err(report_error)?),
+            false => None,
+        },
     };
     let started = Instant::now();
-    let mut report = run_once(&scenario, &request, attempt_rows);
+    let mut report = run_streaming(&scenario, &request, sinks);
     report.wall_s = started.elapsed().as_secs_f64();
+    if let Some(written) = report.history_written.take() {
+        written.map_err(|e| anyhow!("cannot write trace.jsonl: {e}"))?;
+    }
     if let Some((bar, _)) = bar {
         bar.finish_and_clear();
     }
     let mut frozen = None;
     if let Some(path) = &args.freeze {
         frozen = Some(freeze(&scenario, &request, &report, path, &args.scenario)?);
-        if !args.trace && !needs_history(args) {
+        if !needs_history(args) {
             report.trace = None;
         }
     }
@@ -95,15 +110,8 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         reproduce: reproduce.clone(),
     };
     let summary = summarize(&report, &unmet, identity);
-    // The history for charts and the Chrome trace; trace.jsonl only when asked for.
-    let wants_jsonl = args
-        .trace_format
-        .map_or(args.trace, |f| f == TraceFormat::Jsonl);
-    let history = if wants_jsonl {
-        None
-    } else {
-        report.trace.take()
-    };
+    // The history for charts and the Chrome trace (trace.jsonl is written already).
+    let history = report.trace.take();
     write_outputs(&out, &report, &summary, &text, args.no_rows).map_err(report_error)?;
     write_extra_outputs(&out, &report, history.as_deref(), &summary, args)?;
     let written = out.commit().map_err(output_error)?;
@@ -125,7 +133,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
 
 /// `--chart` and `--trace-format chrome` need the run's history in memory.
 fn needs_history(args: &RunArgs) -> bool {
-    args.chart || args.trace_format.is_some()
+    args.chart || args.trace_format == Some(TraceFormat::Chrome)
 }
 
 /// Writes what `--trace-format chrome` and `--chart` ask for into the run's directory.

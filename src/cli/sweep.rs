@@ -59,15 +59,16 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
         )));
     }
     if let Some(t) = args.threads {
-        crate::limits::check_threads(t).map_err(bad)?;
+        crate::limits::check_threads(t).map_err(|e| bad(e.to_string()))?;
     }
     if let Some(j) = args.jobs {
-        crate::limits::check_jobs("--jobs", j).map_err(bad)?;
+        crate::limits::check_jobs("--jobs", j).map_err(|e| bad(e.to_string()))?;
     }
     let mut plan = Plan::new(scenario, &args.scenario.display().to_string(), seeds);
     apply_bug_flags(&mut plan.bugs, &args.bugs)?;
     plan.shard = shard;
-    crate::limits::check_sweep_seeds(&args.seeds, plan.seed_count()).map_err(bad)?;
+    crate::limits::check_sweep_seeds(&args.seeds, plan.seed_count())
+        .map_err(|e| bad(e.to_string()))?;
     plan.swarm = args.swarm;
     plan.jobs = args.jobs;
     plan.threads = args.threads.unwrap_or(0);

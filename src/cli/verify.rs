@@ -14,9 +14,9 @@ use std::path::Path;
 /// uses, prints the verdict block. Exit 0 when every invariant holds, 1 on a violation, 2 when
 /// the file cannot be read as a history.
 pub fn cmd_verify(path: &Path) -> anyhow::Result<Outcome> {
-    use crate::history::reader::{HistoryReader, Limits};
+    use crate::history::reader::Limits;
     let mut reader =
-        HistoryReader::open(path, Limits::default()).map_err(|e| bad(e.to_string()))?;
+        crate::files::open_history(path, Limits::default()).map_err(|e| bad(e.to_string()))?;
     let judged = crate::verify::judge(&mut reader).map_err(|e| bad(e.to_string()))?;
     let (report, config) = (&judged.check, &judged.config);
     let (end, quiescent) = (judged.end, judged.quiescent);

@@ -3,10 +3,13 @@
 //! Owns: how a [`Record`] is spelled in a file (`docs/history-format.md` is the specification):
 //! keys as `tenant:document:vN`, tenants, documents and operations by name, payload hashes,
 //! content fingerprints and model outputs as 16 lowercase hex digits, absent optional fields
-//! left out, and the header line that carries the run's configuration.
-//! Does not: read files (see `reader`) or decide what is recorded (the kernel does).
+//! left out, and the header line that carries the run's configuration; [`HistoryWriter`], the
+//! observer that writes each record as the run produces it (`run --trace`: memory bounded by a
+//! buffer, not by the history's length).
+//! Does not: read files (see `reader`), decide what is recorded (the kernel does) or open files
+//! (the shell hands over a writer).
 
-use super::{unpack_key, Event, Record};
+use super::{unpack_key, Event, Observer, Record};
 use crate::ids::{OperationId, TenantId};
 use crate::vocab::config::RunConfig;
 use crate::vocab::key::KeyNames;
@@ -135,6 +138,49 @@ pub fn write_history(out: impl Write, records: &[Record], names: &KeyNames) -> s
         w.write_all(b"\n")?;
     }
     w.flush()
+}
+
+/// Writes a history as it streams past, one line a record, into a writer the shell opened.
+/// The bytes are those of [`write_history`] over the same records. The first write error is
+/// kept (the run goes on: its verdict does not depend on the file) and returned by
+/// [`HistoryWriter::finish`].
+pub struct HistoryWriter {
+    out: std::io::BufWriter<Box<dyn Write>>,
+    names: KeyNames,
+    error: Option<std::io::Error>,
+}
+
+impl HistoryWriter {
+    /// `names` spell keys, tenants and operations; a run's are known before it starts
+    /// (`sim::kernel::scenario_names`).
+    pub fn new(out: Box<dyn Write>, names: KeyNames) -> HistoryWriter {
+        HistoryWriter {
+            out: std::io::BufWriter::with_capacity(1 << 16, out),
+            names,
+            error: None,
+        }
+    }
+
+    /// Flushes; the first error met while writing, if any.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.out.flush()
+    }
+}
+
+impl Observer for HistoryWriter {
+    fn observe(&mut self, record: &Record) {
+        if self.error.is_some() {
+            return;
+        }
+        let line = to_json_line(record, &self.names);
+        let written = self.out.write_all(line.as_bytes());
+        if let Err(e) = written.and_then(|()| self.out.write_all(b"\n")) {
+            self.error = Some(e);
+        }
+    }
 }
 
 #[cfg(test)]

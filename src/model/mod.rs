@@ -10,3 +10,6 @@ pub mod queue;
 pub mod retry;
 pub mod semantics;
 pub mod worker;
+
+#[cfg(test)]
+mod tests;

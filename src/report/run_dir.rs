@@ -1,8 +1,9 @@
 //! A run's output directory: the files `durasim run` (and `durasim conform`) write into it.
 //!
 //! Owns: `summary.json`, `scenario.toml` (the file as read), `depth.csv`, `outbox.csv`,
-//! `retries.csv`, `tenants.csv`, `jobs.csv` (unless `--no-rows`), `attempts.csv` (streamed while
-//! the run goes) and `trace.jsonl` (a history file, `docs/history-format.md`).
+//! `retries.csv`, `tenants.csv`, `jobs.csv` (unless `--no-rows`), `attempts.csv` and
+//! `trace.jsonl` (a history file, `docs/history-format.md`), both streamed while the run goes
+//! (or `trace.jsonl` written from a history kept in memory).
 //! Does not: decide what goes into them (`summary`, `observe::metrics`, `history::format`) or
 //! create the directory (`output_dir`).
 
@@ -20,6 +21,13 @@ pub fn attempt_rows(out: &OutputDir) -> Result<Box<dyn Write>, ReportError> {
     let f = std::fs::File::create(out.file("attempts.csv"))
         .map_err(ReportError::io("create", "attempts.csv"))?;
     Ok(Box::new(BufWriter::new(f)))
+}
+
+/// `trace.jsonl`, for the run to stream its history into (`history::format::HistoryWriter`).
+pub fn history_file(out: &OutputDir) -> Result<Box<dyn Write>, ReportError> {
+    let f = std::fs::File::create(out.file("trace.jsonl"))
+        .map_err(ReportError::io("create", "trace.jsonl"))?;
+    Ok(Box::new(f))
 }
 
 /// Creates `name` in `out` and fills it with `write`.

@@ -1,10 +1,17 @@
 //! The `[expect]` block: what a run of the scenario must show.
 //!
-//! Owns: `Expect` (counts, percentiles, violations, `sometimes` properties, replay, trace hash)
-//! and `ReplayExpectation`.
-//! Does not: check a run against it (`run.rs`) or validate the names it holds (`validate.rs`).
+//! Owns: `Expect` (a value per counter, violations, `sometimes` properties, replay, trace hash),
+//! its keys (the counters' names from `observe/counters.rs`, and five of its own) and
+//! `ReplayExpectation`.
+//! Does not: list the counters (`observe/counters.rs`), check a run against it (`run.rs`) or
+//! validate the names it holds (`validate.rs`).
 
-use serde::{Deserialize, Serialize};
+use crate::observe::counters::{Counter, Counts};
+use serde::de::{self, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::sync::LazyLock;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -13,48 +20,11 @@ pub enum ReplayExpectation {
     Diverges,
 }
 
-/// What a scenario must show. Every field is optional; `run` exits 1 when one is not met.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+/// What a scenario must show. Every key is optional; `run` exits 1 when one is not met.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Expect {
-    pub enqueued: Option<u64>,
-    pub acked: Option<u64>,
-    pub dead_lettered: Option<u64>,
-    pub cancelled: Option<u64>,
-    pub unfinished: Option<u64>,
-    pub extract_calls: Option<u64>,
-    pub attempts: Option<u64>,
-    pub results_committed: Option<u64>,
-    pub deduped_commits: Option<u64>,
-    pub payload_conflicts: Option<u64>,
-    pub enqueue_deduped: Option<u64>,
-    pub outbox_events: Option<u64>,
-    pub published: Option<u64>,
-    pub republished: Option<u64>,
-    pub consumer_applied: Option<u64>,
-    pub consumer_duplicates: Option<u64>,
-    pub reviews_done: Option<u64>,
-    pub stale_rejections: Option<u64>,
-    pub leases_expired: Option<u64>,
-    pub worker_crashes: Option<u64>,
-    pub relay_crashes: Option<u64>,
-    pub dlq_permanent_error: Option<u64>,
-    pub dlq_max_attempts_exceeded: Option<u64>,
-    pub reprocessed: Option<u64>,
-    pub reprocess_refused: Option<u64>,
-    pub reprocess_rate_limited: Option<u64>,
-    pub dlq_evicted: Option<u64>,
-    pub dlq_size_max: Option<u64>,
-    pub outbox_pruned: Option<u64>,
-    pub outbox_rows_max: Option<u64>,
-    pub outbox_rows_final: Option<u64>,
-    pub retries_peak_per_s: Option<u64>,
-    pub depth_max_after_recovery: Option<u64>,
-    pub max_attempts_seen: Option<u64>,
-    pub depth_min: Option<u64>,
-    pub depth_max: Option<u64>,
-    pub inference_ms_p50: Option<u64>,
-    pub review_wait_ms_p50: Option<u64>,
+    /// Figures the run must show exactly, one key per [`Counter`] (`acked = 1`).
+    pub counts: Counts,
     /// The invariants this scenario must violate (and no others). `[]` means all hold.
     pub violations: Option<Vec<String>>,
     /// `sometimes` properties this run must reach.
@@ -66,4 +36,106 @@ pub struct Expect {
     pub replay: Option<ReplayExpectation>,
     /// The run's trace hash (16 hex digits): pins the exact history, as a frozen scenario does.
     pub trace_hash: Option<String>,
+}
+
+/// `[expect]`'s keys besides the counters, in the order they are written after them.
+const OWN_KEYS: [&str; 5] = [
+    "violations",
+    "sometimes",
+    "sweep_sometimes",
+    "replay",
+    "trace_hash",
+];
+
+/// Every key `[expect]` allows, for the "allowed keys are" of an unknown one.
+static KEYS: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| Counter::names().chain(OWN_KEYS).collect());
+
+/// One key of `[expect]`, read as serde's derive reads a field name: an unknown key is an
+/// error at the key (so the TOML reader points at its line).
+enum Key {
+    Count(Counter),
+    Violations,
+    Sometimes,
+    SweepSometimes,
+    Replay,
+    TraceHash,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        struct KeyName;
+        impl Visitor<'_> for KeyName {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "a key of [expect]")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
+                Ok(match s {
+                    "violations" => Key::Violations,
+                    "sometimes" => Key::Sometimes,
+                    "sweep_sometimes" => Key::SweepSometimes,
+                    "replay" => Key::Replay,
+                    "trace_hash" => Key::TraceHash,
+                    _ => match Counter::parse(s) {
+                        Some(c) => Key::Count(c),
+                        None => return Err(E::unknown_field(s, KEYS.as_slice())),
+                    },
+                })
+            }
+        }
+        d.deserialize_identifier(KeyName)
+    }
+}
+
+impl<'de> Deserialize<'de> for Expect {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Expect, D::Error> {
+        struct Table;
+        impl<'de> Visitor<'de> for Table {
+            type Value = Expect;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "the [expect] table")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Expect, A::Error> {
+                let mut e = Expect::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::Count(c) => e.counts.set(c, Some(map.next_value()?)),
+                        Key::Violations => e.violations = Some(map.next_value()?),
+                        Key::Sometimes => e.sometimes = Some(map.next_value()?),
+                        Key::SweepSometimes => e.sweep_sometimes = Some(map.next_value()?),
+                        Key::Replay => e.replay = Some(map.next_value()?),
+                        Key::TraceHash => e.trace_hash = Some(map.next_value()?),
+                    }
+                }
+                Ok(e)
+            }
+        }
+        d.deserialize_map(Table)
+    }
+}
+
+impl Serialize for Expect {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for (c, v) in self.counts.iter() {
+            map.serialize_entry(c.name(), &v)?;
+        }
+        if let Some(v) = &self.violations {
+            map.serialize_entry("violations", v)?;
+        }
+        if let Some(v) = &self.sometimes {
+            map.serialize_entry("sometimes", v)?;
+        }
+        if let Some(v) = &self.sweep_sometimes {
+            map.serialize_entry("sweep_sometimes", v)?;
+        }
+        if let Some(v) = &self.replay {
+            map.serialize_entry("replay", v)?;
+        }
+        if let Some(v) = &self.trace_hash {
+            map.serialize_entry("trace_hash", v)?;
+        }
+        map.end()
+    }
 }

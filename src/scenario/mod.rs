@@ -64,7 +64,7 @@ pub const NAME_RULE: &str =
     "1 to 64 characters from a-z, 0-9, '-' and '_', starting with a letter or a digit";
 pub const MAX_NAME: usize = 64;
 
-pub fn validate_name(name: &str) -> Result<(), String> {
+pub fn validate_name(name: &str) -> Result<(), crate::limits::LimitError> {
     let slug = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'_';
     crate::limits::check_identifier(name, MAX_NAME, slug, NAME_RULE)
 }
@@ -427,5 +427,29 @@ mod tests {
             ("queue.lease_ms", Some(4)),
             "{e}"
         );
+    }
+
+    #[test]
+    fn expect_reads_every_counter_and_writes_it_back() {
+        use crate::observe::counters::Counter;
+        let mut src = String::from("name = \"x\"\n[expect]\n");
+        for (i, c) in Counter::ALL.iter().enumerate() {
+            src.push_str(&format!("{} = {i}\n", c.name()));
+        }
+        src.push_str("violations = []\ntrace_hash = \"0123456789abcdef\"\n");
+        let s = parse(&src).unwrap();
+        for (i, c) in Counter::ALL.iter().enumerate() {
+            assert_eq!(s.expect.counts.get(*c), Some(i as u64), "{c:?}");
+        }
+        let again = parse(&toml::to_string(&s).unwrap()).unwrap();
+        assert_eq!(again.expect, s.expect);
+        let e = parse("name = \"x\"\n[expect]\nacked = 1\nackd = 1\n").unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("expect.ackd", Some(4)), "{e}");
+        assert!(
+            e.message.contains("`acked`") && e.message.contains("`trace_hash`"),
+            "{e}"
+        );
+        let e = parse("name = \"x\"\n[expect]\nacked = \"one\"\n").unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("expect.acked", Some(3)), "{e}");
     }
 }

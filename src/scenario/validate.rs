@@ -18,7 +18,8 @@ impl Scenario {
     pub(super) fn validate(&self) -> Result<(), (String, String)> {
         let err = |field: &str, message: String| Err((field.to_string(), message));
         validate_name(&self.name).or_else(|m| err("name", format!("{} {m}", clip(&self.name))))?;
-        crate::limits::check_times(self)?;
+        crate::limits::check_times(self)
+            .or_else(|e| err(e.field().unwrap_or(""), e.to_string()))?;
         if self.workers.count == 0 || self.workers.count > 1_000_000 {
             return err(
                 "workers.count",

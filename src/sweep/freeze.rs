@@ -14,6 +14,7 @@
 use crate::fastmap::FastMap;
 use crate::history::{Event, Record};
 use crate::ids::JobId;
+use crate::observe::counters::Counter;
 use crate::run::{run_once, RunReport, RunRequest};
 use crate::scenario::{Expect, FaultKind, Scenario, Script};
 use crate::vocab::key::KeyNames;
@@ -251,6 +252,17 @@ pub enum FreezeError {
     Parse(#[from] crate::scenario::ScenarioError),
 }
 
+/// The counts a frozen run pins: its outcomes, its results and the crashes its faults caused.
+const FROZEN_COUNTERS: [Counter; 7] = [
+    Counter::Enqueued,
+    Counter::Acked,
+    Counter::DeadLettered,
+    Counter::Cancelled,
+    Counter::ResultsCommitted,
+    Counter::WorkerCrashes,
+    Counter::RelayCrashes,
+];
+
 /// `durasim run --freeze FILE`: the run as an explicit scenario, its expectations pinned to what
 /// the run did (counts, violations and, unless a step is unseeded, the trace hash). Needs the
 /// run's trace. `scenario_file` is named in the file's header; the shell writes the file.
@@ -274,13 +286,9 @@ pub fn freeze_run(
             .map(|i| i.name().to_string())
             .collect(),
     );
-    e.enqueued = Some(m.jobs.enqueued);
-    e.acked = Some(m.jobs.acked);
-    e.dead_lettered = Some(m.jobs.dead_lettered);
-    e.cancelled = Some(m.jobs.cancelled);
-    e.results_committed = Some(m.effects.results_committed);
-    e.worker_crashes = Some(m.crashes.worker);
-    e.relay_crashes = Some(m.crashes.relay);
+    for c in FROZEN_COUNTERS {
+        e.counts.set(c, c.of(m));
+    }
     // A run with an unseeded step cannot be pinned: no two runs of it share a trace.
     let unseeded = crate::bugs::enabled(&request.bugs).contains(&"nondeterministic_step");
     if !unseeded {

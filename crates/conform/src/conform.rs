@@ -17,6 +17,7 @@ use durasim::check::Checker;
 use durasim::cli::{load_scenario, output_error, BadInput, Outcome};
 use durasim::history::reader::{HistoryReader, Limits};
 use durasim::history::TraceHash;
+use durasim::observe::counters::Counter;
 use durasim::observe::metrics::Metrics;
 use durasim::report::output_dir::{Kind as OutKind, OutputDir};
 use durasim::report::summary::{summarize, RunIdentity};
@@ -479,7 +480,7 @@ fn judge(
     // (µs), exactly as `durasim verify` would, and its checker judges it. A history the reader
     // refuses is a defect of this harness.
     let refused = |e| anyhow!("the store's history does not read back: {e}");
-    let mut reader = HistoryReader::open(history, Limits::default()).map_err(refused)?;
+    let mut reader = durasim::files::open_history(history, Limits::default()).map_err(refused)?;
     let mut verdict = Checker::new();
     let mut hash = TraceHash::default();
     let mut last = 0;
@@ -507,6 +508,7 @@ fn judge(
         metrics: Metrics::new(scenario.workers.count, jobs, Some(attempt_rows)),
         trace: None,
         trace_filter: None,
+        history: None,
         progress: None,
     };
     while let Some(r) = reader.next_record().map_err(refused)? {
@@ -527,6 +529,7 @@ fn judge(
         trace: None,
         wall_s: facts.wall_s,
         replay_hash: None,
+        history_written: None,
     };
     report
         .metrics
@@ -538,9 +541,9 @@ fn judge(
     judged.expect = Expect {
         violations: scenario.expect.violations.clone(),
         sometimes: scenario.expect.sometimes.clone(),
-        unfinished: Some(0),
         ..Expect::default()
     };
+    judged.expect.counts.set(Counter::Unfinished, Some(0));
     let unmet = check_expectations(&judged, &report);
     let reproduce = reproduce(args, seed);
     let file = args.scenario.display().to_string();

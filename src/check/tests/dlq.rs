@@ -1,0 +1,165 @@
+//! The checker's tests for the DLQ and reprocess (`check/dlq.rs`): redacted reasons, audited and justified reprocesses, capacity, silent drops.
+
+use super::*;
+
+#[test]
+fn raw_dlq_reasons_and_unaudited_reprocesses_are_caught() {
+    let mut h = vec![(0, enqueued())];
+    h.extend(dies(0, 1, 0).into_iter().map(|(at, e)| match e {
+        Event::DeadLettered { .. } => (at, dead(0, Some(1), "parser: total 'ACME' invalid")),
+        e => (at, e),
+    }));
+    h.push((9, enqueue(1, T, key_of(1, 2), Some(0))));
+    h.push((1010, cancelled(1)));
+    h.push((1011, ended()));
+    let r = judge(h);
+    assert_eq!(
+        r.violated(),
+        vec![Invariant::RedactedDlq, Invariant::AuditedReprocess]
+    );
+}
+
+// A DLQ with a capacity: the entry evicted before any reprocess was the job's only terminal
+// record, so the job is lost; an entry already reprocessed can go.
+#[test]
+fn a_dlq_eviction_before_reprocess_is_a_silent_drop() {
+    let mut h = vec![
+        (0, enqueue(0, T, key_of(0, 1), None)),
+        (0, enqueue(1, T, key_of(1, 1), None)),
+    ];
+    h.extend(dies(0, 1, 4));
+    h.extend(dies(1, 2, 5));
+    h.push((7, enqueue(2, T, key_of(1, 2), Some(1))));
+    h.push((
+        7,
+        Event::Reprocessed {
+            old_job: JobId(1),
+            new_job: JobId(2),
+            operator: "ana".into(),
+        },
+    ));
+    h.push((8, lease(2, 0, 3)));
+    h.push((9, failed(2, 3, "schema_invalid")));
+    h.push((
+        9,
+        Event::DlqEvicted {
+            job: JobId(0),
+            capacity: Some(2),
+        },
+    ));
+    h.push((9, dead(2, Some(3), "permanent_error")));
+    h.push((
+        10,
+        Event::DlqEvicted {
+            job: JobId(1),
+            capacity: Some(2),
+        },
+    ));
+    h.push((10, ended()));
+    let r = judge(h);
+    assert_eq!(r.violated(), vec![Invariant::NoSilentDrop]);
+    let v = r.verdict(Invariant::NoSilentDrop);
+    assert_eq!(v.count, 1, "the reprocessed job-1 is not lost");
+    let first = v.first.as_ref().unwrap();
+    assert_eq!((first.at, first.job), (9, Some(JobId(0))));
+    assert!(
+        first.message.contains("evicted") && first.message.contains("capacity 2"),
+        "{}",
+        first.message
+    );
+    assert_eq!(first.evidence.len(), 1);
+}
+
+// Unrecorded DLQ loss: the queue dropped an entry and said nothing.
+#[test]
+fn a_dlq_over_its_capacity_breaks_dlq_bounded() {
+    let mut h = Vec::new();
+    for j in 0..3 {
+        h.push((0, enqueue(j, T, key_of(j, 1), None)));
+    }
+    for j in 0..3 {
+        h.extend(dies(j, j as u64 + 1, j as u64 * 10));
+    }
+    let r = judge(h);
+    assert!(first_message(&r, Invariant::DlqBounded).contains("over its capacity 2"));
+    let mut h = vec![(0, enqueue(0, T, key_of(0, 1), None))];
+    h.extend(dies(0, 1, 0));
+    h.push((
+        5,
+        Event::DlqEvicted {
+            job: JobId(0),
+            capacity: None,
+        },
+    ));
+    let r = judge(h);
+    assert!(first_message(&r, Invariant::DlqBounded).contains("only a full DLQ evicts"));
+}
+
+// Reprocess version not bumped: every reprocess refused as `version_exists`, silently "fine".
+#[test]
+fn a_refusal_must_be_true_of_the_history() {
+    let refused = |reason| Event::ReprocessRefused {
+        job: Some(JobId(0)),
+        operator: Some("ana".into()),
+        reason,
+    };
+    let mut h = vec![(0, enqueued())];
+    h.extend(dies(0, 1, 0));
+    h.push((10, refused("version_exists")));
+    h.push((11, refused("not_dead_lettered")));
+    h.push((12, refused("evicted")));
+    let r = judge(h);
+    assert_eq!(r.verdict(Invariant::ReprocessJustified).count, 3);
+    assert!(first_message(&r, Invariant::ReprocessJustified).contains("no job under version 2"));
+    let mut h = vec![(0, enqueued())];
+    h.push((1001, cancelled(0)));
+    h.push((1002, refused("cancelled_is_terminal")));
+    let r = judge(h);
+    assert_eq!(r.verdict(Invariant::ReprocessJustified).count, 0);
+    assert_eq!(r.reached(Sometimes::OperatorAtCancelled), 1);
+}
+
+// Reprocess of a cancelled job, and past the rate limit.
+#[test]
+fn a_reprocess_needs_a_held_dlq_entry_and_room_in_the_rate_limit() {
+    let mut h = vec![(0, enqueued())];
+    h.push((1001, cancelled(0)));
+    h.push((1002, enqueue(1, T, key_of(1, 2), Some(0))));
+    h.push((
+        1002,
+        Event::Reprocessed {
+            old_job: JobId(0),
+            new_job: JobId(1),
+            operator: "ana".into(),
+        },
+    ));
+    let r = judge(h);
+    assert!(first_message(&r, Invariant::AuditedReprocess).contains("while Some(Cancelled)"));
+    let limited = RunConfig {
+        reprocess_limit: Some(ReprocessLimit {
+            max: 1,
+            window: 100,
+        }),
+        dlq_capacity: None,
+        ..config()
+    };
+    let mut h = Vec::new();
+    for j in 0..2 {
+        h.push((0, enqueue(j, T, key_of(j, 1), None)));
+        h.extend(dies(j, j as u64 + 1, j as u64));
+    }
+    for (i, (old, at)) in [(0u32, 10u64), (1, 50)].into_iter().enumerate() {
+        let new = 2 + i as u32;
+        h.push((at, enqueue(new, T, key_of(old, 2), Some(old))));
+        h.push((
+            at,
+            Event::Reprocessed {
+                old_job: JobId(old),
+                new_job: JobId(new),
+                operator: "bot".into(),
+            },
+        ));
+    }
+    let r = judge_with(limited, h);
+    assert!(first_message(&r, Invariant::ReprocessJustified).contains("limit 1"));
+}

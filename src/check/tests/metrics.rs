@@ -1,0 +1,116 @@
+//! The checker's tests for metrics and summary figures (`check/metrics.rs`): depth samples and `summary.json` counts against the recomputation.
+
+use super::*;
+
+// A depth counter that never decrements.
+#[test]
+fn depth_samples_must_match_the_recomputed_depth() {
+    let sample = |depth| Event::DepthSampled { depth };
+    let h = vec![
+        (0, enqueued()),
+        (0, sample(1)),
+        (1, lease(0, 0, 1)),
+        (1, sample(0)),
+    ];
+    assert!(judge(h).holds_except(&[Invariant::NoSilentDrop]));
+    let h = vec![(0, enqueued()), (1, lease(0, 0, 1)), (1, sample(1))];
+    let r = judge(h);
+    assert!(
+        first_message(&r, Invariant::DepthMatchesHistory).contains("is 1, but the history has 0")
+    );
+    // Without lease_expired records, the expiry is inferred: at 101 the sample may or may not
+    // count it; at 102 it must.
+    let quiet = RunConfig {
+        emits: Emits::default(),
+        ..config()
+    };
+    let h = |late| {
+        vec![
+            (0, enqueued()),
+            (0, lease(0, 0, 1)),
+            (101, sample(0)),
+            (101, sample(1)),
+            (102, sample(late)),
+        ]
+    };
+    assert_eq!(
+        judge_with(quiet.clone(), h(1))
+            .verdict(Invariant::DepthMatchesHistory)
+            .count,
+        0
+    );
+    assert_eq!(
+        judge_with(quiet, h(0))
+            .verdict(Invariant::DepthMatchesHistory)
+            .count,
+        1
+    );
+}
+
+#[test]
+fn summary_figures_are_cross_checked() {
+    let mut r = judge(happy());
+    let mut figures = r.figures.clone();
+    r.cross_check_figures(&figures);
+    assert!(r.holds());
+    let acked = figures
+        .iter_mut()
+        .find(|(n, _)| *n == "jobs.acked")
+        .unwrap();
+    acked.1 = 2;
+    r.cross_check_figures(&figures);
+    assert!(first_message(&r, Invariant::SummaryMatchesHistory)
+        .contains("jobs.acked = 2, but the history gives 1"));
+}
+
+#[test]
+fn recorded_deadlines_and_lease_ends_are_cross_checked() {
+    let h = vec![
+        (
+            0,
+            Event::Enqueued {
+                job: JobId(0),
+                tenant: T,
+                key: key(),
+                operation: OperationId::EXTRACT,
+                content: 7,
+                payload: None,
+                visible_at: None,
+                deadline_at: Some(3000),
+                reprocess_of: None,
+            },
+        ),
+        (
+            0,
+            Event::Leased {
+                job: JobId(0),
+                worker: WorkerId(0),
+                fence: Fence(1),
+                attempt: Some(2),
+                lease_until: Some(100),
+                visible_at: Some(0),
+            },
+        ),
+        (
+            3,
+            Event::Rejected {
+                job: JobId(0),
+                worker: WorkerId(1),
+                op: Op::Ack,
+                presented: Fence(0),
+                held: Some(Fence(1)),
+                reason: "stale_fence",
+            },
+        ),
+    ];
+    let r = judge(h);
+    assert_eq!(r.verdict(Invariant::RecordedValuesMatch).count, 2);
+    assert!(first_message(&r, Invariant::RecordedValuesMatch).contains("deadline_at 3000 ms"));
+    assert_eq!(r.reached(Sometimes::StaleFenceRejected), 1);
+}
+
+impl CheckReport {
+    fn holds_except(&self, allowed: &[Invariant]) -> bool {
+        self.violated().iter().all(|i| allowed.contains(i))
+    }
+}

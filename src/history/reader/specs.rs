@@ -1,0 +1,136 @@
+//! The record types a history may hold and the fields each may carry.
+//!
+//! Owns: `SPECS` (type name, allowed fields) and `TYPES` (the names alone).
+//! Does not: say which fields are required (the code in `records.rs` and
+//! `docs/history-format.md` do).
+
+/// Each record type and the fields it may carry (besides `at` and `type`). Which of them are
+/// required is said by the code that reads them and by `docs/history-format.md`.
+pub(super) const SPECS: &[(&str, &[&str])] = &[
+    (
+        "enqueued",
+        &[
+            "job",
+            "tenant",
+            "key",
+            "operation",
+            "content",
+            "payload",
+            "visible_at",
+            "deadline_at",
+            "reprocess_of",
+        ],
+    ),
+    (
+        "enqueue_deduped",
+        &[
+            "tenant",
+            "key",
+            "operation",
+            "content",
+            "payload",
+            "existing",
+        ],
+    ),
+    (
+        "enqueue_conflict",
+        &[
+            "tenant",
+            "key",
+            "operation",
+            "content",
+            "payload",
+            "existing",
+            "existing_payload",
+        ],
+    ),
+    ("visible", &["job"]),
+    (
+        "leased",
+        &[
+            "job",
+            "worker",
+            "fence",
+            "attempt",
+            "lease_until",
+            "visible_at",
+        ],
+    ),
+    ("lease_expired", &["job", "fence"]),
+    ("heartbeat", &["job", "worker", "fence", "lease_until"]),
+    (
+        "rejected",
+        &["job", "worker", "op", "presented", "held", "reason"],
+    ),
+    ("extract_started", &["job", "worker", "fence", "stalled"]),
+    (
+        "extract_done",
+        &["job", "worker", "fence", "inference", "output"],
+    ),
+    (
+        "attempt_failed",
+        &["job", "worker", "fence", "error", "class"],
+    ),
+    (
+        "result_committed",
+        &["job", "worker", "key", "payload", "output", "event"],
+    ),
+    (
+        "commit_deduped",
+        &[
+            "job",
+            "worker",
+            "key",
+            "payload",
+            "output",
+            "existing_payload",
+            "existing_event",
+        ],
+    ),
+    (
+        "commit_conflict",
+        &["job", "worker", "key", "payload", "existing_payload"],
+    ),
+    ("acked", &["job", "worker", "fence"]),
+    (
+        "retry_scheduled",
+        &["job", "worker", "fence", "attempt", "visible_at"],
+    ),
+    (
+        "dead_lettered",
+        &["job", "worker", "fence", "attempts", "reason"],
+    ),
+    ("cancelled", &["job", "worker", "fence", "deadline_at"]),
+    ("dlq_evicted", &["job", "capacity"]),
+    ("worker_crashed", &["worker", "job", "fence", "point"]),
+    ("worker_restarted", &["worker"]),
+    ("stall_began", &["worker", "job", "fence", "stall"]),
+    ("pause_began", &["worker", "job", "fence", "pause"]),
+    (
+        "published",
+        &["event", "key", "job", "output", "send", "direct"],
+    ),
+    ("marked_published", &["count"]),
+    ("outbox_pruned", &["rows"]),
+    ("relay_crashed", &["unmarked"]),
+    ("effect_applied", &["event", "key", "job", "output"]),
+    ("duplicate_event", &["event", "key"]),
+    ("review_done", &["event", "key", "job"]),
+    ("payload_mutated", &["job", "content", "payload"]),
+    ("reprocess_refused", &["job", "operator", "reason"]),
+    ("reprocessed", &["old_job", "new_job", "operator"]),
+    ("depth_sampled", &["depth"]),
+    ("run_ended", &["quiescent"]),
+];
+
+const _: () = assert!(SPECS.len() == 35);
+
+pub(super) const TYPES: [&str; 35] = {
+    let mut out = [""; 35];
+    let mut i = 0;
+    while i < SPECS.len() {
+        out[i] = SPECS[i].0;
+        i += 1;
+    }
+    out
+};
