@@ -13,120 +13,15 @@
 use super::invariant::{Invariant, Sometimes};
 use super::job_track::JobTracks;
 pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
+pub use super::key_track::PayloadId;
+pub(super) use super::key_track::{DlqTrack, EventTrack, KeyTrack};
 use super::metrics::{DepthTrack, Tally};
+pub use super::verdict::{CheckReport, Verdict, Violation};
 use crate::history::{Event, Observer, Record};
-use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, WorkerId};
+use crate::ids::{EventId, Fence, JobId, SimTime, WorkerId};
 use crate::key_index::KeyIndex;
 use crate::vocab::config::RunConfig;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
-use std::collections::VecDeque;
-
-/// What a payload is, as the history records it at enqueue: the operation and the content's
-/// fingerprint (the document is the key's). Two requests under one key carry the same payload
-/// exactly when these are equal; the recorded payload hash is not trusted for that.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PayloadId {
-    pub operation: OperationId,
-    pub content: u64,
-}
-
-impl std::fmt::Display for PayloadId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "content {:016x}", self.content)?;
-        if self.operation != OperationId::EXTRACT {
-            write!(f, " ({})", self.operation)?;
-        }
-        Ok(())
-    }
-}
-
-/// One violation, with the records that prove it.
-#[derive(Clone, Debug)]
-pub struct Violation {
-    pub invariant: Invariant,
-    pub at: SimTime,
-    pub job: Option<JobId>,
-    pub key: Option<IdempotencyKey>,
-    pub message: String,
-    pub evidence: Vec<Record>,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct Verdict {
-    pub count: u64,
-    pub first: Option<Violation>,
-}
-
-/// What the history said about one key. Optional fields are kept as values plus flags
-/// (`first_*` is meaningful once `results > 0`): a million keys are tracked.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct KeyTrack {
-    pub payload: PayloadId,
-    pub first_at: SimTime,
-    pub first_output: u64,
-    pub result_event: EventId,
-    pub applied_at: SimTime,
-    pub applied_event: EventId,
-    pub first_job: JobId,
-    pub results: u32,
-    pub events: u32,
-    pub has_payload: bool,
-    pub enqueued: bool,
-    pub has_result_event: bool,
-    pub applied: bool,
-    pub reviewed: bool,
-}
-
-impl KeyTrack {
-    pub fn payload(&self) -> Option<PayloadId> {
-        self.has_payload.then_some(self.payload)
-    }
-
-    pub fn set_payload(&mut self, payload: PayloadId) {
-        self.payload = payload;
-        self.has_payload = true;
-    }
-
-    /// The first result committed for the key: when, by which job, with which output.
-    pub fn first_commit(&self) -> Option<(SimTime, JobId, u64)> {
-        (self.results > 0).then_some((self.first_at, self.first_job, self.first_output))
-    }
-
-    pub fn result_event(&self) -> Option<EventId> {
-        self.has_result_event.then_some(self.result_event)
-    }
-
-    pub fn set_result_event(&mut self, event: EventId) {
-        self.result_event = event;
-        self.has_result_event = true;
-    }
-
-    /// When the key's effect was first applied, and from which event.
-    pub fn applied(&self) -> Option<(SimTime, EventId)> {
-        self.applied
-            .then_some((self.applied_at, self.applied_event))
-    }
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct EventTrack {
-    pub key: u64,
-    pub job: u32,
-    /// How many times it was published (a relay that dies before marking sends it again).
-    pub publishes: u32,
-    pub published: bool,
-    pub applied: bool,
-}
-
-/// The DLQ as the checker sees it, and the reprocesses each tenant had accepted.
-#[derive(Clone, Debug, Default)]
-pub(super) struct DlqTrack {
-    /// Live entries, oldest first.
-    pub entries: VecDeque<JobId>,
-    pub size_max: u64,
-    /// Per tenant: when its accepted reprocesses happened (kept for the rate limit's window).
-    pub reprocesses: Vec<VecDeque<SimTime>>,
-}
 
 pub struct Checker {
     pub(super) config: RunConfig,
@@ -680,64 +575,5 @@ impl Observer for Checker {
     #[inline]
     fn observe(&mut self, record: &Record) {
         self.observe_record(record);
-    }
-}
-
-/// The checker's conclusion.
-#[derive(Clone, Debug)]
-pub struct CheckReport {
-    pub verdicts: Vec<(Invariant, Verdict)>,
-    pub sometimes: Vec<(Sometimes, u64)>,
-    pub quiescent: bool,
-    /// The time of `run_ended`.
-    pub end: SimTime,
-    /// The checker's own count of each `summary.json` figure the history determines.
-    pub figures: Vec<(&'static str, u64)>,
-}
-
-impl CheckReport {
-    pub fn violated(&self) -> Vec<Invariant> {
-        self.verdicts
-            .iter()
-            .filter(|(_, v)| v.count > 0)
-            .map(|(i, _)| *i)
-            .collect()
-    }
-
-    pub fn holds(&self) -> bool {
-        self.verdicts.iter().all(|(_, v)| v.count == 0)
-    }
-
-    pub fn verdict(&self, invariant: Invariant) -> &Verdict {
-        &self
-            .verdicts
-            .iter()
-            .find(|(i, _)| *i == invariant)
-            .expect("every invariant has a verdict")
-            .1
-    }
-
-    pub(super) fn verdict_mut(&mut self, invariant: Invariant) -> &mut Verdict {
-        &mut self
-            .verdicts
-            .iter_mut()
-            .find(|(i, _)| *i == invariant)
-            .expect("every invariant has a verdict")
-            .1
-    }
-
-    pub fn reached(&self, s: Sometimes) -> u64 {
-        self.sometimes
-            .iter()
-            .find(|(x, _)| *x == s)
-            .map_or(0, |(_, n)| *n)
-    }
-
-    /// The earliest first violation across invariants (by time, then invariant order).
-    pub fn first_violation(&self) -> Option<&Violation> {
-        self.verdicts
-            .iter()
-            .filter_map(|(_, v)| v.first.as_ref())
-            .min_by_key(|v| (v.at, v.invariant))
     }
 }

@@ -10,6 +10,7 @@ mod dlq;
 mod effects;
 pub mod invariant;
 mod job_track;
+mod key_track;
 mod leases;
 mod metrics;
 mod policy;
@@ -17,6 +18,7 @@ mod recorded;
 mod tenancy;
 #[cfg(test)]
 mod tests;
+mod verdict;
 
 pub use checker::{CheckReport, Checker, PayloadId, Verdict, Violation};
 pub use invariant::{Invariant, Kind, Sometimes};
