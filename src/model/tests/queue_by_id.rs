@@ -94,7 +94,11 @@ fn a_renewal_by_id_moves_only_a_live_lease() {
         q.check_expiry(1001, a, fa),
         ExpiryOutcome::StillLeased { lease_until: 1600 }
     );
-    assert_eq!(q.heartbeat_unfenced(600, JobId(1)), None, "ready, not leased");
+    assert_eq!(
+        q.heartbeat_unfenced(600, JobId(1)),
+        None,
+        "ready, not leased"
+    );
     assert_eq!(q.job(JobId(1)).lease_until, 0);
 }
 
