@@ -1,7 +1,8 @@
-//! How many results the naive dual write leaves in the results table, pinned.
+//! How many results the naive dual write leaves in the results table, and the event ids of its
+//! direct publishes, pinned.
 //! Owns: tests only.
 
-use crate::ids::{DocumentId, JobId, TenantId};
+use crate::ids::{DocumentId, EventId, JobId, TenantId};
 use crate::model::outbox::{CommitOutcome, Outbox};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
@@ -21,4 +22,19 @@ fn the_naive_write_counts_each_new_result_once() {
         CommitOutcome::Deduped { .. }
     ));
     assert_eq!(o.results_count(), 2);
+}
+
+/// The naive write's direct publish takes a fresh event id, never one the outbox handed out.
+#[test]
+fn a_direct_publish_takes_a_fresh_event_id() {
+    let key = IdempotencyKey::new(TenantId(0), DocumentId(1), 1).unwrap();
+    let mut o = Outbox::default();
+    assert_eq!(
+        o.commit(key, JobId(0), PayloadHash(5), 1),
+        CommitOutcome::Committed {
+            event: Some(EventId(1))
+        }
+    );
+    assert_eq!(o.naive_publish_id(), EventId(2));
+    assert_eq!(o.naive_publish_id(), EventId(3));
 }

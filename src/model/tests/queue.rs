@@ -106,3 +106,65 @@ fn a_retry_after_the_lease_ran_out_takes_the_job_out_of_the_ready_line() {
     assert_eq!(q.depth(), 0);
     assert_eq!(q.lease_next(1600), LeaseOutcome::Empty, "leased once");
 }
+
+/// A lease is live through its `lease_until` and expires just after it; the `early_expiry`
+/// defect ends it at `lease_until` itself.
+#[test]
+fn a_lease_is_live_through_its_end_and_early_expiry_ends_it_there() {
+    for (early, expires_at) in [(false, 1001), (true, 1000)] {
+        let mut q = Queue::new(QueueConfig {
+            bug_early_expiry: early,
+            ..QueueConfig::new(1000, 30_000, 3)
+        });
+        assert_eq!(q.expiry_time(1000), expires_at);
+        q.enqueue(0, request(1, 0));
+        let LeaseOutcome::Leased { job, fence, .. } = q.lease_next(0) else {
+            panic!("a ready job is leased");
+        };
+        assert_eq!(
+            q.check_expiry(expires_at - 1, job, fence),
+            ExpiryOutcome::StillLeased { lease_until: 1000 }
+        );
+        assert_eq!(
+            q.check_expiry(expires_at, job, fence),
+            ExpiryOutcome::Expired
+        );
+    }
+}
+
+/// `unfenced_heartbeat` lets a zombie's heartbeat (an old token) renew the lease of the job's
+/// new holder; without it the old token is refused and the lease stays where it was.
+#[test]
+fn unfenced_heartbeat_renews_for_a_zombie_and_the_fenced_queue_refuses_it() {
+    for unfenced in [false, true] {
+        let mut q = Queue::new(QueueConfig {
+            bug_unfenced_heartbeat: unfenced,
+            ..QueueConfig::new(1000, 30_000, 3)
+        });
+        q.enqueue(0, request(1, 0));
+        let LeaseOutcome::Leased {
+            job, fence: old, ..
+        } = q.lease_next(0)
+        else {
+            panic!("a ready job is leased");
+        };
+        assert_eq!(q.check_expiry(1001, job, old), ExpiryOutcome::Expired);
+        let LeaseOutcome::Leased { fence: new, .. } = q.lease_next(1001) else {
+            panic!("the expired job is leased again");
+        };
+        let renewed = q.heartbeat(1500, job, old);
+        if unfenced {
+            assert_eq!(renewed, Ok(2500));
+            assert_eq!(q.job(job).lease_until, 2500);
+        } else {
+            assert_eq!(
+                renewed,
+                Err(crate::model::queue::Rejection::StaleFence {
+                    held: new,
+                    presented: old
+                })
+            );
+            assert_eq!(q.job(job).lease_until, 2001);
+        }
+    }
+}

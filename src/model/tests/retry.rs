@@ -88,3 +88,29 @@ fn only_a_jittering_policy_asks_for_a_draw() {
     assert!(policy(Jitter::Full).draws_jitter());
     assert!(policy(Jitter::Equal).draws_jitter());
 }
+
+/// Equal jitter keeps half the delay and draws the other half: a middle draw lands in the
+/// middle, not at the top.
+#[test]
+fn equal_jitter_draws_the_upper_half_of_the_delay() {
+    let equal = policy(Jitter::Equal);
+    assert_eq!(equal.backoff_ms(3, 0.0), 200);
+    assert_eq!(equal.backoff_ms(3, 0.5), 300);
+    assert_eq!(equal.backoff_ms(3, 0.999_999), 400);
+}
+
+/// `cancel_early` cancels a transient error only when the retry would land after the deadline:
+/// one landing on the deadline itself is still live.
+#[test]
+fn cancel_early_spares_a_retry_that_lands_on_the_deadline() {
+    let early = RetryPolicy {
+        bug_cancel_early: true,
+        ..policy(Jitter::None)
+    };
+    let e = ErrorKind::ProviderUnavailable;
+    assert_eq!(early.judged_error(e, 1, 900, 1000), e, "lands at 1000");
+    assert_eq!(
+        early.judged_error(e, 1, 901, 1000),
+        ErrorKind::DeadlineExceeded
+    );
+}
