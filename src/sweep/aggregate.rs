@@ -184,8 +184,7 @@ impl<'a> Aggregator<'a> {
                 wall_s: (wall_s * 1000.0).round() / 1000.0,
                 threads,
                 events_per_wall_s: (events as f64 / wall).round(),
-                sim_to_wall_ratio: ((virtual_time_ms as f64 / 1000.0 / wall) * 10.0).round()
-                    / 10.0,
+                sim_to_wall_ratio: ((virtual_time_ms as f64 / 1000.0 / wall) * 10.0).round() / 10.0,
                 seeds_per_wall_s: ((n as f64 / wall) * 10.0).round() / 10.0,
             },
         }
