@@ -117,7 +117,10 @@ fn each_formula_is_stated_and_a_delay_outside_it_is_caught() {
         // What the formula allows for this attempt (`visibility`: exactly the rest of the
         // lease, which is the delay the simulator took).
         let (least, most) = durasim::profile::backoff::bounds(&sem.backoff, n, delay);
-        assert!(least <= delay && delay <= most, "{name}: {delay} in {least}..={most}");
+        assert!(
+            least <= delay && delay <= most,
+            "{name}: {delay} in {least}..={most}"
+        );
         let mut wrong = vec![most + 1];
         if least > 0 {
             wrong.push(least - 1);
@@ -154,11 +157,17 @@ fn permanent_errors_retried_is_stated_and_judged() {
     );
     // The same history under a header that does not say so: every retry of a permanent error
     // breaks the policy, and every recorded class is wrong.
-    header["config"].as_object_mut().unwrap().remove("permanent_error");
+    header["config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("permanent_error");
     let mut stripped = lines.clone();
     stripped[0] = header.to_string();
     let judged = judge(&stripped);
-    for i in [Invariant::RetryPolicyFollowed, Invariant::RecordedValuesMatch] {
+    for i in [
+        Invariant::RetryPolicyFollowed,
+        Invariant::RecordedValuesMatch,
+    ] {
         assert!(judged.violated().contains(&i), "{:?}", judged.violated());
     }
 }

@@ -90,7 +90,12 @@ fn base(f: &crate::vocab::config::RetryFormula, n: u32, lease_left: u64) -> u64 
     }
 }
 
-fn jittered(mode: JitterMode, f: &crate::vocab::config::RetryFormula, n: u32, d: u64) -> (u64, u64) {
+fn jittered(
+    mode: JitterMode,
+    f: &crate::vocab::config::RetryFormula,
+    n: u32,
+    d: u64,
+) -> (u64, u64) {
     let pct = d.saturating_mul(u64::from(f.backoff.jitter_pct)) / 100;
     match mode {
         JitterMode::None => (d, d),
