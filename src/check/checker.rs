@@ -10,7 +10,6 @@
 //! cross-checked. It could judge a history recorded from a real queue and database.
 //! Does not: keep the history (a violation keeps the few records that prove it).
 
-use crate::vocab::faults::Held;
 use super::invariant::{Invariant, Sometimes};
 use super::job_track::JobTracks;
 pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
@@ -22,6 +21,7 @@ use crate::history::{Event, Observer, Record};
 use crate::ids::{EventId, Fence, JobId, SimTime, WorkerId};
 use crate::key_index::KeyIndex;
 use crate::vocab::config::RunConfig;
+use crate::vocab::faults::Held;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 
 pub struct Checker {

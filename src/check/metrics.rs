@@ -11,9 +11,9 @@
 
 use super::checker::{CheckReport, Checker, Place};
 use super::invariant::Invariant;
-use crate::vocab::faults::HeldCounts;
 use crate::history::{Event, Op, Record};
 use crate::ids::{JobId, SimTime};
+use crate::vocab::faults::HeldCounts;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -299,7 +299,8 @@ impl Checker {
             ("crashes.relay", t.relay_crashes),
         ];
         figures.extend(t.held.figures());
-        figures.extend([            ("dlq.permanentError", t.dlq_permanent),
+        figures.extend([
+            ("dlq.permanentError", t.dlq_permanent),
             ("dlq.maxAttemptsExceeded", t.dlq_max_attempts),
             ("dlq.other", t.dlq_other),
             ("dlq.evicted", t.evicted),

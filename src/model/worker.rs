@@ -176,7 +176,11 @@ impl Attempt {
                     self.phase = Phase::Finished;
                     return Step::Crash(CrashPoint::AfterLease);
                 }
-                let total = self.plan.lengths.get(Held::Stall).unwrap_or(self.plan.extract_ms);
+                let total = self
+                    .plan
+                    .lengths
+                    .get(Held::Stall)
+                    .unwrap_or(self.plan.extract_ms);
                 self.phase = Phase::Extracting {
                     remaining_ms: total,
                     slice_ms: 0,
@@ -210,8 +214,11 @@ impl Attempt {
                 }
                 if remaining_ms == 0 {
                     self.phase = Phase::Extracted;
-                    let inference_ms =
-                        self.plan.lengths.get(Held::Stall).unwrap_or(self.plan.extract_ms);
+                    let inference_ms = self
+                        .plan
+                        .lengths
+                        .get(Held::Stall)
+                        .unwrap_or(self.plan.extract_ms);
                     return Step::ExtractDone {
                         inference_ms,
                         output: self.plan.output,

@@ -268,7 +268,8 @@ impl Metrics {
             ("crashes.relay", c.relay),
         ];
         figures.extend(c.held.figures());
-        figures.extend([            ("dlq.permanentError", d.permanent_error),
+        figures.extend([
+            ("dlq.permanentError", d.permanent_error),
             ("dlq.maxAttemptsExceeded", d.max_attempts_exceeded),
             ("dlq.other", d.other),
             ("dlq.evicted", d.evicted),

@@ -282,7 +282,11 @@ impl Scenario {
                     let key = h.spec().length_key;
                     return err(
                         &field(key),
-                        format!("a {} needs `{key}`, and only a {} takes it", h.spec().name, h.spec().name),
+                        format!(
+                            "a {} needs `{key}`, and only a {} takes it",
+                            h.spec().name,
+                            h.spec().name
+                        ),
                     );
                 }
                 (held, Some((k, _))) if held != Some(k) => {

@@ -11,13 +11,13 @@
 //! `sim::faults::draw_plan`), so with the rates at 0 and the fired faults scripted every stream
 //! is consumed as in the seeded run. Only `nondeterministic_step` runs cannot be pinned.
 
-use crate::vocab::faults::{Held, COVERED};
 use crate::fastmap::FastMap;
 use crate::history::{Event, Record};
 use crate::ids::JobId;
 use crate::observe::counters::Counter;
 use crate::run::{run_once, RunReport, RunRequest};
 use crate::scenario::{Expect, FaultKind, Scenario, Script};
+use crate::vocab::faults::{Held, COVERED};
 use crate::vocab::key::KeyNames;
 
 /// Whether a job's document fails validation on every attempt (not an injected fault).

@@ -252,7 +252,9 @@ impl HeldCounts {
     }
     /// `(figure name, count)` for each held fault, in [`Held`] order.
     pub fn figures(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        Held::ALL.into_iter().map(|h| (h.spec().figure, self.get(h)))
+        Held::ALL
+            .into_iter()
+            .map(|h| (h.spec().figure, self.get(h)))
     }
 }
 

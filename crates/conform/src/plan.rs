@@ -13,9 +13,9 @@ use crate::store::Request;
 use durasim::model::worker::{AttemptPlan, CrashPoint};
 use durasim::rng::{Purpose, Stream};
 use durasim::scenario::{FaultKind, Scenario};
-use durasim::vocab::faults::Held;
 use durasim::sim::arrivals::ArrivalProcess;
 use durasim::sim::faults::{draw_plan, FaultRates};
+use durasim::vocab::faults::Held;
 use durasim::vocab::key::{Documents, KeyNames};
 use durasim::vocab::payload::Payload;
 

@@ -21,12 +21,7 @@ impl<R: BufRead> HistoryReader<R> {
                     ),
                 ))
             }
-            None => {
-                return Err(self.error(
-                    Some("type"),
-                    format!("missing; allowed: {}", types()),
-                ))
-            }
+            None => return Err(self.error(Some("type"), format!("missing; allowed: {}", types()))),
         };
         let at = match map.remove("at") {
             Some(v) => match v.as_u64().filter(|n| *n <= MAX_NUMBER) {
@@ -316,8 +311,8 @@ impl<R: BufRead> HistoryReader<R> {
                 quiescent: g.bool("quiescent")?,
             },
             held => {
-                let fault = crate::vocab::faults::Held::by_record(held)
-                    .expect("every spec has a case");
+                let fault =
+                    crate::vocab::faults::Held::by_record(held).expect("every spec has a case");
                 Event::Held(crate::history::HeldRecord {
                     fault,
                     worker: g.worker("worker")?,

@@ -7,10 +7,10 @@
 //! `scenario.toml`.
 //! Does not: draw anything or re-run the simulation.
 
-use crate::vocab::faults::Held;
 use crate::files::{open_regular, read_capped, read_line_capped};
 use crate::history::{Event, Record};
 use crate::report::error::ReportError;
+use crate::vocab::faults::Held;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
