@@ -53,6 +53,8 @@ pub fn header(a: &Applied, ms: bool) -> String {
         reprocess_limit: None,
         dedupe_window: None,
         outbox_retention: None,
+        retry_formula: None,
+        permanent_errors_retried: false,
     })
 }
 
