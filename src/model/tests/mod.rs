@@ -5,5 +5,8 @@
 
 mod consumer;
 mod dead_letter;
+mod outbox;
 mod queue;
+mod queue_by_id;
 mod retry;
+mod semantics;

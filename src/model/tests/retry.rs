@@ -1,21 +1,29 @@
-//! The `permanent_error_retried` defect (it misclassifies schema errors only) and when a retry
-//! becomes visible, pinned.
+//! The `permanent_error_retried` defect (it misclassifies schema errors only), when a retry
+//! becomes visible, and the delays the `jitter_over_cap` defect draws, pinned.
 //! Owns: tests only.
 
 use crate::model::retry::{ErrorClass, ErrorKind, RetryPolicy};
 use crate::vocab::config::Jitter;
 
-#[test]
-fn permanent_error_retried_makes_schema_errors_transient_and_nothing_else() {
-    let policy = RetryPolicy {
+/// The policy of these tests, every bug switch off.
+pub(super) fn policy(jitter: Jitter) -> RetryPolicy {
+    RetryPolicy {
         attempts_max: 3,
         backoff_base_ms: 100,
         backoff_cap_ms: 2000,
-        jitter: Jitter::None,
+        jitter,
         bug_unbounded: false,
-        bug_permanent_transient: true,
+        bug_permanent_transient: false,
         bug_jitter_over_cap: false,
         bug_cancel_early: false,
+    }
+}
+
+#[test]
+fn permanent_error_retried_makes_schema_errors_transient_and_nothing_else() {
+    let policy = RetryPolicy {
+        bug_permanent_transient: true,
+        ..policy(Jitter::None)
     };
     assert_eq!(
         policy.class_of(ErrorKind::SchemaInvalid),
@@ -47,14 +55,8 @@ fn a_retry_becomes_visible_after_its_delay() {
 #[test]
 fn jitter_over_cap_touches_full_jitter_only() {
     let policy = |jitter| RetryPolicy {
-        attempts_max: 3,
-        backoff_base_ms: 100,
-        backoff_cap_ms: 2000,
-        jitter,
-        bug_unbounded: false,
-        bug_permanent_transient: false,
         bug_jitter_over_cap: true,
-        bug_cancel_early: false,
+        ..policy(jitter)
     };
     assert_eq!(policy(Jitter::None).backoff_ms(2, 0.99), 200);
     let equal = policy(Jitter::Equal).backoff_ms(2, 0.99);
@@ -63,4 +65,26 @@ fn jitter_over_cap_touches_full_jitter_only() {
         policy(Jitter::Full).backoff_ms(2, 0.99) > 200,
         "the defect itself"
     );
+}
+
+/// `jitter_over_cap` draws full jitter in [0, 2d]: the draw scales twice the delay, from nothing
+/// up to the whole of it.
+#[test]
+fn jitter_over_cap_draws_from_zero_to_twice_the_delay() {
+    let over = RetryPolicy {
+        bug_jitter_over_cap: true,
+        ..policy(Jitter::Full)
+    };
+    assert_eq!(over.backoff_ms(2, 0.0), 0);
+    assert_eq!(over.backoff_ms(2, 0.5), 200);
+    assert_eq!(over.backoff_ms(2, 0.999_999), 400);
+}
+
+/// The caller draws a jitter number only when the policy jitters (the draw would otherwise
+/// move every later draw of the stream).
+#[test]
+fn only_a_jittering_policy_asks_for_a_draw() {
+    assert!(!policy(Jitter::None).draws_jitter());
+    assert!(policy(Jitter::Full).draws_jitter());
+    assert!(policy(Jitter::Equal).draws_jitter());
 }
