@@ -5,6 +5,7 @@
 //! policy, the backoff bounds, the lease arithmetic) from the configuration recorded in the
 //! history's header, so a wrong model cannot make it agree.
 
+mod backoff;
 pub mod checker;
 mod dlq;
 mod effects;

@@ -15,12 +15,14 @@ use super::checker::{Checker, Failure, JobTrack};
 use super::invariant::Invariant;
 use crate::history::{Op, Record};
 use crate::ids::{Fence, JobId, SimTime};
-use crate::vocab::config::Jitter;
 
-/// The class of an error, as the policy the checker restates gives it.
-pub(super) fn class_of(error: &str) -> &'static str {
+/// The class of an error, as the policy the checker restates gives it. Under a header's
+/// `"permanent_error": "retry"` (a queue with no "fail for good" API) every error the worker
+/// sees is retried like a transient one.
+pub(super) fn class_of(error: &str, permanent_retried: bool) -> &'static str {
     match error {
         "provider_unavailable" => "transient",
+        "schema_invalid" | "payload_conflict" if permanent_retried => "transient",
         "schema_invalid" | "payload_conflict" => "permanent",
         _ => "cancelled",
     }
@@ -47,27 +49,12 @@ impl Decision {
 impl Checker {
     /// What the policy calls for after `f`, the job's failed attempt.
     fn expected(&self, t: &JobTrack, f: &Failure) -> Decision {
-        match class_of(f.error()) {
+        match class_of(f.error(), self.config.permanent_errors_retried) {
             "permanent" => Decision::DeadLetter("permanent_error"),
             "transient" if f.at > t.deadline_at => Decision::Cancel,
             "transient" if t.leases < self.config.attempts_max => Decision::Retry,
             "transient" => Decision::DeadLetter("max_attempts_exceeded"),
             _ => Decision::Cancel,
-        }
-    }
-
-    /// The retry delay allowed after attempt `attempt` failed: `(least, most)`.
-    pub(super) fn backoff_bounds(&self, attempt: u32) -> (u64, u64) {
-        let c = &self.config;
-        let exponent = attempt.saturating_sub(1).min(62);
-        let d = c
-            .backoff_base
-            .saturating_mul(1u64 << exponent)
-            .min(c.backoff_cap);
-        match c.jitter {
-            Jitter::None => (d, d),
-            Jitter::Full => (0, d),
-            Jitter::Equal => (d / 2, d),
         }
     }
 
@@ -81,7 +68,7 @@ impl Checker {
     ) {
         let at = r.at;
         let u = self.unit();
-        let expected = class_of(error);
+        let expected = class_of(error, self.config.permanent_errors_retried);
         if let Some(c) = class.filter(|c| *c != expected) {
             self.violate_job(Invariant::RecordedValuesMatch, r, job, || {
                 format!("{job}'s attempt failed with {error}, a {expected} error, but the record gives it class {c}")
@@ -124,12 +111,13 @@ impl Checker {
                     };
                     if !same {
                         let leases = t.leases;
+                        let class = class_of(f.error(), self.config.permanent_errors_retried);
                         self.violate_job(Invariant::RetryPolicyFollowed, r, job, || {
                             format!(
                                 "{job}'s attempt {leases} failed at {} {u} with {} ({}; max_attempts {max}, deadline {} {u}): the policy calls for {}, but it went to {}",
                                 f.at,
                                 f.error(),
-                                class_of(f.error()),
+                                class,
                                 t.deadline_at,
                                 expected.describe(),
                                 actual.describe()
@@ -187,14 +175,14 @@ impl Checker {
                 format!("{job}'s retry records attempt {a}, but the job was leased {n} times")
             });
         }
-        let (least, most) = self.backoff_bounds(n);
+        let lease_left = t.lease_end(&self.config).saturating_sub(at);
+        let (least, most) = super::backoff::bounds(&self.config, n, lease_left);
         let delay = visible_at.checked_sub(at);
         if current && delay.is_none_or(|d| d < least || d > most) {
-            let c = &self.config;
-            let (base, cap, jitter) = (c.backoff_base, c.backoff_cap, c.jitter.name());
+            let stated = super::backoff::describe(&self.config, u);
             self.violate_job(Invariant::BackoffRespected, r, job, || {
                 format!(
-                    "{job}'s retry after attempt {n} at {at} {u} makes it visible at {visible_at} {u}, a delay of {}; backoff base {base} {u}, cap {cap} {u}, jitter {jitter} allow {least}..={most} {u}",
+                    "{job}'s retry after attempt {n} at {at} {u} makes it visible at {visible_at} {u}, a delay of {}; {stated} allow {least}..={most} {u}",
                     delay.map_or("less than nothing".to_string(), |d| format!("{d} {u}"))
                 )
             });

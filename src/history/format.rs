@@ -11,7 +11,7 @@
 
 use super::{unpack_key, Event, Observer, Record};
 use crate::ids::{OperationId, TenantId};
-use crate::vocab::config::RunConfig;
+use crate::vocab::config::{RetryFormula, RunConfig};
 use crate::vocab::key::KeyNames;
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -27,21 +27,34 @@ pub fn header_line(config: &RunConfig) -> String {
     let limit = config
         .reprocess_limit
         .map(|l| json!({"max": l.max, "window": l.window}));
-    let settings = object_text(&[
+    let mut members = vec![
         ("seed", json!(config.seed)),
         ("workers", json!(config.workers)),
         ("lease", json!(config.lease)),
         ("heartbeat", json!(config.heartbeat)),
         ("deadline", json!(config.deadline)),
         ("attempts_max", json!(config.attempts_max)),
-        ("backoff_base", json!(config.backoff_base)),
-        ("backoff_cap", json!(config.backoff_cap)),
-        ("jitter", json!(config.jitter.name())),
+    ];
+    // A profile's formula is one object; the capped exponential keeps today's three fields, so
+    // a header without a profile formula is byte for byte what it always was.
+    match &config.retry_formula {
+        Some(f) => members.push(("backoff", retry_formula_value(f))),
+        None => members.extend([
+            ("backoff_base", json!(config.backoff_base)),
+            ("backoff_cap", json!(config.backoff_cap)),
+            ("jitter", json!(config.jitter.name())),
+        ]),
+    }
+    members.extend([
         ("dlq_capacity", json!(config.dlq_capacity)),
         ("reprocess_limit", json!(limit)),
         ("dedupe_window", json!(config.dedupe_window)),
         ("outbox_retention", json!(config.outbox_retention)),
     ]);
+    if config.permanent_errors_retried {
+        members.push(("permanent_error", json!("retry")));
+    }
+    let settings = object_text(&members);
     let head = object_text(&[
         ("format", json!(FORMAT)),
         ("version", json!(VERSION)),
@@ -49,6 +62,24 @@ pub fn header_line(config: &RunConfig) -> String {
         ("emits", json!(config.emits.names())),
     ]);
     format!("{},\"config\":{settings}}}", &head[..head.len() - 1])
+}
+
+/// The header's `backoff` object (docs/history-format.md; its members in name order, as every
+/// nested object); `cap` is `null` for an uncapped formula.
+fn retry_formula_value(f: &RetryFormula) -> Value {
+    use crate::profile::Word;
+    let b = &f.backoff;
+    json!({
+        "formula": b.formula.name(),
+        "unit": b.base_ms,
+        "cap": (b.cap_ms != u64::MAX).then_some(b.cap_ms),
+        "offset": b.offset_ms,
+        "index_from": b.index_from,
+        "jitter": b.jitter.name(),
+        "jitter_pct": b.jitter_pct,
+        "jitter_step": b.jitter_step_ms,
+        "attempt": f.attempt.name(),
+    })
 }
 
 /// A JSON object with its members in the given order.

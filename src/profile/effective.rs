@@ -7,10 +7,12 @@
 //! Does not: decide anything at run time.
 
 use super::{AttemptsCount, BackoffFormula, ExpiryKind, Heartbeat, JitterMode, Semantics};
-use crate::vocab::config::Jitter;
+use crate::vocab::config::{Jitter, RetryFormula};
 
-/// Beyond any run: time limits and every scenario time are at most 10^12 ms.
-pub const NEVER_MS: u64 = u64::MAX / 4;
+/// Beyond any run: time limits and every scenario time are at most 10^12 ms. 2^52 ms, so that
+/// any time plus it stays below 2^53, the most a history's number may be (a header stating it
+/// is read back by `durasim verify`).
+pub const NEVER_MS: u64 = 1 << 52;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Effective {
@@ -60,23 +62,31 @@ impl Effective {
         }
     }
 
-    /// The backoff as the header states it: `(base, cap, jitter)` of `min(base × 2ⁿ⁻¹, cap)`.
-    /// `exp2` with none, full or equal jitter and `immediate` are stated exactly; the header has
-    /// no words yet for the other formulas, so it states a bound no delay exceeds, and the
-    /// checker's `backoff_respected` then judges only that no lease comes before its visible
-    /// time.
-    pub fn header_backoff(&self, s: &Semantics) -> (u64, u64, Jitter) {
+    /// The backoff as the header states it: `(base, cap, jitter)` of `min(base × 2ⁿ⁻¹, cap)`
+    /// with none, full or equal jitter and n the lease count (every header before the profile
+    /// formulas; `immediate` is base 0), or else the formula itself, which the checker's
+    /// `backoff_respected` then recomputes.
+    pub fn header_backoff(&self, s: &Semantics) -> (u64, u64, Jitter, Option<RetryFormula>) {
         let b = &s.backoff;
-        let exact = match b.jitter {
+        let basic = match b.jitter {
             JitterMode::None => Some(Jitter::None),
             JitterMode::Full => Some(Jitter::Full),
             JitterMode::Equal => Some(Jitter::Equal),
             _ => None,
         };
-        match (b.formula, exact) {
-            (BackoffFormula::Exp2, Some(j)) => (b.base_ms, b.cap_ms, j),
-            (BackoffFormula::Immediate, Some(_)) => (0, 0, Jitter::None),
-            _ => (NEVER_MS, NEVER_MS, Jitter::Full),
+        let by_leases = s.attempts_count == AttemptsCount::Leases;
+        match (b.formula, basic) {
+            (BackoffFormula::Exp2, Some(j)) if by_leases => (b.base_ms, b.cap_ms, j, None),
+            (BackoffFormula::Immediate, Some(_)) => (0, 0, Jitter::None, None),
+            _ => (
+                b.base_ms,
+                b.cap_ms,
+                Jitter::Full,
+                Some(RetryFormula {
+                    backoff: *b,
+                    attempt: s.attempts_count,
+                }),
+            ),
         }
     }
 }
@@ -95,7 +105,7 @@ mod tests {
             (1_000, 300, 30_000)
         );
         assert_eq!((e.attempts_max, e.queue_attempts_max), (3, 3));
-        assert_eq!(e.header_backoff(&d), (100, 2_000, Jitter::Full));
+        assert_eq!(e.header_backoff(&d), (100, 2_000, Jitter::Full, None));
         let sidekiq = Profile::Sidekiq.defaults();
         let e = Effective::of(&sidekiq);
         assert_eq!(e.lease_ms, NEVER_MS);
@@ -103,12 +113,10 @@ mod tests {
         let bull = Profile::Bullmq.defaults();
         assert_eq!(
             Effective::of(&bull).header_backoff(&bull),
-            (0, 0, Jitter::None)
+            (0, 0, Jitter::None, None)
         );
         let river = Profile::River.defaults();
-        assert_eq!(
-            Effective::of(&river).header_backoff(&river),
-            (NEVER_MS, NEVER_MS, Jitter::Full)
-        );
+        let stated = Effective::of(&river).header_backoff(&river).3;
+        assert_eq!(stated.map(|f| f.backoff), Some(river.backoff));
     }
 }

@@ -41,6 +41,11 @@ macro_rules! word {
                 match self { $($name::$v => $s),+ }
             }
         }
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
     };
 }
 
@@ -278,7 +283,7 @@ impl Expiry {
 }
 
 /// The retry delay: a formula, its constants and a jitter mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Backoff {
     pub formula: BackoffFormula,
     /// `exp2`: base; `exp2_offset`, `pow4`, `exp_e`: the unit (1,000 ms = seconds).

@@ -23,7 +23,7 @@ pub use expect::{Expect, ReplayExpectation};
 pub(crate) use position::locate;
 pub use script::{FaultKind, Operator, OperatorAction, OperatorTarget, Script};
 pub use sections::{
-    Arrivals, Bugs, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, Faults,
+    Arrivals, Bugs, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, Faults, HeldFault,
     InvalidDocuments, Metrics, Outage, OutboxSection, QueueSection, Relay, RetrySection,
     RunSection, Stages, Workers, Written,
 };
@@ -268,7 +268,7 @@ impl Scenario {
         let dlq = self.dlq_config();
         let sem = self.semantics();
         let e = crate::profile::Effective::of(&sem);
-        let (backoff_base, backoff_cap, jitter) = e.header_backoff(&sem);
+        let (backoff_base, backoff_cap, jitter, retry_formula) = e.header_backoff(&sem);
         crate::vocab::config::RunConfig {
             time_unit: crate::vocab::config::TimeUnit::Ms,
             emits: crate::vocab::config::Emits::all(),
@@ -290,6 +290,8 @@ impl Scenario {
                 }),
             dedupe_window: self.consumer.dedupe_window_ms,
             outbox_retention: self.outbox.retention_ms,
+            retry_formula,
+            permanent_errors_retried: sem.permanent_error == crate::profile::PermanentError::Retry,
         }
     }
 

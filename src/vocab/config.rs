@@ -148,6 +148,25 @@ pub struct RunConfig {
     pub dedupe_window: Option<u64>,
     /// Published outbox rows are pruned this long after being marked (none: kept).
     pub outbox_retention: Option<u64>,
+    /// The retry delay when it is not `min(backoff_base × 2ⁿ⁻¹, backoff_cap)` with none, full
+    /// or equal jitter: a queue profile's formula (the header's `backoff` object; then
+    /// `backoff_base`, `backoff_cap` and `jitter` are left out). `None`: the capped exponential,
+    /// which every header written before these formulas states.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_formula: Option<RetryFormula>,
+    /// Every error is retried, a permanent one too: the queue has no "fail for good" API
+    /// (graphile-worker; the header's `"permanent_error": "retry"`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub permanent_errors_retried: bool,
+}
+
+/// A retry delay formula as a header states it (docs/history-format.md): the formula, its
+/// constants, the jitter mode, and what the attempt number n counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RetryFormula {
+    pub backoff: crate::profile::Backoff,
+    /// `leases`: n is the job's lease count; `failures`: its failed attempts (BullMQ, Sidekiq).
+    pub attempt: crate::profile::AttemptsCount,
 }
 
 impl Default for RunConfig {
@@ -169,6 +188,8 @@ impl Default for RunConfig {
             reprocess_limit: None,
             dedupe_window: None,
             outbox_retention: None,
+            retry_formula: None,
+            permanent_errors_retried: false,
         }
     }
 }

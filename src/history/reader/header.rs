@@ -86,7 +86,7 @@ impl<R: BufRead> HistoryReader<R> {
         time_unit: TimeUnit,
         emits: Emits,
     ) -> Result<RunConfig, HistoryError> {
-        const FIELDS: [&str; 13] = [
+        const FIELDS: [&str; 15] = [
             "seed",
             "workers",
             "lease",
@@ -96,10 +96,12 @@ impl<R: BufRead> HistoryReader<R> {
             "backoff_base",
             "backoff_cap",
             "jitter",
+            "backoff",
             "dlq_capacity",
             "reprocess_limit",
             "dedupe_window",
             "outbox_retention",
+            "permanent_error",
         ];
         let f = Fields {
             reader: self,
@@ -128,13 +130,50 @@ impl<R: BufRead> HistoryReader<R> {
                 ))
             }
         };
-        let jitter = f.string("jitter")?;
-        let jitter = Jitter::parse(jitter).ok_or_else(|| {
-            self.error(
-                Some("config.jitter"),
-                format!("{}: allowed: none, full, equal", clip(jitter)),
-            )
-        })?;
+        // A profile's formula (`backoff`) or the capped exponential (`backoff_base`,
+        // `backoff_cap`, `jitter`), never both.
+        let retry_formula = match f.map.get("backoff") {
+            None => None,
+            Some(v) => {
+                if let Some(k) = ["backoff_base", "backoff_cap", "jitter"]
+                    .into_iter()
+                    .find(|k| f.map.contains_key(*k))
+                {
+                    return Err(self.error(
+                        Some(&format!("config.{k}")),
+                        "not with `backoff`: the header states either the capped exponential (backoff_base, backoff_cap, jitter) or a `backoff` formula object",
+                    ));
+                }
+                Some(self.retry_formula(v)?)
+            }
+        };
+        let (backoff_base, backoff_cap, jitter) = match &retry_formula {
+            // Not read: the checker restates the formula.
+            Some(r) => (r.backoff.base_ms, r.backoff.cap_ms, Jitter::Full),
+            None => {
+                let jitter = f.string("jitter")?;
+                let jitter = Jitter::parse(jitter).ok_or_else(|| {
+                    self.error(
+                        Some("config.jitter"),
+                        format!("{}: allowed: none, full, equal", clip(jitter)),
+                    )
+                })?;
+                (f.number("backoff_base")?, f.number("backoff_cap")?, jitter)
+            }
+        };
+        let permanent_errors_retried = match f.opt_string("permanent_error")? {
+            None | Some("dead_letter") => false,
+            Some("retry") => true,
+            Some(other) => {
+                return Err(self.error(
+                    Some("config.permanent_error"),
+                    format!(
+                        "{}: allowed: \"dead_letter\" (the default: a permanent error goes to the DLQ) or \"retry\" (every error is retried)",
+                        clip(other)
+                    ),
+                ))
+            }
+        };
         Ok(RunConfig {
             time_unit,
             emits,
@@ -144,13 +183,78 @@ impl<R: BufRead> HistoryReader<R> {
             heartbeat: f.number("heartbeat")?,
             deadline: f.number("deadline")?,
             attempts_max: f.u32("attempts_max")?,
-            backoff_base: f.number("backoff_base")?,
-            backoff_cap: f.number("backoff_cap")?,
+            backoff_base,
+            backoff_cap,
             jitter,
             dlq_capacity: f.opt_u32("dlq_capacity")?,
             reprocess_limit: limit,
             dedupe_window: f.opt_number("dedupe_window")?,
             outbox_retention: f.opt_number("outbox_retention")?,
+            retry_formula,
+            permanent_errors_retried,
+        })
+    }
+
+    /// The header's `backoff` object: a profile's retry delay formula.
+    fn retry_formula(&self, v: &Value) -> Result<RetryFormula, HistoryError> {
+        use crate::profile::{AttemptsCount, Backoff, BackoffFormula, JitterMode, Word};
+        let Value::Object(m) = v else {
+            return Err(self.error(
+                Some("config.backoff"),
+                format!("{}: an object {{\"formula\", \"unit\", \"cap\", \"offset\", \"index_from\", \"jitter\", \"jitter_pct\", \"jitter_step\", \"attempt\"}}", shown(v)),
+            ));
+        };
+        let f = Fields {
+            reader: self,
+            map: m.clone(),
+            prefix: "config.backoff.",
+        };
+        f.only(
+            &[
+                "formula",
+                "unit",
+                "cap",
+                "offset",
+                "index_from",
+                "jitter",
+                "jitter_pct",
+                "jitter_step",
+                "attempt",
+            ],
+            "a backoff formula",
+        )?;
+        fn word<W: Word, R: BufRead>(
+            r: &HistoryReader<R>,
+            f: &Fields<'_, R>,
+            name: &str,
+        ) -> Result<W, HistoryError> {
+            let s = f.string(name)?;
+            W::parse(s).ok_or_else(|| {
+                r.error(
+                    Some(&format!("config.backoff.{name}")),
+                    format!("{}: allowed: {}", clip(s), W::allowed()),
+                )
+            })
+        }
+        let jitter_pct = f.u32("jitter_pct")?;
+        if jitter_pct > 100 {
+            return Err(self.error(
+                Some("config.backoff.jitter_pct"),
+                format!("{jitter_pct}: a percentage from 0 to 100"),
+            ));
+        }
+        Ok(RetryFormula {
+            backoff: Backoff {
+                formula: word::<BackoffFormula, R>(self, &f, "formula")?,
+                base_ms: f.number("unit")?,
+                cap_ms: f.opt_number("cap")?.unwrap_or(u64::MAX),
+                offset_ms: f.number("offset")?,
+                index_from: f.u32("index_from")?,
+                jitter: word::<JitterMode, R>(self, &f, "jitter")?,
+                jitter_pct,
+                jitter_step_ms: f.number("jitter_step")?,
+            },
+            attempt: word::<AttemptsCount, R>(self, &f, "attempt")?,
         })
     }
 }

@@ -26,14 +26,14 @@ mod tests;
 use fields::{FieldSource, Fields};
 pub use ids::ExternalId;
 use ids::{IdMap, Ids};
-use specs::{SPECS, TYPES};
+use specs::{specs, types};
 
 use super::format::{FORMAT, VERSION};
 use super::{Event, Op, Record};
 use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use crate::messages::{clip, clip_name};
 use crate::vocab::codes;
-use crate::vocab::config::{Emits, Jitter, ReprocessLimit, RunConfig, TimeUnit};
+use crate::vocab::config::{Emits, Jitter, ReprocessLimit, RetryFormula, RunConfig, TimeUnit};
 use crate::vocab::key::{IdempotencyKey, KeyNames, MAX_OPERATIONS, MAX_VERSION};
 use crate::vocab::payload::PayloadHash;
 use serde_json::{Map, Value};
