@@ -56,6 +56,7 @@ pub fn header(a: &Applied, ms: bool) -> String {
         outbox_retention: None,
         retry_formula: None,
         permanent_errors_retried: false,
+        dlq_retention: None,
     })
 }
 
