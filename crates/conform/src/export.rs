@@ -2,14 +2,13 @@
 //!
 //! Owns: the header (the run's configuration as the store applied it, in µs, and the optional
 //! records this recorder writes: `lease_expired`, recorded by the store when it re-leases a job
-//! whose lease ran out), and one line per `history` row in the store's order, its `at` the
-//! store's clock in µs. A row whose clock reading is earlier than its predecessor's — two
-//! concurrent PostgreSQL transactions that drew their sequence number and their clock in
-//! opposite order, microseconds apart — keeps its predecessor's time, so `at` never decreases.
+//! whose lease ran out), and one line per `history` row in the store's clock order
+//! (`Store::history`), its `at` the store's clock in µs, as recorded: a time that goes back is
+//! an error here, never moved to fit.
 //! Does not: judge, or convert anything into the simulator's types: the library's history reader
 //! reads the file back, and its checker judges it, unchanged.
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use durasim::vocab::config::{Emits, RunConfig, TimeUnit};
 use serde_json::Value;
 use std::io::Write;
@@ -72,7 +71,10 @@ pub fn write(out: &mut impl Write, header: &str, rows: &[(i64, String)], ms: boo
     for (at, body) in rows {
         let mut v: Value =
             serde_json::from_str(body).map_err(|e| anyhow!("history row {body:?}: {e}"))?;
-        let at = (*at).max(last).max(0);
+        let at = *at;
+        if at < last {
+            bail!("history row {body:?} at {at} µs comes after a row at {last} µs: the store's history must be in clock order");
+        }
         last = at;
         let map = v
             .as_object_mut()
@@ -96,15 +98,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn times_never_go_back_and_nulls_are_left_out() {
+    fn times_are_written_as_recorded_and_nulls_are_left_out() {
         let mut out = Vec::new();
         let rows = vec![
             (
-                5_400,
+                4_900,
                 r#"{"type":"worker_restarted","worker":1}"#.to_string(),
             ),
             (
-                4_900,
+                5_400,
                 r#"{"type":"cancelled","job":0,"worker":null}"#.to_string(),
             ),
         ];
@@ -113,8 +115,21 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[1],
-            r#"{"at":5400,"type":"worker_restarted","worker":1}"#
+            r#"{"at":4900,"type":"worker_restarted","worker":1}"#
         );
         assert_eq!(lines[2], r#"{"at":5400,"job":0,"type":"cancelled"}"#);
+    }
+
+    #[test]
+    fn a_time_that_goes_back_is_an_error_not_moved() {
+        let rows = vec![
+            (
+                5_400,
+                r#"{"type":"worker_restarted","worker":1}"#.to_string(),
+            ),
+            (4_900, r#"{"type":"cancelled","job":0}"#.to_string()),
+        ];
+        let err = write(&mut Vec::new(), "{}", &rows, false).unwrap_err();
+        assert!(err.to_string().contains("clock order"), "{err}");
     }
 }

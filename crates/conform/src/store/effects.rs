@@ -153,6 +153,12 @@ impl Store {
     /// later. `direct` is the naive dual write's publish, outside any outbox.
     pub fn deliver(&mut self, r: &OutboxRow, direct: bool, review_ms: u64) -> Result<()> {
         self.db.begin()?;
+        // The event's consumer row first: it is the lock that orders two deliveries of one
+        // event (the second waits for the first to commit), so the clock is read after it.
+        let seen = self.db.exec(
+            "INSERT INTO consumer_seen (event) VALUES ($1) ON CONFLICT (event) DO NOTHING",
+            &[r.event.into()],
+        )?;
         let now = self.db.now_us()?;
         let send = self.db.query(
             "SELECT count(*) FROM deliveries WHERE event = $1",
@@ -165,14 +171,7 @@ impl Store {
             &[r.event.into(), send.into(), now.into()],
         )?;
         self.hist(now, json!({"type": "published", "event": r.event, "key": r.key, "job": r.job, "output": hex(r.output), "send": send, "direct": direct}))?;
-        let fresh = if self.cfg.no_consumer_dedupe {
-            1
-        } else {
-            self.db.exec(
-                "INSERT INTO consumer_seen (event) VALUES ($1) ON CONFLICT (event) DO NOTHING",
-                &[r.event.into()],
-            )?
-        };
+        let fresh = if self.cfg.no_consumer_dedupe { 1 } else { seen };
         if fresh == 1 {
             self.db.exec(
                 "INSERT INTO effects (event, key, job, output) VALUES ($1, $2, $3, $4)",

@@ -55,7 +55,7 @@ impl Store {
 
     pub fn heartbeat(&mut self, worker: u32, l: &Lease) -> Result<bool> {
         self.db.begin()?;
-        let now = self.db.now_us()?;
+        let now = self.locked_now(l)?;
         let ok = if self.pgmq() {
             // set_vt(queue, msg_id, seconds): by message id, no token. The application's own row
             // follows pgmq's answer.
@@ -104,7 +104,7 @@ impl Store {
 
     pub fn ack(&mut self, worker: u32, l: &Lease) -> Result<bool> {
         self.db.begin()?;
-        let now = self.db.now_us()?;
+        let now = self.locked_now(l)?;
         let ok = if self.pgmq() {
             let deleted = self.db.query(
                 "SELECT pgmq.delete($1, $2::bigint)::int",
@@ -169,7 +169,7 @@ impl Store {
         jitter_draw: f64,
     ) -> Result<()> {
         self.db.begin()?;
-        let now = self.db.now_us()?;
+        let now = self.locked_now(l)?;
         let deadline = self.db.query(
             "SELECT deadline_us FROM jobs WHERE id = $1",
             &[l.job.into()],

@@ -12,6 +12,11 @@
 //! store's clock, so a record exists exactly when its effect committed — whatever happened to
 //! the client. Records describe what the store did and answered; the only client-supplied facts
 //! are who asked (worker, presented token) and what the model returned.
+//! Time and order: a transaction reads the clock only once it holds the locks that order it
+//! against the transactions it conflicts with (the job's row — pgmq: the message's row, then the
+//! job's —, the claimed outbox rows, the event's consumer row; SQLite's one write lock), and the
+//! history is read back in clock order. So a transaction that waited for another records a later
+//! time than everything that one recorded, and no record's time is moved to fit an order.
 //! Here: the shared types, the `Store` and its history, counters and queries; one file a
 //! concern beside: `intake.rs`, `lease.rs` (SQLite and PostgreSQL, which share their SQL but
 //! for a lock clause), `pgmq.rs`, `fenced.rs`, `effects.rs`.
@@ -205,11 +210,32 @@ impl Store {
         Ok(r[0].iter().all(|v| v.i() == 0))
     }
 
-    /// The history in the store's order.
+    /// The store's clock for a transaction that writes under lease `l`, read once the
+    /// transaction holds the job's row lock (pgmq: the message's row first, in the order pgmq's
+    /// own `read` takes them, then the job's), so it is later than every time recorded by a
+    /// transaction this one waited for. SQLite: `BEGIN IMMEDIATE` already holds the one lock.
+    pub(super) fn locked_now(&mut self, l: &Lease) -> Result<i64> {
+        if self.pgmq() {
+            self.db.query(
+                &format!("SELECT 1 FROM pgmq.q_{PGMQ_QUEUE} WHERE msg_id = $1 FOR UPDATE"),
+                &[l.msg_id.into()],
+            )?;
+        }
+        if self.pg() {
+            self.db.query(
+                "SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE",
+                &[l.job.into()],
+            )?;
+        }
+        self.db.now_us()
+    }
+
+    /// The history in clock order (the order of conflicting transactions, see the file's
+    /// header); records of one transaction share a time and keep their insertion order.
     pub fn history(&mut self) -> Result<Vec<(i64, String)>> {
         let rows = self
             .db
-            .query("SELECT at_us, body FROM history ORDER BY seq", &[])?;
+            .query("SELECT at_us, body FROM history ORDER BY at_us, seq", &[])?;
         Ok(rows
             .into_iter()
             .map(|r| (r[0].i(), r[1].t().to_string()))

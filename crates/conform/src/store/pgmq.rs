@@ -22,21 +22,25 @@ impl Store {
                 self.db.commit()?;
                 return Ok(None);
             };
-            let now = self.db.now_us()?;
             let (msg, read_ct, vt, id) = (row[0].i(), row[1].i(), row[2].i(), row[3].i());
+            // The message's row lock (taken by `read`), then the job's, then the clock.
             let j = self.db.query(
                 "SELECT state, fence, deadline_us, key, payload, invalid, visible_us FROM jobs WHERE id = $1 FOR UPDATE",
                 &[id.into()],
             )?;
+            let now = self.db.now_us()?;
+            // The lease began when pgmq read the message (its `vt` is that moment + the
+            // timeout), not when this transaction next looked at the clock.
+            let granted = (vt - vt_s * 1_000_000).min(now);
             let j = j
                 .first()
                 .ok_or_else(|| anyhow!("pgmq message {msg} names job {id}, which is not in jobs"))?
                 .clone();
             if j[0].t() == "leased" {
                 // Read again while the application still counts it leased: the visibility
-                // timeout ran out.
+                // timeout ran out, at the latest when pgmq read it.
                 self.hist(
-                    now,
+                    granted,
                     json!({"type": "lease_expired", "job": id, "fence": j[1].i()}),
                 )?;
             }
@@ -67,9 +71,6 @@ impl Store {
                 "UPDATE jobs SET state = 'leased', fence = $2, attempt = $2, lease_until_us = $3 WHERE id = $1",
                 &[id.into(), read_ct.into(), vt.into()],
             )?;
-            // The lease began when pgmq read the message (its `vt` is that moment + the
-            // timeout), not when this transaction next looked at the clock.
-            let granted = (vt - vt_s * 1_000_000).min(now);
             self.hist(granted, json!({"type": "leased", "job": id, "worker": worker, "fence": read_ct, "attempt": read_ct, "visible_at": j[6].i()}))?;
             self.db.commit()?;
             return Ok(Some(Lease {

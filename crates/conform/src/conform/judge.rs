@@ -1,0 +1,243 @@
+//! Judging one real run: the store's history read back by the library's reader and judged by its
+//! checker exactly as `durasim verify` would, the same outputs as `durasim run` (`summary.json`,
+//! the CSVs) plus `conform.json` (kills, throughput, and the same scenario simulated, side by
+//! side), the printed summary and the verdict's exit code.
+//! Does not: judge anything itself (the checker does), or run the store (`conform.rs`).
+
+use super::args::ConformArgs;
+use crate::harness::RunFacts;
+use crate::store::Kind;
+use anyhow::{anyhow, Context, Result};
+use durasim::check::Checker;
+use durasim::cli::{output_error, Outcome};
+use durasim::history::reader::{HistoryReader, Limits};
+use durasim::history::TraceHash;
+use durasim::observe::counters::Counter;
+use durasim::observe::metrics::Metrics;
+use durasim::report::output_dir::OutputDir;
+use durasim::report::summary::{summarize, RunIdentity};
+use durasim::run::{check_expectations, run_once, Observers, RunReport, RunRequest};
+use durasim::scenario::{Expect, Scenario};
+use durasim::sim::RunOutcome;
+use serde_json::json;
+
+pub(super) fn reproduce(args: &ConformArgs, seed: u64) -> String {
+    let mut cmd = format!(
+        "durasim conform {} --store {} --seed {seed}",
+        args.scenario.display(),
+        args.store
+    );
+    for b in &args.bugs {
+        cmd.push_str(&format!(" --bug {b}"));
+    }
+    for k in &args.kills {
+        cmd.push_str(&format!(" --kill {k}"));
+    }
+    cmd
+}
+
+/// The figures the model-against-reality table compares.
+pub fn figures(r: &RunReport) -> serde_json::Value {
+    let m = &r.metrics;
+    let enq = m.jobs.enqueued.max(1) as f64;
+    let q = m.queue_wait.stats();
+    json!({
+        "enqueued": m.jobs.enqueued,
+        "ackedFraction": m.jobs.acked as f64 / enq,
+        "deadLetteredFraction": m.jobs.dead_lettered as f64 / enq,
+        "cancelledFraction": m.jobs.cancelled as f64 / enq,
+        "attemptsPerJob": m.leases.granted as f64 / enq,
+        "extractCallsPerJob": m.effects.extract_calls as f64 / enq,
+        "dedupedCommits": m.effects.deduped_commits,
+        "duplicatesAbsorbed": m.effects.consumer_duplicates,
+        "workerCrashes": m.crashes.worker,
+        "relayCrashes": m.crashes.relay,
+        "leasesExpired": m.leases.expired,
+        "staleRejections": m.leases.stale_rejections,
+        "queueWaitMs": {"p50": q.p50, "p95": q.p95, "p99": q.p99},
+        "jobAgeMs": {"p50": m.job_age.stats().p50, "p95": m.job_age.stats().p95, "p99": m.job_age.stats().p99},
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn judge(
+    args: &ConformArgs,
+    scenario: &Scenario,
+    text: &str,
+    seed: u64,
+    kind: Kind,
+    facts: &RunFacts,
+    history: &std::path::Path,
+    in_ms: &[u8],
+    out: OutputDir,
+) -> Result<Outcome> {
+    // The verdict: the library's reader reads the file the store's history was written to
+    // (µs), exactly as `durasim verify` would, and its checker judges it. A history the reader
+    // refuses is a defect of this harness.
+    let refused = |e| anyhow!("the store's history does not read back: {e}");
+    let mut reader = durasim::files::open_history(history, Limits::default()).map_err(refused)?;
+    let mut verdict = Checker::new();
+    let mut hash = TraceHash::default();
+    let mut last = 0;
+    while let Some(r) = reader.next_record().map_err(refused)? {
+        hash.add(&r);
+        last = r.at;
+        verdict.observe_record(&r);
+    }
+    let names = reader.names().clone();
+    // The verdicts stay in the history's µs: their messages say µs, and so do the first
+    // violations `conform` prints; `summary.json`'s `atMs` is divided below.
+    let check = verdict.finish();
+    // The figures: the same history in ms, through the same metrics as `durasim run`.
+    let mut reader = HistoryReader::from_reader(
+        "history (ms)",
+        std::io::Cursor::new(in_ms),
+        Limits::default(),
+    );
+    let jobs = rows_hint(history);
+    let attempt_rows: Box<dyn std::io::Write> = Box::new(std::io::BufWriter::new(
+        std::fs::File::create(out.file("attempts.csv")).context("cannot create attempts.csv")?,
+    ));
+    let mut observers = Observers {
+        checker: Checker::with_capacity(jobs),
+        metrics: Metrics::new(scenario.workers.count, jobs, Some(attempt_rows)),
+        trace: None,
+        trace_filter: None,
+        history: None,
+        progress: None,
+    };
+    while let Some(r) = reader.next_record().map_err(refused)? {
+        durasim::history::Observer::observe(&mut observers, &r);
+    }
+    let outcome = RunOutcome {
+        trace_hash: hash.finish(),
+        records: hash.records(),
+        heap_events: 0,
+        virtual_time_ms: last / 1000,
+        quiescent: facts.settled,
+        names,
+    };
+    let mut report = RunReport {
+        outcome,
+        check,
+        metrics: observers.metrics,
+        trace: None,
+        wall_s: facts.wall_s,
+        replay_hash: None,
+        history_written: None,
+    };
+    report
+        .metrics
+        .finish_rows()
+        .map_err(|e| anyhow!("cannot write attempts.csv: {e}"))?;
+    // A real run is judged on its invariants and the `sometimes` paths it must reach; the
+    // scenario's exact counts were written for the simulator's timing.
+    let mut judged = scenario.clone();
+    judged.expect = Expect {
+        violations: scenario.expect.violations.clone(),
+        sometimes: scenario.expect.sometimes.clone(),
+        ..Expect::default()
+    };
+    judged.expect.counts.set(Counter::Unfinished, Some(0));
+    let unmet = check_expectations(&judged, &report);
+    let reproduce = reproduce(args, seed);
+    let file = args.scenario.display().to_string();
+    let summary = summarize(
+        &report,
+        &unmet,
+        RunIdentity {
+            scenario_name: &scenario.name,
+            scenario_file: &file,
+            scenario_text: text,
+            jobs_override: args.jobs,
+            bugs: durasim::bugs::enabled(&scenario.bugs),
+            seed,
+            reproduce: reproduce.clone(),
+        },
+    );
+    // `summary.json` states its first violations in ms (`atMs`), as `run`'s.
+    let mut in_ms = summary.clone();
+    for f in in_ms
+        .invariants
+        .iter_mut()
+        .filter_map(|i| i.first_violation.as_mut())
+    {
+        f.at_ms /= 1000;
+    }
+    durasim::report::run_dir::write_outputs(&out, &report, &in_ms, text, false)?;
+    // The same scenario, seed and bug switches, simulated: the model beside reality.
+    let mut request = RunRequest::for_scenario(scenario);
+    request.seed = seed;
+    request.jobs = args.jobs;
+    let simulated = run_once(scenario, &request, None);
+    let jobs_per_s = report.metrics.jobs.enqueued as f64 / facts.wall_s.max(1e-9);
+    let conform = json!({
+        "store": kind.name(),
+        "facts": facts,
+        "jobsPerS": (jobs_per_s * 10.0).round() / 10.0,
+        "measured": figures(&report),
+        "simulated": figures(&simulated),
+        "simulatedViolations": simulated.check.violated().iter().map(|i| i.name()).collect::<Vec<_>>(),
+    });
+    std::fs::write(
+        out.file("conform.json"),
+        serde_json::to_string_pretty(&conform)? + "\n",
+    )?;
+    let written = out.commit().map_err(output_error)?;
+    durasim::cli::print_summary_in(&summary, &written, args.quiet, "µs");
+    if !args.quiet {
+        let kills: Vec<String> = facts
+            .worker_kills
+            .iter()
+            .map(|(p, n)| format!("{p} {n}"))
+            .collect();
+        println!(
+            "  store      {}: {} workers, {} relay(s); {} SIGKILLs ({}; relay {}), {} stalls; {:.1} jobs/s",
+            kind.name(),
+            facts.workers,
+            facts.relays,
+            facts.worker_kills.values().sum::<u64>() + facts.relay_kills,
+            if kills.is_empty() { "none".to_string() } else { kills.join(", ") },
+            facts.relay_kills,
+            facts.stalls,
+            jobs_per_s
+        );
+    }
+    if !args.quiet {
+        for (label, r) in [("simulated", &simulated), ("measured", &report)] {
+            println!("  {label:<10} {}", side_by_side(r));
+        }
+    }
+    let ok = unmet.is_empty();
+    if !ok {
+        println!("reproduce: {reproduce}");
+    }
+    Ok(if ok { Outcome::Ok } else { Outcome::Violated })
+}
+
+/// One line of the model-against-reality comparison.
+fn side_by_side(r: &RunReport) -> String {
+    let m = &r.metrics;
+    let enq = m.jobs.enqueued.max(1) as f64;
+    let pct = |x: u64| 100.0 * x as f64 / enq;
+    let q = m.queue_wait.stats();
+    format!(
+        "acked {:.1}% dlq {:.1}% cancelled {:.1}% | attempts/job {:.3} | deduped commits {} duplicates absorbed {} | queueWaitMs p50 {} p95 {} p99 {}",
+        pct(m.jobs.acked),
+        pct(m.jobs.dead_lettered),
+        pct(m.jobs.cancelled),
+        m.leases.granted as f64 / enq,
+        m.effects.deduped_commits,
+        m.effects.consumer_duplicates,
+        q.p50,
+        q.p95,
+        q.p99
+    )
+}
+
+/// How many jobs to size the checker for: the history's lines bound it.
+fn rows_hint(path: &std::path::Path) -> usize {
+    std::fs::metadata(path)
+        .map_or(0, |m| (m.len() / 200) as usize)
+        .min(1 << 20)
+}

@@ -1,0 +1,103 @@
+//! Setting up the store for one run: a new database on a PostgreSQL server (a throwaway one when
+//! no URL is given), dropped at the end; pgmq's install from the SQL the `pgmq` crate embeds;
+//! the schema, the pgmq queue and the run's clock origin.
+//! Does not: choose the store (`args.rs`) or write any pipeline data (`crate::store`).
+
+use crate::store::{Kind, Store};
+use anyhow::{anyhow, Context, Result};
+
+fn with_dbname(url: &str, db: &str) -> String {
+    let scheme_end = url.find("://").map_or(0, |i| i + 3);
+    let (head, query) = match url.find('?') {
+        Some(q) => (&url[..q], &url[q..]),
+        None => (url, ""),
+    };
+    let host_end = head[scheme_end..]
+        .find('/')
+        .map_or(head.len(), |i| scheme_end + i);
+    format!("{}/{db}{query}", &head[..host_end])
+}
+
+/// A PostgreSQL server for one run: its URL and, if we started it, the server itself.
+pub(super) struct Pg {
+    _server: Option<crate::server::Server>,
+    admin: String,
+    db: String,
+}
+
+impl Pg {
+    pub(super) fn open(url: Option<&str>) -> Result<Pg> {
+        let (server, admin) = match url {
+            Some(u) => (None, u.to_string()),
+            None => {
+                let s = crate::server::Server::start()?;
+                let u = format!(
+                    "postgres://postgres@localhost/postgres?host={}",
+                    s.dir().display()
+                );
+                (Some(s), u)
+            }
+        };
+        let db = format!(
+            "durasim_conform_{}_{}",
+            std::process::id(),
+            crate::db::mono_us() % 1_000_000_000
+        );
+        let mut c = postgres::Client::connect(&admin, postgres::NoTls)
+            .with_context(|| format!("cannot connect to PostgreSQL at {admin}"))?;
+        c.batch_execute(&format!("CREATE DATABASE {db}"))?;
+        Ok(Pg {
+            _server: server,
+            admin,
+            db,
+        })
+    }
+
+    pub(super) fn url(&self) -> String {
+        with_dbname(&self.admin, &self.db)
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.db));
+        }
+    }
+}
+
+/// Installs pgmq from the SQL the `pgmq` crate embeds, and creates the pipeline's queue.
+pub(super) fn install_pgmq(url: &str) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        // Our own pool: pgmq's URL parser wants a TCP host, a port and a password; sqlx's
+        // understands `?host=/socket/dir`.
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .connect(url)
+            .await
+            .map_err(|e| anyhow!("pgmq: cannot connect: {e}"))?;
+        let q = pgmq::PGMQueueExt::new_with_pool(pool).await;
+        q.install_sql_from_embedded()
+            .await
+            .map_err(|e| anyhow!("pgmq: install failed: {e}"))?;
+        Ok::<(), anyhow::Error>(())
+    })
+}
+
+pub(super) fn prepare(store: &mut Store, kind: Kind) -> Result<()> {
+    if kind == Kind::Sqlite {
+        store.db.batch(&crate::schema::sqlite())
+    } else {
+        store.db.batch(&crate::schema::postgres())?;
+        if kind == Kind::Pgmq {
+            store.db.batch(&format!(
+                "SELECT pgmq.create('{}')",
+                crate::store::PGMQ_QUEUE
+            ))?;
+        }
+        store.db.batch("INSERT INTO run VALUES (clock_timestamp())")
+    }
+}
