@@ -57,7 +57,10 @@ fn message(c: &CheckReport, i: Invariant) -> String {
         .map_or(String::new(), |f| f.message.clone())
 }
 
-fn with_header(lines: &[String], edit: impl Fn(&mut serde_json::Map<String, Value>)) -> Vec<String> {
+fn with_header(
+    lines: &[String],
+    edit: impl Fn(&mut serde_json::Map<String, Value>),
+) -> Vec<String> {
     let mut header: Value = serde_json::from_str(&lines[0]).unwrap();
     edit(header["config"].as_object_mut().unwrap());
     let mut out = lines.to_vec();
@@ -105,7 +108,8 @@ fn entries_expire_after_the_stated_retention_and_the_checker_tells_it_from_an_il
     .collect();
     let judged = judge(&longer);
     assert!(
-        message(&judged, Invariant::DlqBounded).contains("not older than the retention of 120000 ms"),
+        message(&judged, Invariant::DlqBounded)
+            .contains("not older than the retention of 120000 ms"),
         "{:?}",
         judged.violated()
     );

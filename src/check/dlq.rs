@@ -60,18 +60,18 @@ impl Checker {
         let problem = match (retention, config) {
             (Some(_), _) => self.expiry_problem(r.at, job, held, retention),
             (None, config) => match config {
-            None => Some("the DLQ has no capacity, so it never evicts".to_string()),
-            Some(c) if len < c as usize => Some(format!(
-                "the DLQ held {len} of {c} entries: only a full DLQ evicts"
-            )),
-            _ if oldest != Some(job) => Some(match self.read_job(job, |t| t.dlq) {
-                DlqEntry::Held => format!(
-                    "{job} is not the oldest entry ({}): a full DLQ evicts its oldest",
-                    oldest.map_or("none".into(), |j| j.to_string())
-                ),
-                _ => format!("{job} is not in the DLQ"),
-            }),
-            _ => None,
+                None => Some("the DLQ has no capacity, so it never evicts".to_string()),
+                Some(c) if len < c as usize => Some(format!(
+                    "the DLQ held {len} of {c} entries: only a full DLQ evicts"
+                )),
+                _ if oldest != Some(job) => Some(match self.read_job(job, |t| t.dlq) {
+                    DlqEntry::Held => format!(
+                        "{job} is not the oldest entry ({}): a full DLQ evicts its oldest",
+                        oldest.map_or("none".into(), |j| j.to_string())
+                    ),
+                    _ => format!("{job} is not in the DLQ"),
+                }),
+                _ => None,
             },
         };
         if let Some(p) = problem {

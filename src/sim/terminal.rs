@@ -7,12 +7,12 @@
 //! Does not: decide that a job is terminal (the retry policy and the queue do).
 
 use super::kernel::{Ev, Sim};
-use crate::profile::retention::expires_at;
 use crate::history::{Event, Observer};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::{DlqReason, StoredReason};
 use crate::model::retry::ErrorKind;
 use crate::model::semantics::QueueSemantics;
+use crate::profile::retention::expires_at;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn record_cancel(&mut self, e: Event) {

@@ -213,5 +213,7 @@ fn an_entry_expires_by_age_only_past_the_stated_retention() {
     let r = judge(history(1_000));
     assert!(first_message(&r, Invariant::DlqBounded).contains("states no dlq_retention"));
     let r = judge_with(with(30, false), history(1_000));
-    assert!(first_message(&r, Invariant::DlqBounded).contains("the header's dlq_retention is 30 ms"));
+    assert!(
+        first_message(&r, Invariant::DlqBounded).contains("the header's dlq_retention is 30 ms")
+    );
 }
