@@ -379,3 +379,32 @@ fn help_has_examples_and_the_exit_codes() {
     );
     assert!(t.contains("--out <DIR>"), "{t}");
 }
+
+#[test]
+fn a_queue_profile_the_store_does_not_implement_is_refused() {
+    let t = TempDir::new("profile");
+    let db = t.path("river.db");
+    let o = Command::new(BIN)
+        .args([
+            &root()
+                .join("scenarios/incidents/river-1302.toml")
+                .display()
+                .to_string(),
+            "--store",
+            &format!("sqlite:{}", db.display()),
+            "--out",
+        ])
+        .arg(t.path("out"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("profile = \"river\"") && err.contains("simulated only"),
+        "{err}"
+    );
+    assert!(
+        !db.exists() && !t.path("out").exists(),
+        "nothing is written"
+    );
+}
