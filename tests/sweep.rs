@@ -216,7 +216,7 @@ fn shrunk_scenarios_reproduce_their_failure() {
                 let scenario = Scenario::parse(&info.path, text).unwrap();
                 assert!(
                     scenario.faults.crash == 0.0
-                        && scenario.faults.stall == 0.0
+                        && scenario.faults.held.iter().all(|h| h.rate == 0.0)
                         && scenario.faults.transient_error == 0.0
                 );
                 assert!(

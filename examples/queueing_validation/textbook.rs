@@ -43,14 +43,14 @@ impl Textbook {
     /// The queue a scenario is, or why it is not one.
     pub fn of(s: &Scenario) -> Result<Textbook, String> {
         let f = &s.faults;
-        let faults = [
-            f.crash,
-            f.stall,
-            f.transient_error,
-            f.permanent_error,
-            f.relay_crash,
-        ];
-        if faults.iter().any(|&r| r != 0.0) || f.outage.is_some() || !s.script.is_empty() {
+        let faults = [f.crash, f.transient_error, f.permanent_error, f.relay_crash];
+        if faults
+            .iter()
+            .chain(f.held.iter().map(|h| &h.rate))
+            .any(|&r| r != 0.0)
+            || f.outage.is_some()
+            || !s.script.is_empty()
+        {
             return Err("a fault is on".into());
         }
         let a = &s.arrivals;

@@ -21,6 +21,7 @@ use crate::history::{Event, Observer, Record};
 use crate::ids::{EventId, Fence, JobId, SimTime, WorkerId};
 use crate::key_index::KeyIndex;
 use crate::vocab::config::RunConfig;
+use crate::vocab::faults::Held;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 
 pub struct Checker {
@@ -126,7 +127,7 @@ impl Checker {
     }
 
     pub(super) fn reached(&mut self, s: Sometimes) {
-        self.sometimes[s as usize] += 1;
+        self.sometimes[s.index()] += 1;
     }
 
     /// The job's track, if an `enqueued` record created it (a copy: tracks are stored packed).
@@ -369,11 +370,14 @@ impl Checker {
             }
             Event::ExtractStarted { stalled, .. } => {
                 if *stalled {
-                    self.reached(Sometimes::Stalled);
+                    self.reached(Sometimes::Held(Held::Stall));
                 }
             }
-            Event::ExtractDone { .. } | Event::StallBegan { .. } => {}
-            Event::PauseBegan { .. } => self.reached(Sometimes::Paused),
+            Event::ExtractDone { .. } => {}
+            // A stall is counted at its `extract_started` (a recorder may leave `stall_began`
+            // out); every other held fault at its own record.
+            Event::Held(h) if h.fault != Held::Stall => self.reached(Sometimes::Held(h.fault)),
+            Event::Held(_) => {}
             Event::AttemptFailed {
                 job,
                 fence,
@@ -530,7 +534,7 @@ impl Checker {
                 .collect(),
             sometimes: Sometimes::ALL
                 .iter()
-                .map(|s| (*s, self.sometimes[*s as usize]))
+                .map(|s| (*s, self.sometimes[s.index()]))
                 .collect(),
             quiescent,
             end,

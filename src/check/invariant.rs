@@ -6,6 +6,7 @@
 //! Does not: evaluate anything (see `checker` and the family files: `leases`, `policy`,
 //! `effects`, `dlq`, `tenancy`, `metrics`).
 
+use crate::vocab::faults::{Held, HELD_KINDS};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -162,36 +163,88 @@ pub enum Sometimes {
     EnqueueDeduped,
     WorkerCrashed,
     RelayCrashed,
-    Stalled,
     ReprocessSucceeded,
     DlqEvicted,
     OperatorAtCancelled,
     RenewedLeaseExpired,
-    Paused,
+    /// A held fault struck (`stalled`, `paused`, ...: its row of `vocab::faults::HELD`).
+    Held(Held),
 }
 
+/// The properties before the stall's, and after it, in report order.
+const BEFORE_STALL: [Sometimes; 13] = [
+    Sometimes::StaleFenceRejected,
+    Sometimes::CommitDeduped,
+    Sometimes::RepublishAbsorbed,
+    Sometimes::DeadlineCancellation,
+    Sometimes::DeadLettered,
+    Sometimes::Reprocessed,
+    Sometimes::LeaseExpired,
+    Sometimes::HeartbeatRenewed,
+    Sometimes::RetryScheduled,
+    Sometimes::PayloadConflict,
+    Sometimes::EnqueueDeduped,
+    Sometimes::WorkerCrashed,
+    Sometimes::RelayCrashed,
+];
+const AFTER_STALL: [Sometimes; 4] = [
+    Sometimes::ReprocessSucceeded,
+    Sometimes::DlqEvicted,
+    Sometimes::OperatorAtCancelled,
+    Sometimes::RenewedLeaseExpired,
+];
+const COUNT: usize = BEFORE_STALL.len() + AFTER_STALL.len() + HELD_KINDS;
+
 impl Sometimes {
-    pub const ALL: [Sometimes; 19] = [
-        Sometimes::StaleFenceRejected,
-        Sometimes::CommitDeduped,
-        Sometimes::RepublishAbsorbed,
-        Sometimes::DeadlineCancellation,
-        Sometimes::DeadLettered,
-        Sometimes::Reprocessed,
-        Sometimes::LeaseExpired,
-        Sometimes::HeartbeatRenewed,
-        Sometimes::RetryScheduled,
-        Sometimes::PayloadConflict,
-        Sometimes::EnqueueDeduped,
-        Sometimes::WorkerCrashed,
-        Sometimes::RelayCrashed,
-        Sometimes::Stalled,
-        Sometimes::ReprocessSucceeded,
-        Sometimes::DlqEvicted,
-        Sometimes::OperatorAtCancelled,
-        Sometimes::RenewedLeaseExpired,
-        Sometimes::Paused,
-    ];
+    /// Every property in report order: the stall's where it always was, the other held
+    /// faults' last, in `Held` order.
+    pub const ALL: [Sometimes; COUNT] = {
+        let mut out = [Sometimes::StaleFenceRejected; COUNT];
+        let mut i = 0;
+        while i < BEFORE_STALL.len() {
+            out[i] = BEFORE_STALL[i];
+            i += 1;
+        }
+        out[i] = Sometimes::Held(Held::ALL[0]);
+        let mut k = 0;
+        while k < AFTER_STALL.len() {
+            out[i + 1 + k] = AFTER_STALL[k];
+            k += 1;
+        }
+        let mut h = 1;
+        while h < HELD_KINDS {
+            out[i + k + h] = Sometimes::Held(Held::ALL[h]);
+            h += 1;
+        }
+        out
+    };
+
+    /// Its place in [`Sometimes::ALL`] (and in the checker's counts).
+    #[inline]
+    pub fn index(self) -> usize {
+        const STALL: usize = BEFORE_STALL.len();
+        match self {
+            Sometimes::StaleFenceRejected => 0,
+            Sometimes::CommitDeduped => 1,
+            Sometimes::RepublishAbsorbed => 2,
+            Sometimes::DeadlineCancellation => 3,
+            Sometimes::DeadLettered => 4,
+            Sometimes::Reprocessed => 5,
+            Sometimes::LeaseExpired => 6,
+            Sometimes::HeartbeatRenewed => 7,
+            Sometimes::RetryScheduled => 8,
+            Sometimes::PayloadConflict => 9,
+            Sometimes::EnqueueDeduped => 10,
+            Sometimes::WorkerCrashed => 11,
+            Sometimes::RelayCrashed => 12,
+            Sometimes::Held(Held::Stall) => STALL,
+            Sometimes::ReprocessSucceeded => STALL + 1,
+            Sometimes::DlqEvicted => STALL + 2,
+            Sometimes::OperatorAtCancelled => STALL + 3,
+            Sometimes::RenewedLeaseExpired => STALL + 4,
+            Sometimes::Held(h) => STALL + 4 + h as usize,
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -208,12 +261,11 @@ impl Sometimes {
             Sometimes::EnqueueDeduped => "enqueue_deduped",
             Sometimes::WorkerCrashed => "worker_crashed",
             Sometimes::RelayCrashed => "relay_crashed",
-            Sometimes::Stalled => "stalled",
             Sometimes::ReprocessSucceeded => "reprocess_succeeded",
             Sometimes::DlqEvicted => "dlq_evicted",
             Sometimes::OperatorAtCancelled => "operator_at_cancelled",
             Sometimes::RenewedLeaseExpired => "renewed_lease_expired",
-            Sometimes::Paused => "paused",
+            Sometimes::Held(h) => h.spec().sometimes,
         }
     }
 

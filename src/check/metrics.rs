@@ -13,6 +13,7 @@ use super::checker::{CheckReport, Checker, Place};
 use super::invariant::Invariant;
 use crate::history::{Event, Op, Record};
 use crate::ids::{JobId, SimTime};
+use crate::vocab::faults::HeldCounts;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -58,8 +59,7 @@ pub(super) struct Tally {
     ack_rejections: u64,
     worker_crashes: u64,
     relay_crashes: u64,
-    stalls: u64,
-    pauses: u64,
+    held: HeldCounts,
     dlq_permanent: u64,
     dlq_max_attempts: u64,
     dlq_other: u64,
@@ -104,8 +104,7 @@ impl Tally {
             Event::Rejected { op: Op::Ack, .. } => self.ack_rejections += 1,
             Event::WorkerCrashed { .. } => self.worker_crashes += 1,
             Event::RelayCrashed { .. } => self.relay_crashes += 1,
-            Event::StallBegan { .. } => self.stalls += 1,
-            Event::PauseBegan { .. } => self.pauses += 1,
+            Event::Held(h) => self.held.add(h.fault),
             Event::DlqEvicted { .. } => self.evicted += 1,
             Event::Reprocessed { .. } => self.reprocessed += 1,
             Event::ReprocessRefused { reason, .. } => {
@@ -269,7 +268,7 @@ impl Checker {
         let (unfinished, max_attempts) = self.jobs_unfinished_and_most_leases();
         let publishes: u64 = self.events.iter().map(|e| e.publishes as u64).sum();
         let first_publishes = self.events.iter().filter(|e| e.publishes > 0).count() as u64;
-        vec![
+        let mut figures = vec![
             ("jobs.enqueued", t.enqueued),
             ("jobs.acked", t.acked),
             ("jobs.deadLettered", t.dead_lettered),
@@ -298,8 +297,9 @@ impl Checker {
             ("leases.maxAttemptsSeen", max_attempts),
             ("crashes.worker", t.worker_crashes),
             ("crashes.relay", t.relay_crashes),
-            ("crashes.stalls", t.stalls),
-            ("crashes.pauses", t.pauses),
+        ];
+        figures.extend(t.held.figures());
+        figures.extend([
             ("dlq.permanentError", t.dlq_permanent),
             ("dlq.maxAttemptsExceeded", t.dlq_max_attempts),
             ("dlq.other", t.dlq_other),
@@ -310,7 +310,8 @@ impl Checker {
             ("reprocessRateLimited", t.rate_limited),
             ("retries.total", t.retries),
             ("attempts", t.granted),
-        ]
+        ]);
+        figures
     }
 }
 

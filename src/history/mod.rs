@@ -21,6 +21,7 @@ pub use trace_hash::TraceHash;
 
 use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use crate::vocab::config::RunConfig;
+use crate::vocab::faults::Held;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 use serde::Serialize;
@@ -221,20 +222,6 @@ pub enum Event {
     WorkerRestarted {
         worker: WorkerId,
     },
-    StallBegan {
-        worker: WorkerId,
-        job: JobId,
-        fence: Fence,
-        stall: u64,
-    },
-    /// The holder stops for `pause` right after a heartbeat renewed its lease (a GC pause, a
-    /// descheduled process): when `pause` outlasts the lease, the renewed lease expires.
-    PauseBegan {
-        worker: WorkerId,
-        job: JobId,
-        fence: Fence,
-        pause: u64,
-    },
     /// An event sent to the consumer: by the relay from the outbox, or directly (naive).
     Published {
         event: EventId,
@@ -296,6 +283,39 @@ pub enum Event {
     RunEnded {
         quiescent: bool,
     },
+    /// A held fault struck (`vocab::faults::HELD`): `stall_began`, `pause_began`, ..., each
+    /// written as its row says. Last, as serde wants an untagged variant.
+    #[serde(untagged)]
+    Held(HeldRecord),
+}
+
+/// A held fault holding an attempt up: a stall (`stall_began`: the extraction hangs `stall`
+/// with no heartbeat), a pause (`pause_began`: the holder stops for `pause` right after a
+/// heartbeat renewed its lease; when it outlasts the lease, the renewed lease expires), and
+/// every other row of `vocab::faults::HELD`. Written as `{type: <record>, worker, job, fence,
+/// <field>: ms}`, the row's names, so each keeps its own record type in the file and the hash.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeldRecord {
+    pub fault: Held,
+    pub worker: WorkerId,
+    pub job: JobId,
+    pub fence: Fence,
+    pub ms: u64,
+}
+
+impl Serialize for HeldRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let spec = self.fault.spec();
+        // As serde's derive writes an internally tagged variant: the tag, then the fields.
+        let mut st = s.serialize_struct("Event", 5)?;
+        st.serialize_field("type", spec.record)?;
+        st.serialize_field("worker", &self.worker)?;
+        st.serialize_field("job", &self.job)?;
+        st.serialize_field("fence", &self.fence)?;
+        st.serialize_field(spec.field, &self.ms)?;
+        st.end()
+    }
 }
 
 impl Event {
@@ -324,8 +344,6 @@ impl Event {
             Event::DlqEvicted { .. } => "dlq_evicted",
             Event::WorkerCrashed { .. } => "worker_crashed",
             Event::WorkerRestarted { .. } => "worker_restarted",
-            Event::StallBegan { .. } => "stall_began",
-            Event::PauseBegan { .. } => "pause_began",
             Event::Published { .. } => "published",
             Event::MarkedPublished { .. } => "marked_published",
             Event::OutboxPruned { .. } => "outbox_pruned",
@@ -338,6 +356,7 @@ impl Event {
             Event::Reprocessed { .. } => "reprocessed",
             Event::DepthSampled { .. } => "depth_sampled",
             Event::RunEnded { .. } => "run_ended",
+            Event::Held(r) => r.fault.spec().record,
         }
     }
 }

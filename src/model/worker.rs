@@ -8,6 +8,7 @@
 
 use crate::ids::{Fence, JobId};
 use crate::model::retry::ErrorKind;
+use crate::vocab::faults::{Held, Lengths};
 
 /// Where a worker process can die.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -46,12 +47,12 @@ impl CrashPoint {
 pub struct AttemptPlan {
     /// The extraction's duration when it runs normally (inferenceMs).
     pub extract_ms: u64,
-    /// A stall replaces the extraction: this long, with no heartbeat, so the lease is lost.
-    pub stall_ms: Option<u64>,
+    /// The held faults that strike this attempt, and how long each holds it up. A stall
+    /// replaces the extraction (this long, with no heartbeat, so the lease is lost); a pause
+    /// stops the holder right after its first heartbeat.
+    pub lengths: Lengths,
     pub validate_ms: u64,
     pub crash: Option<CrashPoint>,
-    /// The holder pauses this long right after its first heartbeat (no heartbeat meanwhile).
-    pub pause_ms: Option<u64>,
     /// The error validation reports, if any.
     pub error: Option<ErrorKind>,
     /// What the model answers this time (a language model is not deterministic).
@@ -73,8 +74,10 @@ pub enum Step {
     },
     /// Renew the lease (the extraction goes on afterwards).
     Heartbeat,
-    /// The holder stops for `ms` (a GC pause) after a heartbeat, then goes on extracting.
-    Pause {
+    /// Held fault `fault` holds the attempt up for `ms` (a pause after a heartbeat: the holder
+    /// stops, then goes on extracting).
+    Held {
+        fault: Held,
         ms: u64,
     },
     /// The extraction returned `output` after `inference_ms`.
@@ -161,7 +164,7 @@ impl Attempt {
     }
 
     pub fn stalled(&self) -> bool {
-        self.plan.stall_ms.is_some()
+        self.plan.lengths.get(Held::Stall).is_some()
     }
 
     /// Moves to the next step and returns it. Steps that spend time (`Extract`, `Validate`) return once; the kernel calls
@@ -173,7 +176,11 @@ impl Attempt {
                     self.phase = Phase::Finished;
                     return Step::Crash(CrashPoint::AfterLease);
                 }
-                let total = self.plan.stall_ms.unwrap_or(self.plan.extract_ms);
+                let total = self
+                    .plan
+                    .lengths
+                    .get(Held::Stall)
+                    .unwrap_or(self.plan.extract_ms);
                 self.phase = Phase::Extracting {
                     remaining_ms: total,
                     slice_ms: 0,
@@ -193,18 +200,25 @@ impl Attempt {
                         remaining_ms,
                         slice_ms: 0,
                     };
-                    self.pause_due = self.plan.pause_ms.is_some();
+                    self.pause_due = self.plan.lengths.get(Held::Pause).is_some();
                     return Step::Heartbeat;
                 }
                 if self.pause_due {
                     // Right after the first heartbeat: the pause, once.
                     self.pause_due = false;
-                    let ms = self.plan.pause_ms.take().unwrap_or(0);
-                    return Step::Pause { ms };
+                    let ms = self.plan.lengths.take(Held::Pause).unwrap_or(0);
+                    return Step::Held {
+                        fault: Held::Pause,
+                        ms,
+                    };
                 }
                 if remaining_ms == 0 {
                     self.phase = Phase::Extracted;
-                    let inference_ms = self.plan.stall_ms.unwrap_or(self.plan.extract_ms);
+                    let inference_ms = self
+                        .plan
+                        .lengths
+                        .get(Held::Stall)
+                        .unwrap_or(self.plan.extract_ms);
                     return Step::ExtractDone {
                         inference_ms,
                         output: self.plan.output,
@@ -303,13 +317,18 @@ mod tests {
     fn plan() -> AttemptPlan {
         AttemptPlan {
             extract_ms: 320,
-            stall_ms: None,
+            lengths: Lengths::default(),
             validate_ms: 5,
             crash: None,
-            pause_ms: None,
             error: None,
             output: 9,
         }
+    }
+
+    fn held(h: Held, ms: u64) -> Lengths {
+        let mut l = Lengths::default();
+        l.set(h, Some(ms));
+        l
     }
 
     fn steps(mut a: Attempt) -> Vec<Step> {
@@ -374,7 +393,7 @@ mod tests {
             Fence(1),
             1,
             AttemptPlan {
-                stall_ms: Some(900),
+                lengths: held(Held::Stall, 900),
                 ..plan()
             },
             150,
@@ -396,7 +415,7 @@ mod tests {
             Fence(1),
             1,
             AttemptPlan {
-                pause_ms: Some(700),
+                lengths: held(super::Held::Pause, 700),
                 ..plan()
             },
             150,
@@ -409,7 +428,10 @@ mod tests {
                 BeginExtract { stalled: false },
                 Extract { ms: 150 },
                 Heartbeat,
-                Pause { ms: 700 },
+                Held {
+                    fault: super::Held::Pause,
+                    ms: 700
+                },
                 Extract { ms: 150 },
                 Heartbeat,
                 Extract { ms: 20 },
@@ -425,12 +447,12 @@ mod tests {
         );
         let short = AttemptPlan {
             extract_ms: 100,
-            pause_ms: Some(700),
+            lengths: held(super::Held::Pause, 700),
             ..plan()
         };
         let s = steps(Attempt::new(JobId(0), Fence(1), 1, short, 150, false));
         assert!(
-            !s.iter().any(|x| matches!(x, Pause { .. })),
+            !s.iter().any(|x| matches!(x, Held { .. })),
             "no heartbeat, no pause"
         );
     }

@@ -5,6 +5,7 @@
 //! Does not: count (see `metrics`, which reads the history).
 
 use crate::ids::SimTime;
+use crate::vocab::faults::HeldCounts;
 use serde::Serialize;
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -50,9 +51,9 @@ pub struct LeaseCounts {
 pub struct CrashCounts {
     pub worker: u64,
     pub relay: u64,
-    pub stalls: u64,
-    /// Holders paused right after a heartbeat (`[faults] pause`).
-    pub pauses: u64,
+    /// Each held fault's strikes (`stalls`, `pauses`, ...: `vocab::faults::HELD`).
+    #[serde(flatten)]
+    pub held: HeldCounts,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

@@ -240,7 +240,7 @@ impl Metrics {
             &self.crashes,
             &self.dlq,
         );
-        vec![
+        let mut figures = vec![
             ("jobs.enqueued", j.enqueued),
             ("jobs.acked", j.acked),
             ("jobs.deadLettered", j.dead_lettered),
@@ -266,8 +266,9 @@ impl Metrics {
             ("leases.maxAttemptsSeen", l.max_attempts_seen),
             ("crashes.worker", c.worker),
             ("crashes.relay", c.relay),
-            ("crashes.stalls", c.stalls),
-            ("crashes.pauses", c.pauses),
+        ];
+        figures.extend(c.held.figures());
+        figures.extend([
             ("dlq.permanentError", d.permanent_error),
             ("dlq.maxAttemptsExceeded", d.max_attempts_exceeded),
             ("dlq.other", d.other),
@@ -278,7 +279,8 @@ impl Metrics {
             ("reprocessRateLimited", self.reprocess_rate_limited),
             ("retries.total", self.retries.total),
             ("attempts", self.attempts()),
-        ]
+        ]);
+        figures
     }
 
     /// Flushes `attempts.csv` and reports the first write error, if any.
@@ -426,8 +428,7 @@ impl Observer for Metrics {
                 self.close_attempt(at, *worker, *job, outcome);
             }
             Event::ExtractStarted { .. } => self.effects.extract_calls += 1,
-            Event::StallBegan { .. } => self.crashes.stalls += 1,
-            Event::PauseBegan { .. } => self.crashes.pauses += 1,
+            Event::Held(h) => self.crashes.held.add(h.fault),
             Event::ExtractDone {
                 worker, inference, ..
             } => {

@@ -210,14 +210,16 @@ impl Builder {
             Event::ExtractStarted { job, worker, stalled, .. } => {
                 self.open_child(worker.0, at, "extract", json!({"job": job.0, "stalled": stalled}))
             }
-            Event::StallBegan { worker, job, stall, .. } => {
-                if let Some(a) = self.attempts.get_mut(&worker.0) {
-                    a.stall = Some((at, at + stall));
+            Event::Held(h) => {
+                let spec = h.fault.spec();
+                if h.fault == crate::vocab::faults::Held::Stall {
+                    if let Some(a) = self.attempts.get_mut(&h.worker.0) {
+                        a.stall = Some((at, at + h.ms));
+                    }
                 }
-                self.instant(WORKERS, Self::tid(worker.0), "STALL", "fault", at, json!({"job": job.0, "stallMs": stall}));
-            }
-            Event::PauseBegan { worker, job, pause, .. } => {
-                self.instant(WORKERS, Self::tid(worker.0), "PAUSE", "fault", at, json!({"job": job.0, "pauseMs": pause}));
+                let mut args = json!({"job": h.job.0});
+                args[spec.trace_arg] = json!(h.ms);
+                self.instant(WORKERS, Self::tid(h.worker.0), spec.label, "fault", at, args);
             }
             Event::ExtractDone { job, worker, inference, .. } => {
                 self.open_child(worker.0, at, "validate", json!({"job": job.0, "inferenceMs": inference}))

@@ -23,7 +23,7 @@ pub use expect::{Expect, ReplayExpectation};
 pub(crate) use position::locate;
 pub use script::{FaultKind, Operator, OperatorAction, OperatorTarget, Script};
 pub use sections::{
-    Arrivals, Bugs, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, Faults,
+    Arrivals, Bugs, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, Faults, HeldFault,
     InvalidDocuments, Metrics, Outage, OutboxSection, QueueSection, Relay, RetrySection,
     RunSection, Stages, Workers, Written,
 };

@@ -12,6 +12,7 @@ use crate::check::{Invariant, Sometimes};
 use crate::limits::MAX_JOBS;
 use crate::messages::clip;
 use crate::model::worker::CrashPoint;
+use crate::vocab::faults::Held;
 use crate::vocab::key::{validate_document, validate_tenant, MAX_VERSION};
 
 impl Scenario {
@@ -67,10 +68,12 @@ impl Scenario {
             ("stages.validate_ms", &self.stages.validate_ms),
             ("stages.review_ms", &self.stages.review_ms),
             ("arrivals.interarrival_ms", &self.arrivals.interarrival_ms),
-            ("faults.stall_ms", &self.faults.stall_ms),
-            ("faults.pause_ms", &self.faults.pause_ms),
         ] {
             d.check().or_else(|m| err(field, m))?;
+        }
+        for h in Held::ALL {
+            let field = format!("faults.{}", h.spec().length_key);
+            self.faults.held(h).ms.check().or_else(|m| err(&field, m))?;
         }
         let a = &self.arrivals;
         if a.tenants.is_empty() {
@@ -105,17 +108,24 @@ impl Scenario {
                 );
             }
         }
+        let held = Held::ALL.map(|h| {
+            (
+                format!("faults.{}", h.spec().name),
+                self.faults.held(h).rate,
+            )
+        });
         for (field, p) in [
             ("arrivals.document_collision", a.document_collision),
             ("arrivals.resubmit", a.resubmit),
             ("arrivals.resubmit_changed", a.resubmit_changed),
             ("faults.crash", self.faults.crash),
-            ("faults.stall", self.faults.stall),
             ("faults.transient_error", self.faults.transient_error),
             ("faults.permanent_error", self.faults.permanent_error),
             ("faults.relay_crash", self.faults.relay_crash),
-            ("faults.pause", self.faults.pause),
-        ] {
+        ]
+        .into_iter()
+        .chain(held.iter().map(|(f, p)| (f.as_str(), *p)))
+        {
             if !(0.0..=1.0).contains(&p) {
                 return err(
                     field,
@@ -226,15 +236,7 @@ impl Scenario {
         let possible = self.jobs_possible();
         for (i, s) in self.script.iter().enumerate() {
             let field = |f: &str| format!("script[{i}].{f}");
-            let worker_fault = matches!(
-                s.fault,
-                FaultKind::Crash
-                    | FaultKind::Stall
-                    | FaultKind::TransientError
-                    | FaultKind::PermanentError
-                    | FaultKind::MutatePayload
-                    | FaultKind::Pause
-            );
+            let worker_fault = s.fault.takes_job();
             match s.job {
                 None if worker_fault => {
                     return err(
@@ -275,17 +277,26 @@ impl Scenario {
                 (_, Some(_)) => return err(&field("point"), "only a crash takes a point".into()),
                 _ => {}
             }
-            if s.stall_ms.is_some() != (s.fault == FaultKind::Stall) {
-                return err(
-                    &field("stall_ms"),
-                    "a stall needs `stall_ms`, and only a stall takes it".into(),
-                );
-            }
-            if s.pause_ms.is_some() != (s.fault == FaultKind::Pause) {
-                return err(
-                    &field("pause_ms"),
-                    "a pause needs `pause_ms`, and only a pause takes it".into(),
-                );
+            match (s.fault.held(), s.length) {
+                (Some(h), None) => {
+                    let key = h.spec().length_key;
+                    return err(
+                        &field(key),
+                        format!(
+                            "a {} needs `{key}`, and only a {} takes it",
+                            h.spec().name,
+                            h.spec().name
+                        ),
+                    );
+                }
+                (held, Some((k, _))) if held != Some(k) => {
+                    let (key, name) = (k.spec().length_key, k.spec().name);
+                    return err(
+                        &field(key),
+                        format!("a {name} needs `{key}`, and only a {name} takes it"),
+                    );
+                }
+                _ => {}
             }
             if s.payload.is_some() && s.fault != FaultKind::MutatePayload {
                 return err(

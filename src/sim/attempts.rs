@@ -1,14 +1,14 @@
 //! Attempts: from a lease to the end of one worker's attempt.
 //!
 //! Owns: handing ready jobs to idle workers, drawing and starting an attempt, driving its steps
-//! (heartbeat, extract, commit, ack, crash, pause), the lease-expiry timers and checks, the
+//! (heartbeat, extract, commit, ack, crash, a held fault), the lease-expiry timers and checks, the
 //! recording of rejected (fenced-out) transitions, and the failure path through the retry policy.
 //! Does not: decide what a failure means (the retry policy does) or what a step is (the worker
 //! model does); dead-letter filing is in terminal.rs.
 
 use super::faults::draw_plan;
 use super::kernel::{decrement, Ev, Sim};
-use crate::history::{Event, Observer, Op};
+use crate::history::{Event, HeldRecord, Observer, Op};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::DlqReason;
 use crate::model::outbox::CommitOutcome;
@@ -18,6 +18,7 @@ use crate::model::semantics::QueueSemantics;
 use crate::model::worker::{Attempt, Step};
 use crate::profile::guard::Verdict;
 use crate::scenario::DepthSampling;
+use crate::vocab::faults::Held;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     /// Hands ready jobs to idle workers, first come first served.
@@ -98,10 +99,14 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             self.scenario,
             invalid,
         );
-        // The attempt's block of spare draws (no fault kind reads one yet; see SPARE_DRAWS).
-        let _spare = self.spare_draws[w.index()].next_attempt();
-        plan.pause_ms = super::faults::draw_pause(
+        // The attempt's block of spare draws (see SPARE_DRAWS), and the held faults drawn
+        // outside the block.
+        let ordinal = self.spare_draws[w.index()].next_attempt();
+        super::faults::draw_held(
+            &mut plan,
             &mut self.pause_streams[w.index()],
+            &mut self.spare_draws[w.index()],
+            ordinal,
             &self.rates,
             self.scenario,
         );
@@ -194,7 +199,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             let (job, fence, stall_ms) = (
                 attempt.job,
                 attempt.fence,
-                attempt.plan.stall_ms.unwrap_or(0),
+                attempt.plan.lengths.get(Held::Stall).unwrap_or(0),
             );
             match step {
                 Step::Crash(point) => {
@@ -223,21 +228,24 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                         stalled,
                     });
                     if stalled {
-                        self.record(Event::StallBegan {
+                        self.record(Event::Held(HeldRecord {
+                            fault: Held::Stall,
                             worker: w,
                             job,
                             fence,
-                            stall: stall_ms,
-                        });
+                            ms: stall_ms,
+                        }));
                     }
                 }
-                Step::Pause { ms } => {
-                    self.record(Event::PauseBegan {
+                Step::Held { fault, ms } => {
+                    // The holder is held up: recorded, then asleep; the lease may run out.
+                    self.record(Event::Held(HeldRecord {
+                        fault,
                         worker: w,
                         job,
                         fence,
-                        pause: ms,
-                    });
+                        ms,
+                    }));
                     let wake = self.now + ms;
                     if wake > self.queue.job(job).lease_until {
                         self.arm_expiry(w, job, fence);

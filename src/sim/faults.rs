@@ -2,8 +2,9 @@
 //!
 //! Owns: how each attempt's fate is decided (stall, extraction length, crash and crash point,
 //! transient and permanent errors, the model's output), in a fixed order of draws from the
-//! worker's own stream, and whether its holder pauses after its first heartbeat (from the
-//! worker's pause stream); which scripted faults are still armed.
+//! worker's own stream, and the held faults drawn elsewhere (`draw_held`: from the pause stream
+//! or the attempt's spare draws, as `vocab::faults::HELD` says); which scripted faults are
+//! still armed.
 //! Does not: apply anything; the kernel does, through the model.
 
 use crate::ids::{JobId, SimTime};
@@ -11,6 +12,7 @@ use crate::model::retry::ErrorKind;
 use crate::model::worker::{AttemptPlan, CrashPoint};
 use crate::rng::{range_of, unit_of, Stream};
 use crate::scenario::{FaultKind, Scenario};
+use crate::vocab::faults::{Draw, Held, Lengths, HELD_KINDS};
 use std::collections::BTreeMap;
 
 /// The random fault settings of a run (after swarm draws, if any).
@@ -18,11 +20,11 @@ use std::collections::BTreeMap;
 pub struct FaultRates {
     pub crash: f64,
     pub crash_points: Vec<CrashPoint>,
-    pub stall: f64,
     pub transient_error: f64,
     pub permanent_error: f64,
     pub relay_crash: f64,
-    pub pause: f64,
+    /// Each held fault's rate (`vocab::faults::HELD`), indexed by `Held`.
+    pub held: [f64; HELD_KINDS],
 }
 
 impl FaultRates {
@@ -35,11 +37,10 @@ impl FaultRates {
                 .iter()
                 .filter_map(|p| CrashPoint::parse(p))
                 .collect(),
-            stall: s.faults.stall,
             transient_error: s.faults.transient_error,
             permanent_error: s.faults.permanent_error,
             relay_crash: s.faults.relay_crash,
-            pause: s.faults.pause,
+            held: Held::ALL.map(|h| s.faults.held(h).rate),
         }
     }
 }
@@ -52,8 +53,7 @@ struct Armed {
     attempt: Option<u32>,
     fault: FaultKind,
     point: Option<CrashPoint>,
-    stall_ms: Option<u64>,
-    pause_ms: Option<u64>,
+    length: Option<(Held, u64)>,
 }
 
 /// Scripted worker faults by job, and scripted relay crashes in time order.
@@ -84,8 +84,7 @@ impl Script {
                         attempt: e.attempt,
                         fault,
                         point: e.point.as_deref().and_then(CrashPoint::parse),
-                        stall_ms: e.stall_ms,
-                        pause_ms: e.pause_ms,
+                        length: e.length,
                     }),
             }
         }
@@ -106,12 +105,14 @@ impl Script {
             }
             match a.fault {
                 FaultKind::Crash => plan.crash = a.point,
-                FaultKind::Stall => plan.stall_ms = a.stall_ms,
                 FaultKind::TransientError => plan.error = Some(ErrorKind::ProviderUnavailable),
                 FaultKind::PermanentError => plan.error = Some(ErrorKind::SchemaInvalid),
-                FaultKind::Pause => plan.pause_ms = a.pause_ms,
                 FaultKind::RelayCrash | FaultKind::MutatePayload => {
                     unreachable!("not a worker fault")
+                }
+                held => {
+                    let h = held.held().expect("every other fault kind is a held one");
+                    plan.lengths.set(h, a.length.map(|(_, ms)| ms));
                 }
             }
             self.fired[a.index] = true;
@@ -153,10 +154,15 @@ pub fn draw_plan(
     scenario: &Scenario,
     document_invalid: bool,
 ) -> AttemptPlan {
-    let [stall, stall_len, extract_len, crash, point, transient, permanent, validate, output] =
+    let [stall_hit, stall_len, extract_len, crash, point, transient, permanent, validate, output] =
         s.block::<9>();
     let hit = |bits: u64, p: f64| p > 0.0 && unit_of(bits) < p;
-    let stall_ms = hit(stall, rates.stall).then(|| scenario.faults.stall_ms.sample_from(stall_len));
+    // The stall is the one held fault drawn in the block (`Draw::AttemptBlock`).
+    let stall = Held::Stall;
+    let stall_ms = hit(stall_hit, rates.held[stall as usize])
+        .then(|| scenario.faults.held(stall).ms.sample_from(stall_len));
+    let mut lengths = Lengths::default();
+    lengths.set(stall, stall_ms);
     let crash = (hit(crash, rates.crash) && !rates.crash_points.is_empty()).then(|| {
         rates.crash_points[range_of(point, 0, rates.crash_points.len() as u64 - 1) as usize]
     });
@@ -169,10 +175,9 @@ pub fn draw_plan(
     };
     AttemptPlan {
         extract_ms: scenario.stages.inference_ms.sample_from(extract_len),
-        stall_ms,
+        lengths,
         validate_ms: scenario.stages.validate_ms.sample_from(validate),
         crash,
-        pause_ms: None,
         error,
         output,
     }
@@ -186,7 +191,8 @@ pub fn draw_plan(
 /// that leaves it off, and a frozen run (rates 0, faults scripted) still reads every other
 /// stream where the seeded run did. Nothing is drawn until a slot is read.
 ///
-/// Slots in use: none yet (the next fault kind takes slot 0; note it here).
+/// Slots in use: those `vocab::faults::HELD` gives as `Draw::Spare(n)` (two each: `n`, `n + 1`);
+/// none yet, the next held fault takes slots 0 and 1.
 pub const SPARE_DRAWS: u64 = 8;
 
 /// One worker's spare draws (see [`SPARE_DRAWS`]).
@@ -219,16 +225,34 @@ impl SpareDraws {
     }
 }
 
-/// Whether the attempt's holder pauses after its first heartbeat, and how long: two draws from
-/// the worker's own pause stream, taken only when the rate is not 0, so a scenario without
-/// pauses (or a frozen one, whose pauses are scripted) draws nothing here and no other stream
-/// moves.
-pub fn draw_pause(s: &mut Stream, rates: &FaultRates, scenario: &Scenario) -> Option<u64> {
-    if rates.pause <= 0.0 {
-        return None;
+/// The held faults not drawn in the attempt block (`Draw::OwnStream`, `Draw::Spare`): for each
+/// whose rate is not 0, two draws (hit?, length). A rate of 0 draws nothing, so a scenario that
+/// leaves them off (or a frozen one, whose faults are scripted) moves no stream. `own` is the
+/// worker's stream for the one `OwnStream` fault (the pause's); `spare` and `ordinal` the
+/// attempt's spare draws.
+pub fn draw_held(
+    plan: &mut AttemptPlan,
+    own: &mut Stream,
+    spare: &mut SpareDraws,
+    ordinal: u64,
+    rates: &FaultRates,
+    scenario: &Scenario,
+) {
+    for h in Held::ALL {
+        let rate = rates.held[h as usize];
+        if rate <= 0.0 {
+            continue;
+        }
+        let [hit, length] = match h.spec().draw {
+            Draw::AttemptBlock => continue,
+            Draw::OwnStream => own.block::<2>(),
+            Draw::Spare(n) => [spare.slot(ordinal, n), spare.slot(ordinal, n + 1)],
+        };
+        if unit_of(hit) < rate {
+            plan.lengths
+                .set(h, Some(scenario.faults.held(h).ms.sample_from(length)));
+        }
     }
-    let [hit, length] = s.block::<2>();
-    (unit_of(hit) < rates.pause).then(|| scenario.faults.pause_ms.sample_from(length))
 }
 
 #[cfg(test)]

@@ -9,16 +9,12 @@ use super::summary::{Coverage, FaultCoverage, SometimesCoverage};
 use super::Plan;
 use crate::check::Sometimes;
 use crate::model::worker::CrashPoint;
+use crate::vocab::faults::{FaultKind, Held, Outlasts, COVERED};
 
-/// The fault kinds the coverage gate counts, in report order.
-pub const FAULT_KINDS: [&str; 6] = [
-    "crash",
-    "stall",
-    "transient_error",
-    "permanent_error",
-    "relay_crash",
-    "pause",
-];
+/// The fault kinds the coverage gate counts, in report order (`vocab::faults::COVERED`).
+pub fn fault_kinds() -> impl Iterator<Item = &'static str> {
+    COVERED.into_iter().map(FaultKind::name)
+}
 
 /// Names with a flag (configured, or required).
 pub type Named = Vec<(String, bool)>;
@@ -39,20 +35,21 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
         Some([_, hi]) => hi > 0.0,
         None => rate > 0.0,
     };
-    let kinds = [
-        on(f.crash, sw.crash),
-        on(f.stall, sw.stall),
-        on(f.transient_error, sw.transient_error),
-        on(f.permanent_error, sw.permanent_error),
-        on(f.relay_crash, sw.relay_crash),
-        on(f.pause, None),
-    ];
+    let kinds = COVERED.map(|k| match k {
+        FaultKind::Crash => on(f.crash, sw.crash),
+        FaultKind::TransientError => on(f.transient_error, sw.transient_error),
+        FaultKind::PermanentError => on(f.permanent_error, sw.permanent_error),
+        FaultKind::RelayCrash => on(f.relay_crash, sw.relay_crash),
+        // `[swarm]` has a range for the stall alone among the held faults.
+        FaultKind::Stall => on(f.held(Held::Stall).rate, sw.stall),
+        held => on(f.held(held.held().expect("a held fault")).rate, None),
+    });
+    let on_kind = |k: FaultKind| kinds[k.coverage_index().expect("covered")];
     let points_pool: Vec<String> = sw
         .crash_points
         .clone()
         .unwrap_or_else(|| f.crash_points.clone());
-    let faults: Vec<(String, bool)> = FAULT_KINDS
-        .iter()
+    let faults: Vec<(String, bool)> = fault_kinds()
         .zip(kinds)
         .map(|(n, on)| (n.to_string(), on))
         .collect();
@@ -61,7 +58,7 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
         .map(|p| {
             (
                 p.name().to_string(),
-                kinds[0] && points_pool.iter().any(|x| x == p.name()),
+                on_kind(FaultKind::Crash) && points_pool.iter().any(|x| x == p.name()),
             )
         })
         .collect();
@@ -72,7 +69,7 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
     {
         required.extend(names.iter().filter_map(|n| Sometimes::parse(n)));
     }
-    if kinds[0] {
+    if on_kind(FaultKind::Crash) {
         required.extend([Sometimes::WorkerCrashed, Sometimes::LeaseExpired]);
         if points
             .iter()
@@ -81,31 +78,35 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
             required.push(Sometimes::CommitDeduped);
         }
     }
-    if kinds[1] {
-        required.extend([Sometimes::Stalled, Sometimes::LeaseExpired]);
-        let workers = sw.workers.map_or(s.workers.count, |[_, hi]| hi);
-        if workers >= 2 {
-            required.push(Sometimes::StaleFenceRejected);
-        }
+    let workers = sw.workers.map_or(s.workers.count, |[_, hi]| hi);
+    if on_kind(FaultKind::Stall) && workers >= 2 {
+        required.push(Sometimes::StaleFenceRejected);
     }
-    if kinds[2] {
+    if on_kind(FaultKind::TransientError) {
         required.push(Sometimes::RetryScheduled);
     }
-    if kinds[3] {
+    if on_kind(FaultKind::PermanentError) {
         required.push(Sometimes::DeadLettered);
     }
-    if kinds[4] {
+    if on_kind(FaultKind::RelayCrash) {
         required.extend([Sometimes::RelayCrashed, Sometimes::RepublishAbsorbed]);
     }
-    if kinds[5] {
-        required.push(Sometimes::Paused);
-        // Only a pause longer than the lease lets a renewed lease expire.
-        if s.faults
-            .pause_ms
-            .max_possible()
-            .is_none_or(|m| m > s.queue.lease_ms)
-        {
-            required.push(Sometimes::RenewedLeaseExpired);
+    for h in Held::ALL.into_iter().filter(|h| on_kind(h.spec().kind)) {
+        let spec = h.spec();
+        required.push(Sometimes::Held(h));
+        required.extend(spec.requires.iter().filter_map(|n| Sometimes::parse(n)));
+        // Only a fault that can outlast what is left of the lease lets it run out.
+        let left = match spec.outlasts {
+            Outlasts::Always => 0,
+            Outlasts::Lease => s.queue.lease_ms,
+            Outlasts::LeaseAfterHeartbeat => s.queue.lease_ms.saturating_sub(s.queue.heartbeat_ms),
+        };
+        if s.faults.held(h).ms.max_possible().is_none_or(|m| m > left) {
+            required.extend(
+                spec.requires_when_outlasting
+                    .iter()
+                    .filter_map(|n| Sometimes::parse(n)),
+            );
         }
     }
     let sometimes = Sometimes::ALL

@@ -205,8 +205,7 @@ mod tests {
             point: Some("after_lease".into()),
             job: Some(job),
             attempt: Some(1),
-            stall_ms: None,
-            pause_ms: None,
+            length: None,
             payload: None,
         }
     }

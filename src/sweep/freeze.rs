@@ -17,6 +17,7 @@ use crate::ids::JobId;
 use crate::observe::counters::Counter;
 use crate::run::{run_once, RunReport, RunRequest};
 use crate::scenario::{Expect, FaultKind, Scenario, Script};
+use crate::vocab::faults::{Held, COVERED};
 use crate::vocab::key::KeyNames;
 
 /// Whether a job's document fails validation on every attempt (not an injected fault).
@@ -44,8 +45,7 @@ pub fn fault_evidence(e: &Event) -> bool {
         Event::Enqueued { .. }
             | Event::Leased { .. }
             | Event::WorkerCrashed { .. }
-            | Event::StallBegan { .. }
-            | Event::PauseBegan { .. }
+            | Event::Held(_)
             | Event::AttemptFailed { .. }
             | Event::RelayCrashed { .. }
     )
@@ -59,14 +59,8 @@ pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<
     // Worker faults are pinned to their job and attempt number alone (`at_ms = 0`): a time bound
     // would lose the fault whenever drawn durations move the lease a little earlier.
     let entry = |_leased_at: u64, fault: FaultKind, job: JobId, attempt: u32| Script {
-        at_ms: 0,
-        fault,
-        point: None,
-        job: Some(job.0),
         attempt: Some(attempt),
-        stall_ms: None,
-        pause_ms: None,
-        payload: None,
+        ..Script::new(0, fault, Some(job.0))
     };
     for r in trace {
         match &r.event {
@@ -90,20 +84,10 @@ pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<
                 e.point = Some(point.to_string());
                 out.push(e);
             }
-            Event::StallBegan {
-                job, fence, stall, ..
-            } => {
-                let (attempt, at) = leases[&(*job, fence.0)];
-                let mut e = entry(at, FaultKind::Stall, *job, attempt);
-                e.stall_ms = Some(*stall);
-                out.push(e);
-            }
-            Event::PauseBegan {
-                job, fence, pause, ..
-            } => {
-                let (attempt, at) = leases[&(*job, fence.0)];
-                let mut e = entry(at, FaultKind::Pause, *job, attempt);
-                e.pause_ms = Some(*pause);
+            Event::Held(h) => {
+                let (attempt, at) = leases[&(h.job, h.fence.0)];
+                let mut e = entry(at, h.fault.spec().kind, h.job, attempt);
+                e.length = Some((h.fault, h.ms));
                 out.push(e);
             }
             Event::AttemptFailed {
@@ -125,16 +109,7 @@ pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<
                     out.push(entry(at, fault, *job, attempt));
                 }
             }
-            Event::RelayCrashed { .. } => out.push(Script {
-                at_ms: r.at,
-                fault: FaultKind::RelayCrash,
-                point: None,
-                job: None,
-                attempt: None,
-                stall_ms: None,
-                pause_ms: None,
-                payload: None,
-            }),
+            Event::RelayCrashed { .. } => out.push(Script::new(r.at, FaultKind::RelayCrash, None)),
             _ => {}
         }
     }
@@ -147,33 +122,25 @@ pub fn fired_kinds(
     trace: &[Record],
     names: &KeyNames,
 ) -> (Vec<&'static str>, Vec<String>) {
-    let mut kinds = [false; 6];
+    let mut kinds = [false; COVERED.len()];
     let mut points: Vec<String> = Vec::new();
     for s in fired_faults(base, trace, names) {
-        let i = match s.fault {
-            FaultKind::Crash => {
-                let p = s.point.expect("a crash has a point");
-                if !points.contains(&p) {
-                    points.push(p);
-                }
-                0
+        if s.fault == FaultKind::Crash {
+            let p = s.point.expect("a crash has a point");
+            if !points.contains(&p) {
+                points.push(p);
             }
-            FaultKind::Stall => 1,
-            FaultKind::TransientError => 2,
-            FaultKind::PermanentError => 3,
-            FaultKind::RelayCrash => 4,
-            FaultKind::Pause => 5,
-            FaultKind::MutatePayload => continue,
-        };
-        kinds[i] = true;
+        }
+        if let Some(i) = s.fault.coverage_index() {
+            kinds[i] = true;
+        }
     }
-    let names_ = super::FAULT_KINDS;
     (
-        names_
+        COVERED
             .iter()
             .zip(kinds)
             .filter(|(_, on)| *on)
-            .map(|(n, _)| *n)
+            .map(|(k, _)| k.name())
             .collect(),
         points,
     )
@@ -195,11 +162,12 @@ pub fn freeze(
     }
     s.bugs = request.bugs.clone();
     s.faults.crash = 0.0;
-    s.faults.stall = 0.0;
     s.faults.transient_error = 0.0;
     s.faults.permanent_error = 0.0;
     s.faults.relay_crash = 0.0;
-    s.faults.pause = 0.0;
+    for h in Held::ALL {
+        s.faults.held_mut(h).rate = 0.0;
+    }
     s.swarm = None;
     s.script = base
         .script

@@ -27,7 +27,7 @@ pub mod summary;
 pub mod swarm;
 
 pub use aggregate::aggregate;
-pub use coverage::{configured, Named, FAULT_KINDS};
+pub use coverage::{configured, fault_kinds, Named};
 pub use seed::{run_seed, seed_setup, signature, SeedFailure, SeedMetrics, SeedRecord};
 pub use summary::{
     Coverage, FailureGroup, FaultCoverage, SeedRange, ShrunkInfo, SignatureGroup,

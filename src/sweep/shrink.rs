@@ -415,19 +415,11 @@ pub fn shrink(
                 changed |= search.first(&mut s, vec![c]);
             }
         }
-        // Shorter stalls and pauses.
+        // Shorter held faults (stalls, pauses, ...).
         for i in 0..s.script.len() {
-            while let Some(ms) = s.script[i].stall_ms.filter(|ms| *ms > 1) {
+            while let Some((h, ms)) = s.script[i].length.filter(|(_, ms)| *ms > 1) {
                 let mut c = s.clone();
-                c.script[i].stall_ms = Some(ms / 2);
-                if !search.first(&mut s, vec![c]) {
-                    break;
-                }
-                changed = true;
-            }
-            while let Some(ms) = s.script[i].pause_ms.filter(|ms| *ms > 1) {
-                let mut c = s.clone();
-                c.script[i].pause_ms = Some(ms / 2);
+                c.script[i].length = Some((h, ms / 2));
                 if !search.first(&mut s, vec![c]) {
                     break;
                 }

@@ -57,7 +57,11 @@ pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
     let f = &base.faults;
     let mut s = Stream::new(seed, Purpose::Swarm, 0);
     let crash = rate(&mut s, r.crash, f.crash);
-    let stall = rate(&mut s, r.stall, f.stall);
+    let stall = rate(
+        &mut s,
+        r.stall,
+        f.held(crate::vocab::faults::Held::Stall).rate,
+    );
     let transient_error = rate(&mut s, r.transient_error, f.transient_error);
     let permanent_error = rate(&mut s, r.permanent_error, f.permanent_error);
     let relay_crash = rate(&mut s, r.relay_crash, f.relay_crash);
@@ -116,7 +120,7 @@ pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
 pub fn apply(base: &Scenario, d: &SwarmDraw) -> Scenario {
     let mut s = base.clone();
     s.faults.crash = d.crash;
-    s.faults.stall = d.stall;
+    s.faults.held_mut(crate::vocab::faults::Held::Stall).rate = d.stall;
     s.faults.transient_error = d.transient_error;
     s.faults.permanent_error = d.permanent_error;
     s.faults.relay_crash = d.relay_crash;

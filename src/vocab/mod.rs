@@ -10,5 +10,6 @@
 
 pub mod codes;
 pub mod config;
+pub mod faults;
 pub mod key;
 pub mod payload;

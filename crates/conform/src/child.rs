@@ -102,10 +102,11 @@ fn attempt(
     if fate.kill == Some(KillPoint::AfterLease) {
         kill_here(KillPoint::AfterLease, l, "-");
     }
-    let stalled = p.stall_ms.is_some();
+    let stall = p.lengths.get(durasim::vocab::faults::Held::Stall);
+    let stalled = stall.is_some();
     let began = std::time::Instant::now();
     store.note(json!({"type": "extract_started", "job": l.job, "worker": w, "fence": l.fence, "stalled": stalled}))?;
-    if let Some(stall_ms) = p.stall_ms {
+    if let Some(stall_ms) = stall {
         store.note(json!({"type": "stall_began", "worker": w, "job": l.job, "fence": l.fence, "stall": stall_ms * 1000}))?;
         // A real pause: the harness stops this process (SIGSTOP) for stall_ms; no heartbeat
         // can be sent while it is stopped.

@@ -15,6 +15,7 @@ use durasim::rng::{Purpose, Stream};
 use durasim::scenario::{FaultKind, Scenario};
 use durasim::sim::arrivals::ArrivalProcess;
 use durasim::sim::faults::{draw_plan, FaultRates};
+use durasim::vocab::faults::Held;
 use durasim::vocab::key::{Documents, KeyNames};
 use durasim::vocab::payload::Payload;
 
@@ -289,12 +290,12 @@ pub fn apply_script(scenario: &Scenario, index: usize, fate: &mut Fate) {
                 .and_then(CrashPoint::parse)
                 .map(|p| KillPoint::from_model(p, false));
         }
-        FaultKind::Stall => fate.plan.stall_ms = e.stall_ms,
+        FaultKind::Stall => fate.plan.lengths.set(Held::Stall, e.length_of(Held::Stall)),
         FaultKind::TransientError => fate.plan.error = Some(ErrorKind::ProviderUnavailable),
         FaultKind::PermanentError => fate.plan.error = Some(ErrorKind::SchemaInvalid),
-        // A pause after a heartbeat is the simulator's; the harness pauses processes only as
-        // stalls (SIGSTOP before the extraction).
-        FaultKind::RelayCrash | FaultKind::MutatePayload | FaultKind::Pause => {}
+        // The other held faults (a pause after a heartbeat, ...) are the simulator's; the
+        // harness holds processes up only as stalls (SIGSTOP before the extraction).
+        _ => {}
     }
 }
 

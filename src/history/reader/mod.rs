@@ -26,7 +26,7 @@ mod tests;
 use fields::{FieldSource, Fields};
 pub use ids::ExternalId;
 use ids::{IdMap, Ids};
-use specs::{SPECS, TYPES};
+use specs::{specs, types};
 
 use super::format::{FORMAT, VERSION};
 use super::{Event, Op, Record};

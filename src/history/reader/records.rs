@@ -17,16 +17,11 @@ impl<R: BufRead> HistoryReader<R> {
                     format!(
                         "{}: a record type, as a string; allowed: {}",
                         shown(&other),
-                        TYPES.join(", ")
+                        types()
                     ),
                 ))
             }
-            None => {
-                return Err(self.error(
-                    Some("type"),
-                    format!("missing; allowed: {}", TYPES.join(", ")),
-                ))
-            }
+            None => return Err(self.error(Some("type"), format!("missing; allowed: {}", types()))),
         };
         let at = match map.remove("at") {
             Some(v) => match v.as_u64().filter(|n| *n <= MAX_NUMBER) {
@@ -55,7 +50,7 @@ impl<R: BufRead> HistoryReader<R> {
             ));
         }
         self.last_at = at;
-        let Some(spec) = SPECS.iter().find(|s| s.0 == ty) else {
+        let Some(spec) = specs().iter().find(|s| s.0 == ty) else {
             let hint = if ty == "run_started" {
                 " (`run_started` is the header line, written once, first)"
             } else {
@@ -66,7 +61,7 @@ impl<R: BufRead> HistoryReader<R> {
                 format!(
                     "{}: unknown record type{hint}; allowed: {}",
                     clip(&ty),
-                    TYPES.join(", ")
+                    types()
                 ),
             ));
         };
@@ -262,18 +257,6 @@ impl<R: BufRead> HistoryReader<R> {
             "worker_restarted" => Event::WorkerRestarted {
                 worker: g.worker("worker")?,
             },
-            "stall_began" => Event::StallBegan {
-                worker: g.worker("worker")?,
-                job: g.job("job")?,
-                fence: g.fence("fence")?,
-                stall: g.number("stall")?,
-            },
-            "pause_began" => Event::PauseBegan {
-                worker: g.worker("worker")?,
-                job: g.job("job")?,
-                fence: g.fence("fence")?,
-                pause: g.number("pause")?,
-            },
             "published" => Event::Published {
                 event: g.event("event")?,
                 key: g.key("key")?,
@@ -327,7 +310,17 @@ impl<R: BufRead> HistoryReader<R> {
             "run_ended" => Event::RunEnded {
                 quiescent: g.bool("quiescent")?,
             },
-            _ => unreachable!("every spec has a case"),
+            held => {
+                let fault =
+                    crate::vocab::faults::Held::by_record(held).expect("every spec has a case");
+                Event::Held(crate::history::HeldRecord {
+                    fault,
+                    worker: g.worker("worker")?,
+                    job: g.job("job")?,
+                    fence: g.fence("fence")?,
+                    ms: g.number(fault.spec().field)?,
+                })
+            }
         })
     }
 }

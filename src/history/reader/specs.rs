@@ -1,8 +1,12 @@
 //! The record types a history may hold and the fields each may carry.
 //!
-//! Owns: `SPECS` (type name, allowed fields) and `TYPES` (the names alone).
+//! Owns: `SPECS` (type name, allowed fields), with the held faults' records `specs()`, and
+//! `types()` (the names alone).
 //! Does not: say which fields are required (the code in `records.rs` and
 //! `docs/history-format.md` do).
+
+use crate::vocab::faults::Held;
+use std::sync::LazyLock;
 
 /// Each record type and the fields it may carry (besides `at` and `type`). Which of them are
 /// required is said by the code that reads them and by `docs/history-format.md`.
@@ -104,8 +108,6 @@ pub(super) const SPECS: &[(&str, &[&str])] = &[
     ("dlq_evicted", &["job", "capacity"]),
     ("worker_crashed", &["worker", "job", "fence", "point"]),
     ("worker_restarted", &["worker"]),
-    ("stall_began", &["worker", "job", "fence", "stall"]),
-    ("pause_began", &["worker", "job", "fence", "pause"]),
     (
         "published",
         &["event", "key", "job", "output", "send", "direct"],
@@ -123,14 +125,31 @@ pub(super) const SPECS: &[(&str, &[&str])] = &[
     ("run_ended", &["quiescent"]),
 ];
 
-const _: () = assert!(SPECS.len() == 35);
+const _: () = assert!(SPECS.len() == 33);
 
-pub(super) const TYPES: [&str; 35] = {
-    let mut out = [""; 35];
-    let mut i = 0;
-    while i < SPECS.len() {
-        out[i] = SPECS[i].0;
-        i += 1;
-    }
-    out
-};
+/// Every record type with its fields: [`SPECS`], and each held fault's record
+/// (`vocab::faults::HELD`: `{worker, job, fence, <field>}`) after `worker_restarted`.
+pub(super) fn specs() -> &'static [(&'static str, &'static [&'static str])] {
+    static ALL: LazyLock<Vec<(&'static str, &'static [&'static str])>> = LazyLock::new(|| {
+        let at = SPECS
+            .iter()
+            .position(|s| s.0 == "worker_restarted")
+            .expect("worker_restarted is a record type")
+            + 1;
+        let mut all = SPECS[..at].to_vec();
+        for h in Held::ALL {
+            let fields: &'static [&'static str] =
+                Box::leak(Box::new(["worker", "job", "fence", h.spec().field]));
+            all.push((h.spec().record, fields));
+        }
+        all.extend_from_slice(&SPECS[at..]);
+        all
+    });
+    &ALL
+}
+
+/// The record types' names, for error messages.
+pub(super) fn types() -> String {
+    let names: Vec<&str> = specs().iter().map(|s| s.0).collect();
+    names.join(", ")
+}

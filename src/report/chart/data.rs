@@ -10,6 +10,7 @@
 use crate::files::{open_regular, read_capped, read_line_capped};
 use crate::history::{Event, Record};
 use crate::report::error::ReportError;
+use crate::vocab::faults::Held;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -334,15 +335,13 @@ pub fn from_records(records: &[Record]) -> (Vec<Fault>, Vec<Review>) {
                 None,
                 point.to_string(),
             ),
-            Event::StallBegan {
-                worker, job, stall, ..
-            } => b.fault(
+            Event::Held(h) if h.fault == Held::Stall => b.fault(
                 at,
                 FaultKind::Stall,
-                Some(worker.0),
-                Some(job.0),
-                Some(at + stall),
-                format!("{stall} ms"),
+                Some(h.worker.0),
+                Some(h.job.0),
+                Some(at + h.ms),
+                format!("{} ms", h.ms),
             ),
             Event::RelayCrashed { unmarked } => b.fault(
                 at,
@@ -417,8 +416,8 @@ pub fn from_trace_file(path: &Path) -> Result<(Vec<Fault>, Vec<Review>), ReportE
         let worker = u("worker").map(|w| w as u32);
         match v.get("type").and_then(|t| t.as_str()).unwrap_or("") {
             "worker_crashed" => b.fault(at, FaultKind::Crash, worker, job, None, s("point")),
-            "stall_began" => {
-                let ms = u("stall").unwrap_or(0);
+            ty if ty == Held::Stall.spec().record => {
+                let ms = u(Held::Stall.spec().field).unwrap_or(0);
                 b.fault(
                     at,
                     FaultKind::Stall,

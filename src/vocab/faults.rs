@@ -1,0 +1,312 @@
+//! The fault kinds: the one place that declares every fault a scenario can inject, and, for the
+//! faults that hold an attempt up for a seeded length (a stall, a pause), all
+//! that the rest of the code needs to know about them.
+//!
+//! Owns: [`FaultKind`] (the `[[script]]` names) and [`Held`] with its table [`HELD`]: for each
+//! such fault, its `[faults]` rate and length keys (the length key is also the `[[script]]`
+//! key), its default length, where its two draws come from, the history record it writes and
+//! that record's length field, the `sometimes` property the checker counts, its `summary.json`
+//! count, and what the sweep's coverage gate then requires. The scenario parser and validation,
+//! the fault injector, the history writer and reader, the checker, the metrics, the Perfetto
+//! trace and the sweep's coverage, freeze and shrink read this table and name no held fault.
+//! Does not: say what a fault does to an attempt (`model/worker.rs`: where in the attempt it
+//! strikes) or draw anything (`sim/faults.rs` reads [`Draw`]).
+//!
+//! Adding a fault that holds an attempt up is a variant of [`Held`] and [`FaultKind`], a row of
+//! [`HELD`] (taking the next free spare-draw slot), and the step in `model/worker.rs`
+//! (ARCHITECTURE.md, "Where to add a fault"). Its settings are off by default, and a run that
+//! leaves them off keeps its trace hash.
+
+use serde::{Deserialize, Serialize};
+
+/// Every fault a `[[script]]` entry can name (`fault = "..."`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    Crash,
+    Stall,
+    TransientError,
+    PermanentError,
+    RelayCrash,
+    MutatePayload,
+    /// The holder pauses `pause_ms` right after the attempt's first heartbeat.
+    Pause,
+}
+
+impl FaultKind {
+    pub const ALL: [FaultKind; 7] = [
+        FaultKind::Crash,
+        FaultKind::Stall,
+        FaultKind::TransientError,
+        FaultKind::PermanentError,
+        FaultKind::RelayCrash,
+        FaultKind::MutatePayload,
+        FaultKind::Pause,
+    ];
+
+    /// The name a scenario file uses.
+    pub fn name(self) -> &'static str {
+        match self.held() {
+            Some(h) => h.spec().name,
+            None => match self {
+                FaultKind::Crash => "crash",
+                FaultKind::TransientError => "transient_error",
+                FaultKind::PermanentError => "permanent_error",
+                FaultKind::RelayCrash => "relay_crash",
+                FaultKind::MutatePayload => "mutate_payload",
+                _ => unreachable!("a held fault is named by its row"),
+            },
+        }
+    }
+
+    /// The names a scenario file may use, for error messages.
+    pub fn allowed() -> String {
+        let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+        names.join(", ")
+    }
+
+    /// The held fault this kind is, if it is one.
+    pub fn held(self) -> Option<Held> {
+        Held::ALL.into_iter().find(|h| h.spec().kind == self)
+    }
+
+    /// A fault that strikes a worker's attempt (so a `[[script]]` entry names its job).
+    pub fn takes_job(self) -> bool {
+        !matches!(self, FaultKind::RelayCrash)
+    }
+
+    /// Its place in the sweep's coverage report ([`FaultKind::ALL`] without `mutate_payload`).
+    pub fn coverage_index(self) -> Option<usize> {
+        COVERED.iter().position(|k| *k == self)
+    }
+}
+
+/// The fault kinds the sweep's coverage gate counts, in report order.
+pub const COVERED: [FaultKind; 6] = [
+    FaultKind::Crash,
+    FaultKind::Stall,
+    FaultKind::TransientError,
+    FaultKind::PermanentError,
+    FaultKind::RelayCrash,
+    FaultKind::Pause,
+];
+
+/// A fault that holds an attempt up for a seeded length. Its discriminant indexes [`HELD`] and
+/// every per-kind array ([`Lengths`], the metrics' counts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Held {
+    Stall = 0,
+    Pause = 1,
+}
+
+/// How many held fault kinds there are.
+pub const HELD_KINDS: usize = 2;
+
+impl Held {
+    pub const ALL: [Held; HELD_KINDS] = [Held::Stall, Held::Pause];
+
+    #[inline]
+    pub fn spec(self) -> &'static HeldSpec {
+        &HELD[self as usize]
+    }
+
+    /// The held fault whose history record is `type_name`.
+    pub fn by_record(type_name: &str) -> Option<Held> {
+        Held::ALL.into_iter().find(|h| h.spec().record == type_name)
+    }
+
+    /// The held fault whose length key (`[faults]` and `[[script]]`) is `key`.
+    pub fn by_length_key(key: &str) -> Option<Held> {
+        Held::ALL.into_iter().find(|h| h.spec().length_key == key)
+    }
+}
+
+/// Where a held fault's two draws (hit?, length) come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Draw {
+    /// Positions 0 and 1 of the nine-draw attempt block (`sim::faults::draw_plan`), taken by
+    /// every attempt whatever the rate.
+    AttemptBlock,
+    /// Two draws of the worker's own stream of this purpose, taken only when the rate is not 0.
+    OwnStream,
+    /// Slots `n` and `n + 1` of the attempt's spare draws (`sim::faults::SpareDraws`), read only
+    /// when the rate is not 0.
+    Spare(u64),
+}
+
+/// How long a held fault must be to let the holder's lease run out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outlasts {
+    /// Always (a stall sends no heartbeat at all).
+    Always,
+    /// Longer than the lease (a pause right after a renewal).
+    Lease,
+    /// Longer than what is left of the lease at the first heartbeat (`lease - heartbeat`).
+    LeaseAfterHeartbeat,
+}
+
+/// Everything the code outside the worker model knows about one held fault.
+#[derive(Clone, Copy, Debug)]
+pub struct HeldSpec {
+    pub kind: FaultKind,
+    /// The `[[script]]` name and the `[faults]` rate key.
+    pub name: &'static str,
+    /// The `[faults]` length distribution's key, and the `[[script]]` entry's length key.
+    pub length_key: &'static str,
+    /// The default length, uniform between these (ms).
+    pub default_ms: (u64, u64),
+    pub draw: Draw,
+    /// The history record written when it strikes (`{worker, job, fence, <field>}`).
+    pub record: &'static str,
+    /// The record's length field.
+    pub field: &'static str,
+    /// The length field in the Perfetto trace's arguments.
+    pub trace_arg: &'static str,
+    /// The Perfetto instant's name.
+    pub label: &'static str,
+    /// The `sometimes` property the checker counts for it.
+    pub sometimes: &'static str,
+    /// Its count in `summary.json`'s `crashes` (and the figure `crashes.<count>`).
+    pub count: &'static str,
+    pub figure: &'static str,
+    /// The `sometimes` properties a sweep must see when it is configured.
+    pub requires: &'static [&'static str],
+    /// ... and when it may last long enough to let the lease run out.
+    pub requires_when_outlasting: &'static [&'static str],
+    pub outlasts: Outlasts,
+    /// What it is, for documentation and error messages.
+    pub about: &'static str,
+}
+
+/// One row per [`Held`], in its order.
+pub const HELD: [HeldSpec; HELD_KINDS] = [
+    HeldSpec {
+        kind: FaultKind::Stall,
+        name: "stall",
+        length_key: "stall_ms",
+        default_ms: (800, 1500),
+        draw: Draw::AttemptBlock,
+        record: "stall_began",
+        field: "stall",
+        trace_arg: "stallMs",
+        label: "STALL",
+        sometimes: "stalled",
+        count: "stalls",
+        figure: "crashes.stalls",
+        requires: &["lease_expired"],
+        requires_when_outlasting: &[],
+        outlasts: Outlasts::Always,
+        about: "the extraction hangs this long with no heartbeat",
+    },
+    HeldSpec {
+        kind: FaultKind::Pause,
+        name: "pause",
+        length_key: "pause_ms",
+        default_ms: (600, 1500),
+        draw: Draw::OwnStream,
+        record: "pause_began",
+        field: "pause",
+        trace_arg: "pauseMs",
+        label: "PAUSE",
+        sometimes: "paused",
+        count: "pauses",
+        figure: "crashes.pauses",
+        requires: &[],
+        requires_when_outlasting: &["renewed_lease_expired"],
+        outlasts: Outlasts::Lease,
+        about: "the holder stops this long right after its first heartbeat",
+    },
+];
+
+/// A length for each held fault (`None`: it does not strike). `Copy`, indexed by [`Held`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lengths([Option<u64>; HELD_KINDS]);
+
+impl Lengths {
+    #[inline]
+    pub fn get(&self, h: Held) -> Option<u64> {
+        self.0[h as usize]
+    }
+    #[inline]
+    pub fn set(&mut self, h: Held, ms: Option<u64>) {
+        self.0[h as usize] = ms;
+    }
+    #[inline]
+    pub fn take(&mut self, h: Held) -> Option<u64> {
+        self.0[h as usize].take()
+    }
+}
+
+/// A count for each held fault, serialized as `summary.json`'s names (`stalls`, `pauses`, ...).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeldCounts(pub [u64; HELD_KINDS]);
+
+impl HeldCounts {
+    #[inline]
+    pub fn add(&mut self, h: Held) {
+        self.0[h as usize] += 1;
+    }
+    #[inline]
+    pub fn get(&self, h: Held) -> u64 {
+        self.0[h as usize]
+    }
+    /// `(figure name, count)` for each held fault, in [`Held`] order.
+    pub fn figures(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        Held::ALL
+            .into_iter()
+            .map(|h| (h.spec().figure, self.get(h)))
+    }
+}
+
+impl Serialize for HeldCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(HELD_KINDS))?;
+        for h in Held::ALL {
+            m.serialize_entry(h.spec().count, &self.get(h))?;
+        }
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_is_its_kinds_and_names_are_unique() {
+        for h in Held::ALL {
+            assert_eq!(h.spec().kind.held(), Some(h));
+            assert_eq!(Held::by_record(h.spec().record), Some(h));
+            assert_eq!(Held::by_length_key(h.spec().length_key), Some(h));
+            assert_eq!(h.spec().length_key, format!("{}_ms", h.spec().name));
+        }
+        let mut names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), FaultKind::ALL.len());
+        let spares: Vec<u64> = HELD
+            .iter()
+            .filter_map(|s| match s.draw {
+                Draw::Spare(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        for (i, a) in spares.iter().enumerate() {
+            assert!(a + 1 < 8, "a spare slot pair past SPARE_DRAWS");
+            for b in &spares[i + 1..] {
+                assert!(a.abs_diff(*b) >= 2, "two faults share a spare slot");
+            }
+        }
+    }
+
+    #[test]
+    fn serde_names_are_the_table_names() {
+        for k in FaultKind::ALL {
+            assert_eq!(
+                serde_json::to_value(k).unwrap(),
+                serde_json::json!(k.name())
+            );
+        }
+    }
+}
