@@ -265,6 +265,7 @@ fn every_bug_switch_is_caught_by_its_invariant_on_its_scenario() {
             "unfenced_heartbeat",
             Invariant::FencedWrites,
         ),
+        ("slow-heartbeat", "no_fencing", Invariant::FencedWrites),
         (
             "relay-republish",
             "republish_miscount",

@@ -484,7 +484,7 @@ impl Checker {
                 output,
             } => self.effects_applied(r, *event, key, *job, *output),
             Event::DuplicateEvent { .. } => self.reached(Sometimes::RepublishAbsorbed),
-            Event::ReviewDone { key, .. } => self.key_mut(key).reviewed = true,
+            Event::ReviewDone { key, .. } => self.key_mut(key).set_reviewed(),
             Event::PayloadMutated {
                 job,
                 content,

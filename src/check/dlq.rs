@@ -224,7 +224,7 @@ impl Checker {
                 };
                 self.key_index
                     .get(&next)
-                    .is_some_and(|slot| self.keys[slot as usize].enqueued)
+                    .is_some_and(|slot| self.keys[slot as usize].enqueued())
             }
             // `no_such_job` with a job the history enqueued.
             _ => false,

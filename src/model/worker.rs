@@ -75,7 +75,8 @@ pub enum Step {
     /// Renew the lease (the extraction goes on afterwards).
     Heartbeat,
     /// Held fault `fault` holds the attempt up for `ms` (a pause after a heartbeat: the holder
-    /// stops, then goes on extracting).
+    /// stops, then goes on extracting; a slow heartbeat: the heartbeat that comes next reaches
+    /// the queue `ms` late).
     Held {
         fault: Held,
         ms: u64,
@@ -195,6 +196,17 @@ impl Attempt {
             } => {
                 let remaining_ms = remaining_ms - slice_ms;
                 if slice_ms > 0 && remaining_ms > 0 && !self.stalled() {
+                    if let Some(ms) = self.plan.lengths.take(Held::SlowHeartbeat) {
+                        // The first heartbeat is slow: it reaches the queue `ms` after it was
+                        // sent (a slow network, a lock wait in the store) and the holder waits
+                        // for its answer. The lease it should renew may run out meanwhile; the
+                        // renewal then lands late, under an old token. The phase is unchanged,
+                        // so the next step is that heartbeat.
+                        return Step::Held {
+                            fault: Held::SlowHeartbeat,
+                            ms,
+                        };
+                    }
                     // A heartbeat at lease + k * heartbeat_ms, strictly inside the extraction.
                     self.phase = Phase::Extracting {
                         remaining_ms,
@@ -406,6 +418,36 @@ mod tests {
             inference_ms: 900,
             output: 9
         }));
+    }
+
+    #[test]
+    fn a_slow_heartbeat_holds_the_first_heartbeat_back_and_only_it() {
+        let a = Attempt::new(
+            JobId(0),
+            Fence(1),
+            1,
+            AttemptPlan {
+                lengths: held(super::Held::SlowHeartbeat, 900),
+                ..plan()
+            },
+            150,
+            false,
+        );
+        use Step::*;
+        assert_eq!(
+            steps(a)[..6],
+            [
+                BeginExtract { stalled: false },
+                Extract { ms: 150 },
+                Held {
+                    fault: super::Held::SlowHeartbeat,
+                    ms: 900
+                },
+                Heartbeat,
+                Extract { ms: 150 },
+                Heartbeat,
+            ]
+        );
     }
 
     #[test]

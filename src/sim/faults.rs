@@ -191,8 +191,8 @@ pub fn draw_plan(
 /// that leaves it off, and a frozen run (rates 0, faults scripted) still reads every other
 /// stream where the seeded run did. Nothing is drawn until a slot is read.
 ///
-/// Slots in use: those `vocab::faults::HELD` gives as `Draw::Spare(n)` (two each: `n`, `n + 1`);
-/// none yet, the next held fault takes slots 0 and 1.
+/// Slots in use: those `vocab::faults::HELD` gives as `Draw::Spare(n)` (two each: `n`, `n + 1`;
+/// the table's test checks that no two faults share a slot and none is past the block).
 pub const SPARE_DRAWS: u64 = 8;
 
 /// One worker's spare draws (see [`SPARE_DRAWS`]).

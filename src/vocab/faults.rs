@@ -1,5 +1,5 @@
 //! The fault kinds: the one place that declares every fault a scenario can inject, and, for the
-//! faults that hold an attempt up for a seeded length (a stall, a pause), all
+//! faults that hold an attempt up for a seeded length (a stall, a pause, a slow heartbeat), all
 //! that the rest of the code needs to know about them.
 //!
 //! Owns: [`FaultKind`] (the `[[script]]` names) and [`Held`] with its table [`HELD`]: for each
@@ -31,10 +31,12 @@ pub enum FaultKind {
     MutatePayload,
     /// The holder pauses `pause_ms` right after the attempt's first heartbeat.
     Pause,
+    /// The attempt's first heartbeat reaches the queue `slow_heartbeat_ms` after it was sent.
+    SlowHeartbeat,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 7] = [
+    pub const ALL: [FaultKind; 8] = [
         FaultKind::Crash,
         FaultKind::Stall,
         FaultKind::TransientError,
@@ -42,6 +44,7 @@ impl FaultKind {
         FaultKind::RelayCrash,
         FaultKind::MutatePayload,
         FaultKind::Pause,
+        FaultKind::SlowHeartbeat,
     ];
 
     /// The name a scenario file uses.
@@ -82,13 +85,14 @@ impl FaultKind {
 }
 
 /// The fault kinds the sweep's coverage gate counts, in report order.
-pub const COVERED: [FaultKind; 6] = [
+pub const COVERED: [FaultKind; 7] = [
     FaultKind::Crash,
     FaultKind::Stall,
     FaultKind::TransientError,
     FaultKind::PermanentError,
     FaultKind::RelayCrash,
     FaultKind::Pause,
+    FaultKind::SlowHeartbeat,
 ];
 
 /// A fault that holds an attempt up for a seeded length. Its discriminant indexes [`HELD`] and
@@ -97,13 +101,14 @@ pub const COVERED: [FaultKind; 6] = [
 pub enum Held {
     Stall = 0,
     Pause = 1,
+    SlowHeartbeat = 2,
 }
 
 /// How many held fault kinds there are.
-pub const HELD_KINDS: usize = 2;
+pub const HELD_KINDS: usize = 3;
 
 impl Held {
-    pub const ALL: [Held; HELD_KINDS] = [Held::Stall, Held::Pause];
+    pub const ALL: [Held; HELD_KINDS] = [Held::Stall, Held::Pause, Held::SlowHeartbeat];
 
     #[inline]
     pub fn spec(self) -> &'static HeldSpec {
@@ -215,6 +220,24 @@ pub const HELD: [HeldSpec; HELD_KINDS] = [
         requires_when_outlasting: &["renewed_lease_expired"],
         outlasts: Outlasts::Lease,
         about: "the holder stops this long right after its first heartbeat",
+    },
+    HeldSpec {
+        kind: FaultKind::SlowHeartbeat,
+        name: "slow_heartbeat",
+        length_key: "slow_heartbeat_ms",
+        default_ms: (600, 1500),
+        draw: Draw::Spare(0),
+        record: "heartbeat_delayed",
+        field: "delay",
+        trace_arg: "delayMs",
+        label: "SLOW HEARTBEAT",
+        sometimes: "heartbeat_delayed",
+        count: "slowHeartbeats",
+        figure: "crashes.slowHeartbeats",
+        requires: &[],
+        requires_when_outlasting: &["lease_expired"],
+        outlasts: Outlasts::LeaseAfterHeartbeat,
+        about: "the attempt's first heartbeat reaches the queue this long after it was sent",
     },
 ];
 
