@@ -23,6 +23,9 @@
 #   DURASIM=PATH          measure this durasim binary (a copy, so a build meanwhile cannot change
 #                         it); DURASIM_REV=TEXT names it in the report (default: the checkout's
 #                         commit, and whether src/ has uncommitted changes)
+#   BEFORE=PATH           also measure this second durasim binary (`--no-rows`), interleaved with
+#                         the others in the same repetitions, as "durasim before"; BEFORE_REV=TEXT
+#                         names it (a before/after comparison made side by side in one run)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -68,7 +71,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 DURASIM=${DURASIM:-$REPO/target/release/durasim}
+BEFORE=${BEFORE:-}
 FLOOR=$PEERS_TARGET/release/rust-floor
+[[ -z $BEFORE || -x $BEFORE ]] || die "BEFORE=$BEFORE is not an executable durasim binary"
 
 # ---- builds -------------------------------------------------------------------------------
 if [[ $SKIP_BUILD != 1 ]]; then
@@ -147,6 +152,12 @@ for rep in $(seq 1 "$REPEATS"); do
       --jobs "$n" --seed "$SEED" --no-rows --quiet --out "$WORK/out"
     [[ $rep -eq 1 ]] && echo "durasim N=$n seed $SEED: trace $(durasim_hash)" >>"$HASHES"
     rm -rf "$WORK/out"
+    if [[ -n $BEFORE ]]; then
+      measure "durasim before" "$n" "$rep" -- "$BEFORE" run "$REPO/scenarios/bench-pipeline.toml" \
+        --jobs "$n" --seed "$SEED" --no-rows --quiet --out "$WORK/out"
+      [[ $rep -eq 1 ]] && echo "durasim before N=$n seed $SEED: trace $(durasim_hash)" >>"$HASHES"
+      rm -rf "$WORK/out"
+    fi
     if [[ $n -le $ALL_OUTPUTS_MAX_N ]]; then
       measure "durasim (all outputs: rows + --trace)" "$n" "$rep" -- "$DURASIM" run \
         "$REPO/scenarios/bench-pipeline.toml" --jobs "$n" --seed "$SEED" --trace --quiet \
@@ -194,6 +205,7 @@ if [[ -z ${DURASIM_REV:-} ]]; then
     DURASIM_REV="$DURASIM_REV + uncommitted changes in src/"
   fi
 fi
+export BEFORE_REV=${BEFORE:+${BEFORE_REV:-$BEFORE}}
 export STARTED LOAD_BEFORE LOAD_AFTER REPEATS SEED DURASIM_REV NS SWEEP_SEEDS NICE
 export NPROC=$(nproc) RUSTC=$(rustc --version 2>/dev/null || echo unknown)
 export SIMPY_VERSION=$([[ -n $SIMPY ]] && "$SIMPY" -c 'import simpy,sys; print(f"SimPy {simpy.__version__}, Python {sys.version.split()[0]}")' || echo "SimPy: not run")
@@ -232,6 +244,8 @@ print()
 print(f"- date: {env['STARTED']}; nproc: {env['NPROC']}; load average (1/5/15 min) before: "
       f"{env['LOAD_BEFORE']}, after: {env['LOAD_AFTER']}")
 print(f"- durasim {env['DURASIM_REV']}; {env['RUSTC']}; {env['SIMPY_VERSION']}")
+if env.get('BEFORE_REV'):
+    print(f"- durasim before: {env['BEFORE_REV']} (`--no-rows`, interleaved with the others)")
 print(f"- seed {env['SEED']}, {env['REPEATS']} interleaved repetitions at nice {env['NICE']}, medians. `process s` is "
       f"the whole process (start-up, parsing, output) by the shell's clock; `cpu s` its user + "
       f"system CPU time; `sim s` is the "
@@ -273,15 +287,18 @@ print("Ratios, per back-to-back repetition (median, min–max). Throughput ratio
 print()
 print("| N | durasim ÷ rust-floor --lease-timers (jobs/s) | the same by CPU time "
       "| durasim ÷ rust-floor (jobs/s) "
-      "| durasim ÷ simpy (jobs/s) | durasim RSS ÷ rust-floor --lease-timers RSS | all outputs ÷ --no-rows (time) |")
-print("|---:|---|---|---|---|---|---|")
+      "| durasim ÷ simpy (jobs/s) | durasim RSS ÷ rust-floor --lease-timers RSS | all outputs ÷ --no-rows (time) "
+      "| durasim ÷ before (CPU time) | durasim RSS ÷ before RSS |")
+print("|---:|---|---|---|---|---|---|---|---|")
 for n in ns:
     print(f"| {n:,} | {fmt(paired('durasim', 'rust-floor --lease-timers', n, invert=True))} "
           f"| {fmt(paired('durasim', 'rust-floor --lease-timers', n, i=3, invert=True))} "
           f"| {fmt(paired('durasim', 'rust-floor', n, invert=True))} "
           f"| {fmt(paired('durasim', 'simpy', n, invert=True))} "
           f"| {fmt(paired('durasim', 'rust-floor --lease-timers', n, i=1))} "
-          f"| {fmt(paired('durasim (all outputs: rows + --trace)', 'durasim', n))} |")
+          f"| {fmt(paired('durasim (all outputs: rows + --trace)', 'durasim', n))} "
+          f"| {fmt(paired('durasim', 'durasim before', n, i=3))} "
+          f"| {fmt(paired('durasim', 'durasim before', n, i=1))} |")
 
 if len(ns) >= 2:
     print()
@@ -289,7 +306,7 @@ if len(ns) >= 2:
     print()
     for a, b in zip(ns, ns[1:]):
         parts = []
-        for impl in ("durasim", "rust-floor --lease-timers", "rust-floor"):
+        for impl in ("durasim", "durasim before", "rust-floor --lease-timers", "rust-floor"):
             if (impl, a) in runs and (impl, b) in runs:
                 parts.append(f"{impl} {m((impl, b), 0) / m((impl, a), 0):.2f} "
                              f"(CPU time {m((impl, b), 3) / m((impl, a), 3):.2f})")

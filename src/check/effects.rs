@@ -16,8 +16,8 @@ use crate::vocab::key::IdempotencyKey;
 impl Checker {
     pub(super) fn effects_enqueued(&mut self, key: &IdempotencyKey, payload: PayloadId) {
         let k = self.key_mut(key);
-        if !k.enqueued {
-            k.enqueued = true;
+        if !k.enqueued() {
+            k.set_enqueued();
             k.set_payload(payload);
         }
     }
@@ -174,7 +174,7 @@ impl Checker {
         if direct && first_publish {
             let k = self.key_mut(key);
             k.events += 1;
-            if !k.has_result_event {
+            if k.result_event().is_none() {
                 k.set_result_event(event);
             }
         }
@@ -196,7 +196,7 @@ impl Checker {
         let k = self.key_mut(key);
         let earlier = k.applied();
         if earlier.is_none() {
-            (k.applied, k.applied_at, k.applied_event) = (true, at, event);
+            k.set_applied(at, event);
         }
         let first = k.first_commit();
         if twice || earlier.is_some() {
@@ -259,9 +259,9 @@ impl Checker {
                     );
                 }
             }
-            if k.results > 0 && (!k.applied || !k.reviewed) {
+            if k.results > 0 && (k.applied().is_none() || !k.reviewed()) {
                 let (when, job, _) = k.first_commit().unwrap_or_default();
-                let what = if !k.applied {
+                let what = if k.applied().is_none() {
                     "never applied by the consumer"
                 } else {
                     "applied but its review never finished"

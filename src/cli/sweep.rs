@@ -12,10 +12,12 @@ use super::print::print_sweep_summary;
 use super::{bad, default_out, output_error, report_error, Outcome};
 use crate::report::junit::{check_junit_target, write_junit};
 use crate::report::output_dir::inspect;
-use crate::report::sweep_dir::{read_seed_records, read_sweep_json, write_sweep_dir};
+use crate::report::sweep_dir::{
+    read_seed_records, read_sweep_json, write_sweep_dir, SweepDirWriter,
+};
 use crate::scenario::Bugs;
 use crate::sweep::merge::{check_complete, check_shard, merge, ShardResult};
-use crate::sweep::{sweep, Plan, SeedSink, Shard, SweepOutput};
+use crate::sweep::{sweep_streaming, Plan, SeedSink, Shard, StreamError, SweepJson, SweepOutput};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -83,11 +85,21 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
     let bar =
         (!args.quiet && std::io::stderr().is_terminal()).then(|| seeds_bar(plan.seed_count()));
     plan.progress = bar.as_ref().map(|(_, sink)| sink.clone());
-    let output = sweep(&plan);
+    // seeds.jsonl is written as the seeds complete, in seed order: no record is kept.
+    let mut writer = SweepDirWriter::create(&out).map_err(report_error)?;
+    let swept = sweep_streaming(&plan, |r| writer.record(&r));
     if let Some((bar, _)) = bar {
         bar.finish_and_clear();
     }
-    finish(output?, &out, args.junit.as_deref(), args.quiet)
+    let swept = match swept {
+        Ok(s) => s,
+        Err(StreamError::Sink(e)) => return Err(report_error(e)),
+        Err(StreamError::Sweep(e)) => return Err(e.into()),
+    };
+    let out = writer
+        .finish(&swept.json, &swept.files)
+        .map_err(report_error)?;
+    finish(&swept.json, &out, args.junit.as_deref(), args.quiet)
 }
 
 /// `durasim merge`: the shards' seeds.jsonl and shrunk files, combined into what one unsharded
@@ -147,7 +159,8 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
         records,
         files,
     };
-    finish(output, &out, args.junit.as_deref(), args.quiet)
+    let out = write_sweep_dir(&out, &output).map_err(report_error)?;
+    finish(&output.json, &out, args.junit.as_deref(), args.quiet)
 }
 
 /// Refuses `--out` and `--junit` targets durasim may not replace, before any work is done
@@ -160,19 +173,19 @@ fn check_targets(out: &Path, junit: Option<&Path>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes a sweep's (or a merge's) outputs, prints its summary, and says how it ended.
+/// Writes a sweep's (or a merge's) JUnit report, prints its summary, and says how it ended (its
+/// directory is written).
 fn finish(
-    output: SweepOutput,
+    json: &SweepJson,
     out: &Path,
     junit: Option<&Path>,
     quiet: bool,
 ) -> anyhow::Result<Outcome> {
-    let out = write_sweep_dir(out, &output).map_err(report_error)?;
     if let Some(junit) = junit {
-        write_junit(junit, &output.json).map_err(output_error)?;
+        write_junit(junit, json).map_err(output_error)?;
     }
-    print_sweep_summary(&output.json, &out, quiet);
-    Ok(if output.json.passed {
+    print_sweep_summary(json, out, quiet);
+    Ok(if json.passed {
         Outcome::Ok
     } else {
         Outcome::Violated

@@ -34,6 +34,37 @@ pub struct ResultRow {
     pub event: Option<EventId>,
 }
 
+/// A [`ResultRow`] as the table stores it, 32 bytes instead of 40: the event id 0 (never handed
+/// out: ids start at 1) stands for no event.
+#[derive(Clone, Copy, Debug)]
+struct StoredRow {
+    payload: PayloadHash,
+    output: u64,
+    event: u64,
+    job: JobId,
+}
+
+impl StoredRow {
+    fn of(row: ResultRow) -> StoredRow {
+        assert!(row.event != Some(EventId(0)), "event ids start at 1");
+        StoredRow {
+            payload: row.payload,
+            output: row.output,
+            event: row.event.map_or(0, |e| e.0),
+            job: row.job,
+        }
+    }
+
+    fn row(&self) -> ResultRow {
+        ResultRow {
+            job: self.job,
+            payload: self.payload,
+            output: self.output,
+            event: (self.event != 0).then_some(EventId(self.event)),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutboxEvent {
     pub id: EventId,
@@ -59,7 +90,7 @@ pub struct Outbox {
     config: OutboxConfig,
     /// The results table: `rows[slot]` is the row of the key in `slot` of the unique index.
     index: KeyIndex,
-    rows: Vec<ResultRow>,
+    rows: Vec<StoredRow>,
     pending: Vec<OutboxEvent>,
     last_event: u64,
     results_count: u64,
@@ -84,8 +115,10 @@ impl Outbox {
         o
     }
 
-    pub fn result(&self, key: &IdempotencyKey) -> Option<&ResultRow> {
-        self.index.get(key).map(|slot| &self.rows[slot as usize])
+    pub fn result(&self, key: &IdempotencyKey) -> Option<ResultRow> {
+        self.index
+            .get(key)
+            .map(|slot| self.rows[slot as usize].row())
     }
 
     pub fn results_count(&self) -> u64 {
@@ -96,7 +129,7 @@ impl Outbox {
         if self.config.bug_no_idempotency {
             return None;
         }
-        let existing = *self.result(key)?;
+        let existing = self.result(key)?;
         Some(
             if existing.payload == payload || self.config.bug_reuse_on_conflict {
                 CommitOutcome::Deduped { existing }
@@ -108,6 +141,7 @@ impl Outbox {
 
     /// Writes the key's row (over an earlier one only on the `no_idempotency` path).
     fn write_row(&mut self, key: IdempotencyKey, row: ResultRow) {
+        let row = StoredRow::of(row);
         match self.index.insert(key) {
             (_, true) => self.rows.push(row),
             (slot, false) => self.rows[slot as usize] = row,
@@ -235,6 +269,20 @@ mod tests {
 
     fn key(doc: u32) -> IdempotencyKey {
         IdempotencyKey::new(TenantId(0), DocumentId(doc), 1).unwrap()
+    }
+
+    #[test]
+    fn a_stored_row_is_32_bytes_and_gives_back_its_row() {
+        assert_eq!(std::mem::size_of::<StoredRow>(), 32);
+        for event in [None, Some(EventId(1)), Some(EventId(u64::MAX))] {
+            let row = ResultRow {
+                job: JobId(7),
+                payload: PayloadHash(9),
+                output: 11,
+                event,
+            };
+            assert_eq!(StoredRow::of(row).row(), row);
+        }
     }
 
     // Checklist: "result and notification event are persisted together".

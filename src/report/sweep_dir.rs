@@ -1,8 +1,9 @@
 //! A sweep's output directory: what `durasim sweep` and `durasim merge` write, read back by
 //! `merge` and by the sweep's charts.
 //!
-//! Owns: `sweep.json`, `seeds.jsonl` (one seed's record a line, sorted by seed) and the shrunk
-//! scenarios (`shrunk/*.toml`), written into a directory that appears whole or not at all; and
+//! Owns: `sweep.json`, `seeds.jsonl` (one seed's record a line, sorted by seed, written as the
+//! sweep hands each on) and the shrunk scenarios (`shrunk/*.toml`), written into a directory that
+//! appears whole or not at all; and
 //! reading `sweep.json` and `seeds.jsonl` back, bounded.
 //! Does not: decide what they hold (`sweep`) or print anything.
 
@@ -14,33 +15,70 @@ use crate::sweep::{SeedRecord, SweepJson, SweepOutput};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Writes a sweep's (or a merge's) directory: into a temporary sibling, renamed into place when
-/// complete (see `output_dir`). Returns where it went.
+/// Writes a sweep's (or a merge's) directory whose records are all in memory: see
+/// [`SweepDirWriter`].
 pub fn write_sweep_dir(out: &Path, output: &SweepOutput) -> Result<PathBuf, ReportError> {
-    let dir = OutputDir::create(out, Kind::Sweep)?;
-    for (path, text) in &output.files {
-        let p = dir.path().join(path);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).map_err(ReportError::io("create", parent.display()))?;
-        }
-        std::fs::write(&p, text).map_err(ReportError::io("write", p.display()))?;
-    }
-    let file = std::fs::File::create(dir.file("seeds.jsonl"))
-        .map_err(ReportError::io("create", "seeds.jsonl"))?;
-    let mut seeds = std::io::BufWriter::new(file);
+    let mut w = SweepDirWriter::create(out)?;
     for r in &output.records {
-        serde_json::to_writer(&mut seeds, r).expect("a seed record serializes");
-        seeds
-            .write_all(b"\n")
-            .map_err(ReportError::io("write", "seeds.jsonl"))?;
+        w.record(r)?;
     }
-    seeds
-        .flush()
-        .map_err(ReportError::io("write", "seeds.jsonl"))?;
-    drop(seeds);
-    let json = serde_json::to_string_pretty(&output.json).expect("sweep.json serializes") + "\n";
-    std::fs::write(dir.file("sweep.json"), json).map_err(ReportError::io("write", "sweep.json"))?;
-    Ok(dir.commit()?)
+    w.finish(&output.json, &output.files)
+}
+
+/// A sweep's directory being written: `seeds.jsonl` a record at a time as the sweep hands them
+/// on, then `sweep.json` and the shrunk scenarios. It goes into a temporary sibling, renamed into
+/// place by [`SweepDirWriter::finish`] and removed if dropped before (see `output_dir`).
+pub struct SweepDirWriter {
+    dir: OutputDir,
+    seeds: std::io::BufWriter<std::fs::File>,
+}
+
+impl SweepDirWriter {
+    /// Checks that `out` may be written and starts the directory and its `seeds.jsonl`.
+    pub fn create(out: &Path) -> Result<SweepDirWriter, ReportError> {
+        let dir = OutputDir::create(out, Kind::Sweep)?;
+        let file = std::fs::File::create(dir.file("seeds.jsonl"))
+            .map_err(ReportError::io("create", "seeds.jsonl"))?;
+        Ok(SweepDirWriter {
+            dir,
+            seeds: std::io::BufWriter::new(file),
+        })
+    }
+
+    /// Appends one seed's record, a line of `seeds.jsonl`.
+    pub fn record(&mut self, r: &SeedRecord) -> Result<(), ReportError> {
+        serde_json::to_writer(&mut self.seeds, r)
+            .map_err(|e| ReportError::io("write", "seeds.jsonl")(e.into()))?;
+        self.seeds
+            .write_all(b"\n")
+            .map_err(ReportError::io("write", "seeds.jsonl"))
+    }
+
+    /// Writes `sweep.json` and the shrunk files (path relative to the directory, text), and
+    /// moves the directory into place. Returns where it went.
+    pub fn finish(
+        mut self,
+        json: &SweepJson,
+        files: &[(String, String)],
+    ) -> Result<PathBuf, ReportError> {
+        self.seeds
+            .flush()
+            .map_err(ReportError::io("write", "seeds.jsonl"))?;
+        let SweepDirWriter { dir, seeds } = self;
+        drop(seeds);
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(ReportError::io("create", parent.display()))?;
+            }
+            std::fs::write(&p, text).map_err(ReportError::io("write", p.display()))?;
+        }
+        let json = serde_json::to_string_pretty(json).expect("sweep.json serializes") + "\n";
+        std::fs::write(dir.file("sweep.json"), json)
+            .map_err(ReportError::io("write", "sweep.json"))?;
+        Ok(dir.commit()?)
+    }
 }
 
 /// Reads `DIR/sweep.json`.

@@ -77,7 +77,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         match self.queue.enqueue(self.now, request) {
             EnqueueOutcome::Created(job) => {
                 self.invalid.push(invalid);
-                self.payloads.push(payload);
+                self.payloads.push(job, payload);
                 let deadline_at = self.queue.deadline_at(job);
                 self.record(Event::Enqueued {
                     job,

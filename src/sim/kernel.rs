@@ -26,7 +26,6 @@ use crate::model::worker::Attempt;
 use crate::rng::{Purpose, Stream};
 use crate::scenario::{DepthSampling, FaultKind, Scenario};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
-use crate::vocab::payload::Payload;
 use std::collections::VecDeque;
 
 /// Everything that can be scheduled. One `match` in [`Sim::dispatch_event`] shows the world.
@@ -82,6 +81,10 @@ pub enum Ev {
     Burst {
         index: u32,
     },
+    /// A DLQ entry's retention is over (a profile's `[dlq] retention_ms`).
+    DlqExpire {
+        job: u32,
+    },
 }
 
 /// A worker process slot.
@@ -133,7 +136,7 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     /// Per job: the document fails validation on every attempt.
     pub(super) invalid: Vec<bool>,
     /// Per job: its payload as submitted (or as last mutated), which a reprocess resubmits.
-    pub(super) payloads: Vec<Payload>,
+    pub(super) payloads: super::payloads::JobPayloads,
     pub(super) names: KeyNames,
     pub(super) tenant_ids: Vec<TenantId>,
     pub(super) pending_timed: u64,
@@ -283,7 +286,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 .unwrap_or_else(|| FaultRates::from_scenario(scenario)),
             script: Script::from_scenario(scenario),
             invalid: Vec::with_capacity(capacity),
-            payloads: Vec::with_capacity(capacity),
+            payloads: Default::default(),
             names,
             tenant_ids,
             pending_timed: 0,
@@ -429,6 +432,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 fence,
                 visible_at,
             } => self.on_rescue_visible(JobId(job), Fence(fence), visible_at),
+            Ev::DlqExpire { job } => self.on_dlq_expire(JobId(job)),
             Ev::RelayTick => self.on_relay_tick(),
             Ev::ReviewDone { event, job } => {
                 decrement(&mut self.reviews_pending, "reviews_pending");

@@ -12,6 +12,7 @@ pub mod faults;
 mod intake;
 pub mod kernel;
 mod operator;
+mod payloads;
 pub mod request;
 mod semantics;
 mod terminal;

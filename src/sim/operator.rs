@@ -53,7 +53,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             return;
         }
         let operator = operator.expect("authorized reprocess has an operator");
-        let payload = self.payloads[old.index()];
+        let payload = self.payloads.get(old, o.key.document);
         let invalid = self.invalid[old.index()];
         // Same tenant, document and content at the DLQ's reprocess version: a new job; the dead
         // one stays dead.
@@ -104,7 +104,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             .unwrap_or_else(|| format!("mutated at {} ms", self.now));
         let payload = Payload::from_text(document, &text);
         let hash = self.payload_hash(&payload);
-        self.payloads[job.index()] = payload;
+        self.payloads.set(job, payload);
         self.queue.mutate_payload(job, hash);
         self.record(Event::PayloadMutated {
             job,

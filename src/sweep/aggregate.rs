@@ -1,10 +1,10 @@
-//! Aggregation: a sweep's per-seed records into `sweep.json`.
+//! Aggregation: a sweep's per-seed records into `sweep.json`, folded one record at a time.
 //!
 //! Owns: failure groups (by invariant, then by first-violation signature, with the first seeds
 //! and the command that reproduces each), the totals, and the throughput figures.
 //! Does not: decide the coverage gate (`coverage`) or shrink (`shrunk`).
 
-use super::coverage::coverage;
+use super::coverage::CoverageTally;
 use super::seed::SeedRecord;
 use super::summary::{FailureGroup, SeedRange, SignatureGroup, SweepJson, Throughput};
 use super::{Plan, Shard, FIRST_SEEDS};
@@ -41,8 +41,7 @@ impl BugsHas for Scenario {
     }
 }
 
-/// Builds sweep.json from the records (sorted by seed); every group's `shrunk` is `None` (see
-/// `shrunk::shrink_groups`). `wall_s` and `threads` only feed the throughput figures.
+/// Builds sweep.json from the records (sorted by seed): see [`Aggregator`].
 pub fn aggregate(
     plan: &Plan,
     records: &[SeedRecord],
@@ -50,20 +49,59 @@ pub fn aggregate(
     wall_s: f64,
     threads: usize,
 ) -> SweepJson {
-    debug_assert!(records.windows(2).all(|w| w[0].seed < w[1].seed));
-    // Groups in invariant order, then replay, then panic; signatures by first seed.
-    let order = |name: &str| -> usize {
-        Invariant::parse(name)
-            .map(|i| i as usize)
-            .unwrap_or(match name {
-                "replay" => 100,
-                _ => 101,
-            })
-    };
-    let mut groups: Vec<FailureGroup> = Vec::new();
+    let mut a = Aggregator::new(plan);
     for r in records {
+        a.add(r);
+    }
+    a.finish(shard, wall_s, threads)
+}
+
+/// sweep.json folded one seed record at a time, in seed order, so a sweep keeps no record once
+/// it is written: the failure groups (at most `FIRST_SEEDS` seeds listed each), the coverage
+/// tally and the totals.
+pub struct Aggregator<'a> {
+    plan: &'a Plan,
+    groups: Vec<FailureGroup>,
+    coverage: CoverageTally,
+    last_seed: Option<u64>,
+    seeds_run: u64,
+    seeds_failed: u64,
+    seeds_replayed: u64,
+    events: u64,
+    virtual_time_ms: u64,
+}
+
+impl<'a> Aggregator<'a> {
+    pub fn new(plan: &'a Plan) -> Aggregator<'a> {
+        Aggregator {
+            plan,
+            groups: Vec::new(),
+            coverage: CoverageTally::new(plan),
+            last_seed: None,
+            seeds_run: 0,
+            seeds_failed: 0,
+            seeds_replayed: 0,
+            events: 0,
+            virtual_time_ms: 0,
+        }
+    }
+
+    /// Folds one seed's record; records come in increasing seed order.
+    pub fn add(&mut self, r: &SeedRecord) {
+        assert!(
+            self.last_seed.is_none_or(|s| s < r.seed),
+            "seed records are aggregated in seed order"
+        );
+        self.last_seed = Some(r.seed);
+        self.seeds_run += 1;
+        self.seeds_failed += u64::from(!r.failures.is_empty());
+        self.seeds_replayed += u64::from(r.replay_checked);
+        self.events += r.events;
+        self.virtual_time_ms += r.virtual_time_ms;
+        self.coverage.add(r);
         for f in &r.failures {
-            let g = match groups.iter_mut().position(|g| g.invariant == f.invariant) {
+            let groups = &mut self.groups;
+            let g = match groups.iter().position(|g| g.invariant == f.invariant) {
                 Some(i) => &mut groups[i],
                 None => {
                     groups.push(FailureGroup {
@@ -95,50 +133,60 @@ pub fn aggregate(
                     first_message: f.message.clone(),
                     first_at_ms: f.at_ms,
                     first_job: f.job,
-                    reproduce: reproduce_command(plan, r.seed),
+                    reproduce: reproduce_command(self.plan, r.seed),
                     swarm: r.swarm.clone(),
                     shrunk: None,
                 }),
             }
         }
     }
-    groups.sort_by_key(|g| order(&g.invariant));
-    let coverage = coverage(plan, records, shard.is_some());
-    let count =
-        |pred: &dyn Fn(&SeedRecord) -> bool| records.iter().filter(|r| pred(r)).count() as u64;
-    let seeds_failed = count(&|r| !r.failures.is_empty());
-    let events: u64 = records.iter().map(|r| r.events).sum();
-    let virtual_time_ms: u64 = records.iter().map(|r| r.virtual_time_ms).sum();
-    let n = records.len() as u64;
-    let wall = wall_s.max(1e-9);
-    SweepJson {
-        scenario: plan.scenario.name.clone(),
-        scenario_file: plan.scenario_file.clone(),
-        seeds: SeedRange {
-            start: plan.seeds.0,
-            end: plan.seeds.1,
-        },
-        shard,
-        swarm: plan.swarm,
-        bugs: crate::bugs::enabled(&plan.bugs)
-            .into_iter()
-            .map(String::from)
-            .collect(),
-        jobs_override: plan.jobs,
-        passed: seeds_failed == 0 && coverage.gate != "failed",
-        seeds_run: n,
-        seeds_failed,
-        seeds_replayed: count(&|r| r.replay_checked),
-        events,
-        virtual_time_ms,
-        failures: groups,
-        coverage,
-        throughput: Throughput {
-            wall_s: (wall_s * 1000.0).round() / 1000.0,
-            threads,
-            events_per_wall_s: (events as f64 / wall).round(),
-            sim_to_wall_ratio: ((virtual_time_ms as f64 / 1000.0 / wall) * 10.0).round() / 10.0,
-            seeds_per_wall_s: ((n as f64 / wall) * 10.0).round() / 10.0,
-        },
+
+    /// sweep.json; every group's `shrunk` is `None` (see `shrunk::shrink_groups`). `wall_s` and
+    /// `threads` only feed the throughput figures.
+    pub fn finish(mut self, shard: Option<Shard>, wall_s: f64, threads: usize) -> SweepJson {
+        let plan = self.plan;
+        // Groups in invariant order, then replay, then panic; signatures by first seed.
+        let order = |name: &str| -> usize {
+            Invariant::parse(name)
+                .map(|i| i as usize)
+                .unwrap_or(match name {
+                    "replay" => 100,
+                    _ => 101,
+                })
+        };
+        self.groups.sort_by_key(|g| order(&g.invariant));
+        let coverage = self.coverage.finish(shard.is_some());
+        let (n, events, virtual_time_ms) = (self.seeds_run, self.events, self.virtual_time_ms);
+        let wall = wall_s.max(1e-9);
+        SweepJson {
+            scenario: plan.scenario.name.clone(),
+            scenario_file: plan.scenario_file.clone(),
+            seeds: SeedRange {
+                start: plan.seeds.0,
+                end: plan.seeds.1,
+            },
+            shard,
+            swarm: plan.swarm,
+            bugs: crate::bugs::enabled(&plan.bugs)
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            jobs_override: plan.jobs,
+            passed: self.seeds_failed == 0 && coverage.gate != "failed",
+            seeds_run: n,
+            seeds_failed: self.seeds_failed,
+            seeds_replayed: self.seeds_replayed,
+            events,
+            virtual_time_ms,
+            failures: self.groups,
+            coverage,
+            throughput: Throughput {
+                wall_s: (wall_s * 1000.0).round() / 1000.0,
+                threads,
+                events_per_wall_s: (events as f64 / wall).round(),
+                sim_to_wall_ratio: ((virtual_time_ms as f64 / 1000.0 / wall) * 10.0).round() / 10.0,
+                seeds_per_wall_s: ((n as f64 / wall) * 10.0).round() / 10.0,
+            },
+        }
     }
 }

@@ -116,75 +116,110 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
     (faults, points, sometimes)
 }
 
-/// The coverage of the records (sorted by seed) and the gate: `deferred` for a shard (the merge
-/// of all shards decides), else `failed` when a configured fault, crash point or required
-/// `sometimes` never showed up.
+/// The coverage of the records (sorted by seed) and the gate: see [`CoverageTally`].
 pub fn coverage(plan: &Plan, records: &[SeedRecord], deferred: bool) -> Coverage {
-    let (faults, points, sometimes) = configured(plan);
-    let count =
-        |pred: &dyn Fn(&SeedRecord) -> bool| records.iter().filter(|r| pred(r)).count() as u64;
-    // For each configured name, the number of seeds whose record lists it.
-    let tally = |list: Vec<(String, bool)>, seen: fn(&SeedRecord) -> &Vec<String>| {
-        list.into_iter().map(move |(name, on)| {
-            let seeds = count(&|r| seen(r).contains(&name));
-            (name, on, seeds)
-        })
-    };
-    let faults: Vec<FaultCoverage> = tally(faults, |r| &r.faults)
-        .map(|(name, configured, seeds)| FaultCoverage {
-            name,
-            configured,
-            seeds,
-        })
-        .collect();
-    let crash_points: Vec<FaultCoverage> = tally(points, |r| &r.crash_points)
-        .map(|(name, configured, seeds)| FaultCoverage {
-            name,
-            configured,
-            seeds,
-        })
-        .collect();
-    let sometimes: Vec<SometimesCoverage> = tally(sometimes, |r| &r.sometimes)
-        .map(|(name, required, seeds)| SometimesCoverage {
-            name,
-            required,
-            seeds,
-        })
-        .collect();
-    let mut problems = Vec::new();
-    for f in faults.iter().filter(|f| f.configured && f.seeds == 0) {
-        problems.push(format!(
-            "fault `{}` is configured but never fired in {} seeds: the injector does nothing",
-            f.name,
-            records.len()
-        ));
+    let mut tally = CoverageTally::new(plan);
+    for r in records {
+        tally.add(r);
     }
-    for f in crash_points.iter().filter(|f| f.configured && f.seeds == 0) {
-        problems.push(format!(
-            "crash point `{}` is configured but no worker ever crashed there in {} seeds",
-            f.name,
-            records.len()
-        ));
+    tally.finish(deferred)
+}
+
+/// Coverage counted one seed record at a time (a sweep folds each record as it completes and
+/// keeps none): for each configured name, the number of seeds whose record lists it.
+#[derive(Clone, Debug)]
+pub struct CoverageTally {
+    faults: Vec<(String, bool, u64)>,
+    crash_points: Vec<(String, bool, u64)>,
+    sometimes: Vec<(String, bool, u64)>,
+    seeds: u64,
+}
+
+impl CoverageTally {
+    pub fn new(plan: &Plan) -> CoverageTally {
+        let (faults, points, sometimes) = configured(plan);
+        let zero = |list: Named| list.into_iter().map(|(n, on)| (n, on, 0)).collect();
+        CoverageTally {
+            faults: zero(faults),
+            crash_points: zero(points),
+            sometimes: zero(sometimes),
+            seeds: 0,
+        }
     }
-    for s in sometimes.iter().filter(|s| s.required && s.seeds == 0) {
-        problems.push(format!(
-            "`sometimes` property `{}` was never reached in {} seeds",
-            s.name,
-            records.len()
-        ));
+
+    /// Counts one seed's record.
+    pub fn add(&mut self, r: &SeedRecord) {
+        self.seeds += 1;
+        for (list, seen) in [
+            (&mut self.faults, &r.faults),
+            (&mut self.crash_points, &r.crash_points),
+            (&mut self.sometimes, &r.sometimes),
+        ] {
+            for (name, _, seeds) in list.iter_mut() {
+                if seen.contains(name) {
+                    *seeds += 1;
+                }
+            }
+        }
     }
-    let gate = if deferred {
-        "deferred"
-    } else if problems.is_empty() {
-        "passed"
-    } else {
-        "failed"
-    };
-    Coverage {
-        faults,
-        crash_points,
-        sometimes,
-        gate: gate.into(),
-        problems,
+
+    /// The coverage and the gate: `deferred` for a shard (the merge of all shards decides),
+    /// else `failed` when a configured fault, crash point or required `sometimes` never showed
+    /// up.
+    pub fn finish(self, deferred: bool) -> Coverage {
+        let n = self.seeds;
+        let listed = |list: Vec<(String, bool, u64)>| -> Vec<FaultCoverage> {
+            list.into_iter()
+                .map(|(name, configured, seeds)| FaultCoverage {
+                    name,
+                    configured,
+                    seeds,
+                })
+                .collect()
+        };
+        let faults = listed(self.faults);
+        let crash_points = listed(self.crash_points);
+        let sometimes: Vec<SometimesCoverage> = self
+            .sometimes
+            .into_iter()
+            .map(|(name, required, seeds)| SometimesCoverage {
+                name,
+                required,
+                seeds,
+            })
+            .collect();
+        let mut problems = Vec::new();
+        for f in faults.iter().filter(|f| f.configured && f.seeds == 0) {
+            problems.push(format!(
+                "fault `{}` is configured but never fired in {n} seeds: the injector does nothing",
+                f.name
+            ));
+        }
+        for f in crash_points.iter().filter(|f| f.configured && f.seeds == 0) {
+            problems.push(format!(
+                "crash point `{}` is configured but no worker ever crashed there in {n} seeds",
+                f.name
+            ));
+        }
+        for s in sometimes.iter().filter(|s| s.required && s.seeds == 0) {
+            problems.push(format!(
+                "`sometimes` property `{}` was never reached in {n} seeds",
+                s.name
+            ));
+        }
+        let gate = if deferred {
+            "deferred"
+        } else if problems.is_empty() {
+            "passed"
+        } else {
+            "failed"
+        };
+        Coverage {
+            faults,
+            crash_points,
+            sometimes,
+            gate: gate.into(),
+            problems,
+        }
     }
 }

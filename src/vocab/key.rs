@@ -148,6 +148,29 @@ impl Documents {
         Ok(id)
     }
 
+    /// The document's name as bytes, without formatting or allocating: a generated document's
+    /// `doc-N` is rendered into `buf` (the payload hash of every enqueue and commit reads it).
+    #[inline]
+    pub fn name_bytes<'a>(&'a self, document: DocumentId, buf: &'a mut [u8; 14]) -> &'a [u8] {
+        if document.0 >= NAMED_BASE {
+            return self.named[(document.0 - NAMED_BASE) as usize].as_bytes();
+        }
+        // "doc-" and at most 10 decimal digits, written from the end.
+        let mut n = document.0;
+        let mut i = buf.len();
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        i -= 4;
+        buf[i..i + 4].copy_from_slice(b"doc-");
+        &buf[i..]
+    }
+
     pub fn write_name(&self, document: DocumentId, out: &mut impl fmt::Write) -> fmt::Result {
         if document.0 >= NAMED_BASE {
             out.write_str(&self.named[(document.0 - NAMED_BASE) as usize])

@@ -87,16 +87,15 @@ pub fn payload_hash(
     content: u64,
 ) -> PayloadHash {
     let mut h = Fnv1a::default();
-    let _ = names.documents.write_name(document, &mut h);
+    let mut name = [0u8; 14];
+    h.bytes(names.documents.name_bytes(document, &mut name));
     h.bytes(b"\n");
     h.bytes(names.operations.name(operation).as_bytes());
     h.bytes(b"\n");
-    let mut hex = [0u8; 16];
-    for (i, d) in hex.iter_mut().enumerate() {
+    for i in 0..16 {
         let nibble = (content >> (60 - 4 * i)) & 0xF;
-        *d = b"0123456789abcdef"[nibble as usize];
+        h.bytes(&[b"0123456789abcdef"[nibble as usize]]);
     }
-    h.bytes(&hex);
     PayloadHash(h.finish())
 }
 
@@ -182,6 +181,14 @@ mod tests {
             Payload::of(Documents::generated(42)).hash(&names).0,
             fnv1a(b"doc-42\nextract\n0000000000000000")
         );
+        for n in [0, 7, 10, 99, 100, 123_456, u32::MAX >> 1] {
+            let text = format!("doc-{n}\nextract\nfedcba9876543210");
+            let p = Payload {
+                content: 0xfedc_ba98_7654_3210,
+                ..Payload::of(Documents::generated(n))
+            };
+            assert_eq!(p.hash(&names).0, fnv1a(text.as_bytes()), "{text}");
+        }
     }
 
     #[test]
