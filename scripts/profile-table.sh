@@ -131,7 +131,8 @@ EOF
       ;;
     dlq-flood)
       # 10,050 documents that fail validation (a permanent error) on every attempt, submitted at
-      # once: more than Sidekiq's dead set keeps.
+      # once: more than Sidekiq's dead set keeps. An hour later an operator reprocesses the
+      # oldest DLQ entry, 100 times a second apart (what a retention by age left of it).
       cat <<EOF
 [workers]
 count = 30
@@ -139,6 +140,13 @@ count = 30
 jobs = 10050
 interarrival_ms = { dist = "constant", value = 0 }
 invalid_documents = { every = 1, first = 1 }
+[[operator]]
+at_ms = 3600000
+action = "reprocess_dlq"
+target = "oldest_dead_lettered"
+operator = "ana"
+repeat = 99
+every_ms = 1000
 EOF
       ;;
     outage)

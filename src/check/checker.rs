@@ -462,9 +462,13 @@ impl Checker {
                 self.cross_check_time(r, *job, "deadline_at", *deadline_at, expected);
                 self.terminal(r, *job, Terminal::Cancelled);
             }
-            Event::DlqEvicted { job, capacity } => {
+            Event::DlqEvicted {
+                job,
+                capacity,
+                retention,
+            } => {
                 self.reached(Sometimes::DlqEvicted);
-                self.dlq_evicted(r, *job, *capacity);
+                self.dlq_evicted(r, *job, *capacity, *retention);
             }
             Event::WorkerCrashed { .. } => self.reached(Sometimes::WorkerCrashed),
             Event::WorkerRestarted { .. } => {}

@@ -40,7 +40,13 @@ impl Checker {
         }
     }
 
-    pub(super) fn dlq_evicted(&mut self, r: &Record, job: JobId, recorded: Option<u32>) {
+    pub(super) fn dlq_evicted(
+        &mut self,
+        r: &Record,
+        job: JobId,
+        recorded: Option<u32>,
+        retention: Option<u64>,
+    ) {
         let u = self.unit();
         let config = self.config.dlq_capacity;
         if let Some(c) = recorded.filter(|c| Some(*c) != config) {
@@ -50,19 +56,23 @@ impl Checker {
         }
         let len = self.dlq.entries.len();
         let oldest = self.dlq.entries.front().copied();
-        let problem = match config {
-            None => Some("the DLQ has no capacity, so it never evicts".to_string()),
-            Some(c) if len < c as usize => Some(format!(
-                "the DLQ held {len} of {c} entries: only a full DLQ evicts"
-            )),
-            _ if oldest != Some(job) => Some(match self.read_job(job, |t| t.dlq) {
-                DlqEntry::Held => format!(
-                    "{job} is not the oldest entry ({}): a full DLQ evicts its oldest",
-                    oldest.map_or("none".into(), |j| j.to_string())
-                ),
-                _ => format!("{job} is not in the DLQ"),
-            }),
-            _ => None,
+        let held = self.read_job(job, |t| t.dlq) == DlqEntry::Held;
+        let problem = match (retention, config) {
+            (Some(_), _) => self.expiry_problem(r.at, job, held, retention),
+            (None, config) => match config {
+                None => Some("the DLQ has no capacity, so it never evicts".to_string()),
+                Some(c) if len < c as usize => Some(format!(
+                    "the DLQ held {len} of {c} entries: only a full DLQ evicts"
+                )),
+                _ if oldest != Some(job) => Some(match self.read_job(job, |t| t.dlq) {
+                    DlqEntry::Held => format!(
+                        "{job} is not the oldest entry ({}): a full DLQ evicts its oldest",
+                        oldest.map_or("none".into(), |j| j.to_string())
+                    ),
+                    _ => format!("{job} is not in the DLQ"),
+                }),
+                _ => None,
+            },
         };
         if let Some(p) = problem {
             self.violate_job(Invariant::DlqBounded, r, job, || {
@@ -78,11 +88,66 @@ impl Checker {
         // work on, the job has now left the system with no record of how it ended.
         if !t.reprocessed {
             let capacity = config.map_or("unbounded".to_string(), |c| c.to_string());
+            if let Some(keep) = retention {
+                self.violate_job(Invariant::NoSilentDrop, r, job, || match t.terminal {
+                    Some((_, when)) => format!("{job}, dead-lettered at {when} {u}, expired from the DLQ after its retention of {keep} {u} before any reprocess: it left the system with no terminal record"),
+                    None => format!("{job} expired from the DLQ (retention {keep} {u}) without being dead-lettered: it left the system with no terminal record"),
+                });
+                return;
+            }
             self.violate_job(Invariant::NoSilentDrop, r, job, || match t.terminal {
                 Some((Terminal::DeadLettered, when)) => format!("{job}, dead-lettered at {when} {u}, was evicted from the full DLQ (capacity {capacity}) before any reprocess: it left the system with no terminal record"),
                 other => format!("{job} was evicted from the DLQ (capacity {capacity}) while {:?}, never dead-lettered: it left the system with no terminal record", other.map(|t| t.0)),
             });
         }
+    }
+
+    /// What is wrong with an entry expiring by age at `at` (recorded retention `recorded`): the
+    /// header states no retention or another, the job is not in the DLQ, or the entry is not yet
+    /// older than the retention, counted from its dead-lettering or (`from: "enqueued"`) from
+    /// the job's enqueue.
+    fn expiry_problem(
+        &mut self,
+        at: SimTime,
+        job: JobId,
+        held: bool,
+        recorded: Option<u64>,
+    ) -> Option<String> {
+        let u = self.unit();
+        let Some(r) = self.config.dlq_retention else {
+            return Some("the header states no dlq_retention, so no entry expires by age".into());
+        };
+        if recorded != Some(r.after) {
+            return Some(format!(
+                "the record says retention {recorded:?}, the header's dlq_retention is {} {u}",
+                r.after
+            ));
+        }
+        if !held {
+            return Some(format!("{job} is not in the DLQ"));
+        }
+        let t = self.job_at(job);
+        let dead_at = match t.terminal {
+            Some((Terminal::DeadLettered, when)) => when,
+            _ => return Some(format!("{job} was never dead-lettered")),
+        };
+        let from = if r.from_enqueue {
+            t.enqueued_at
+        } else {
+            dead_at
+        };
+        let age = at.saturating_sub(from);
+        (age <= r.after).then(|| {
+            format!(
+                "expired at {at} {u}, {age} {u} after {}, not older than the retention of {} {u}",
+                if r.from_enqueue {
+                    "its enqueue"
+                } else {
+                    "it was dead-lettered"
+                },
+                r.after
+            )
+        })
     }
 
     /// How many reprocesses `tenant` had accepted in the rate limit's window before `at`.

@@ -54,6 +54,12 @@ pub fn header_line(config: &RunConfig) -> String {
     if config.permanent_errors_retried {
         members.push(("permanent_error", json!("retry")));
     }
+    if let Some(r) = config.dlq_retention {
+        members.push((
+            "dlq_retention",
+            json!({"after": r.after, "from": r.from_name()}),
+        ));
+    }
     let settings = object_text(&members);
     let head = object_text(&[
         ("format", json!(FORMAT)),

@@ -207,11 +207,14 @@ pub enum Event {
         fence: Option<Fence>,
         deadline_at: Option<SimTime>,
     },
-    /// A full DLQ dropped its oldest entry, `job`, to make room: the job's terminal record is
-    /// gone. Only with a DLQ capacity.
+    /// A full DLQ dropped its oldest entry, `job`, to make room (`capacity`), or the entry
+    /// expired by age (`retention`, the header's `dlq_retention`): the job's terminal record is
+    /// gone. Only with a DLQ capacity or retention.
     DlqEvicted {
         job: JobId,
         capacity: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retention: Option<u64>,
     },
     WorkerCrashed {
         worker: WorkerId,

@@ -196,6 +196,28 @@ impl DeadLetterQueue {
         evicted
     }
 
+    /// Deletes `job`'s entry by age (retention), reprocessed or not; false if it has no live
+    /// entry (evicted by capacity meanwhile). The entries that stay keep their order, so a
+    /// capacity eviction still takes the oldest.
+    pub fn expire(&mut self, job: JobId) -> bool {
+        let Some(&i) = self.index.get(job.index()) else {
+            return false;
+        };
+        if i == ABSENT || i == EVICTED {
+            return false;
+        }
+        let i = i as usize;
+        // Move the entry to the head, the others one place on, then drop the head.
+        self.entries[self.head..=i].rotate_right(1);
+        for k in self.head + 1..=i {
+            let moved = self.entries[k].job;
+            self.index[moved.index()] = k as u32;
+        }
+        self.index[job.index()] = EVICTED;
+        self.head += 1;
+        true
+    }
+
     /// The live entry of `job` (none if it never entered the DLQ or was evicted).
     pub fn get(&self, job: JobId) -> Option<&DlqEntry> {
         match self.index.get(job.index()) {
@@ -414,6 +436,28 @@ mod tests {
 
     fn permanent() -> StoredReason {
         StoredReason::Code(DlqReason::PermanentError)
+    }
+
+    // Retention by age takes an entry from anywhere; the others keep their order, so the next
+    // capacity eviction still takes the oldest left.
+    #[test]
+    fn an_expired_entry_leaves_and_the_rest_keep_their_order() {
+        let mut dlq = DeadLetterQueue::new(DlqConfig {
+            capacity: Some(3),
+            ..DlqConfig::default()
+        });
+        for j in 0..3 {
+            dlq.push(j, JobId(j as u32), permanent());
+        }
+        assert!(dlq.expire(JobId(1)));
+        assert!(!dlq.expire(JobId(1)), "gone already");
+        assert!(dlq.was_evicted(JobId(1)));
+        let jobs = |d: &DeadLetterQueue| d.entries().iter().map(|e| e.job).collect::<Vec<_>>();
+        assert_eq!(jobs(&dlq), [JobId(0), JobId(2)]);
+        assert_eq!(dlq.get(JobId(2)).map(|e| e.job), Some(JobId(2)));
+        dlq.push(4, JobId(3), permanent());
+        assert_eq!(dlq.push(5, JobId(4), permanent()), Some(JobId(0)));
+        assert_eq!(jobs(&dlq), [JobId(2), JobId(3), JobId(4)]);
     }
 
     // Sidekiq's dead set: when full, the oldest entry goes, and it is gone for good.

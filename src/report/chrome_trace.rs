@@ -294,8 +294,8 @@ impl Builder {
             Event::OutboxPruned { rows } => {
                 self.instant(PIPELINE, RELAY, "outbox pruned", "relay", at, json!({"rows": rows}))
             }
-            Event::DlqEvicted { job, capacity } => {
-                self.instant(PIPELINE, QUEUE, "DLQ EVICTED", "dlq", at, json!({"job": job.0, "capacity": capacity}))
+            Event::DlqEvicted { job, capacity, retention } => {
+                self.instant(PIPELINE, QUEUE, "DLQ EVICTED", "dlq", at, json!({"job": job.0, "capacity": capacity, "retention": retention}))
             }
             Event::RelayCrashed { unmarked } => {
                 self.instant(PIPELINE, RELAY, "RELAY CRASH", "fault", at, json!({"unmarked": unmarked}))

@@ -292,6 +292,13 @@ impl Scenario {
             outbox_retention: self.outbox.retention_ms,
             retry_formula,
             permanent_errors_retried: sem.permanent_error == crate::profile::PermanentError::Retry,
+            dlq_retention: sem
+                .dlq
+                .retention_ms
+                .map(|after| crate::vocab::config::DlqRetention {
+                    after,
+                    from_enqueue: sem.dlq.mode == crate::profile::DlqMode::Redrive,
+                }),
         }
     }
 

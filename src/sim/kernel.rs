@@ -81,6 +81,10 @@ pub enum Ev {
     Burst {
         index: u32,
     },
+    /// A DLQ entry's retention is over (a profile's `[dlq] retention_ms`).
+    DlqExpire {
+        job: u32,
+    },
 }
 
 /// A worker process slot.
@@ -428,6 +432,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 fence,
                 visible_at,
             } => self.on_rescue_visible(JobId(job), Fence(fence), visible_at),
+            Ev::DlqExpire { job } => self.on_dlq_expire(JobId(job)),
             Ev::RelayTick => self.on_relay_tick(),
             Ev::ReviewDone { event, job } => {
                 decrement(&mut self.reviews_pending, "reviews_pending");

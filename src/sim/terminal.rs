@@ -2,15 +2,17 @@
 //!
 //! Owns: recording a cancellation (and remembering the first one, for operator targets), filing
 //! a dead letter with its stored reason (code, or the raw text the `raw_dlq_reason` bug leaks),
-//! and recording a bounded DLQ's eviction before the new entry.
+//! recording a bounded DLQ's eviction before the new entry, and deleting an entry whose
+//! retention (a profile's `[dlq] retention_ms`) is over.
 //! Does not: decide that a job is terminal (the retry policy and the queue do).
 
-use super::kernel::Sim;
+use super::kernel::{Ev, Sim};
 use crate::history::{Event, Observer};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::{DlqReason, StoredReason};
 use crate::model::retry::ErrorKind;
 use crate::model::semantics::QueueSemantics;
+use crate::profile::retention::expires_at;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn record_cancel(&mut self, e: Event) {
@@ -47,6 +49,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                         .capacity
                         .expect("only a bounded DLQ evicts"),
                 ),
+                retention: None,
             });
         }
         self.record(Event::DeadLettered {
@@ -56,6 +59,22 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             attempts: Some(attempts),
             reason: text,
         });
+        let enqueued_at = self.queue.job(job).created_at;
+        if let Some(at) = expires_at(&self.rules.sem.dlq, enqueued_at, self.now) {
+            self.schedule(at, Ev::DlqExpire { job: job.0 });
+        }
+    }
+
+    /// The retention of `job`'s DLQ entry is over: the entry is deleted (unless a capacity
+    /// eviction took it first), and the deletion recorded with the retention it followed.
+    pub(super) fn on_dlq_expire(&mut self, job: JobId) {
+        if self.queue.dead_letters_mut().expire(job) {
+            self.record(Event::DlqEvicted {
+                job,
+                capacity: None,
+                retention: self.rules.sem.dlq.retention_ms,
+            });
+        }
     }
 
     /// What a parser's error message looks like: it quotes the document. Only the

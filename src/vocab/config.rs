@@ -158,6 +158,30 @@ pub struct RunConfig {
     /// (graphile-worker; the header's `"permanent_error": "retry"`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub permanent_errors_retried: bool,
+    /// DLQ entries are deleted by age (the header's `dlq_retention`). `None`: kept until
+    /// reprocessed or, with a capacity, evicted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dlq_retention: Option<DlqRetention>,
+}
+
+/// DLQ retention by age: an entry may be deleted once it is older than `after`, counted from
+/// its dead-lettering or (an SQS redrive DLQ) from the job's original enqueue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct DlqRetention {
+    pub after: u64,
+    /// The age counts from the job's enqueue, not from its dead-lettering.
+    pub from_enqueue: bool,
+}
+
+impl DlqRetention {
+    /// How the header writes where the age counts from.
+    pub fn from_name(&self) -> &'static str {
+        if self.from_enqueue {
+            "enqueued"
+        } else {
+            "dead_lettered"
+        }
+    }
 }
 
 /// A retry delay formula as a header states it (docs/history-format.md): the formula, its
@@ -190,6 +214,7 @@ impl Default for RunConfig {
             outbox_retention: None,
             retry_formula: None,
             permanent_errors_retried: false,
+            dlq_retention: None,
         }
     }
 }

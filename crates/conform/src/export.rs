@@ -55,6 +55,7 @@ pub fn header(a: &Applied, ms: bool) -> String {
         outbox_retention: None,
         retry_formula: None,
         permanent_errors_retried: false,
+        dlq_retention: None,
     })
 }
 

@@ -45,6 +45,7 @@ fn a_dlq_eviction_before_reprocess_is_a_silent_drop() {
         Event::DlqEvicted {
             job: JobId(0),
             capacity: Some(2),
+            retention: None,
         },
     ));
     h.push((9, dead(2, Some(3), "permanent_error")));
@@ -53,6 +54,7 @@ fn a_dlq_eviction_before_reprocess_is_a_silent_drop() {
         Event::DlqEvicted {
             job: JobId(1),
             capacity: Some(2),
+            retention: None,
         },
     ));
     h.push((10, ended()));
@@ -89,6 +91,7 @@ fn a_dlq_over_its_capacity_breaks_dlq_bounded() {
         Event::DlqEvicted {
             job: JobId(0),
             capacity: None,
+            retention: None,
         },
     ));
     let r = judge(h);
@@ -162,4 +165,55 @@ fn a_reprocess_needs_a_held_dlq_entry_and_room_in_the_rate_limit() {
     }
     let r = judge_with(limited, h);
     assert!(first_message(&r, Invariant::ReprocessJustified).contains("limit 1"));
+}
+
+// DLQ retention by age (a profile's `[dlq] retention_ms`): an entry may leave without a full DLQ
+// once it is older than the header's retention, and only then; leaving unreprocessed, the job is
+// lost all the same.
+#[test]
+fn an_entry_expires_by_age_only_past_the_stated_retention() {
+    use crate::vocab::config::DlqRetention;
+    let expired = |at, retention| {
+        (
+            at,
+            Event::DlqEvicted {
+                job: JobId(0),
+                capacity: None,
+                retention,
+            },
+        )
+    };
+    let history = |at| {
+        let mut h = vec![(0, enqueue(0, T, key_of(0, 1), None))];
+        h.extend(dies(0, 1, 100)); // dead-lettered at 101
+        h.push(expired(at, Some(60)));
+        h.push((at + 1, ended()));
+        h
+    };
+    let with = |after, from_enqueue| RunConfig {
+        dlq_capacity: None,
+        dlq_retention: Some(DlqRetention {
+            after,
+            from_enqueue,
+        }),
+        ..config()
+    };
+    // Past the retention: the DLQ did what it states; the unreprocessed job is lost.
+    let r = judge_with(with(60, false), history(162));
+    assert_eq!(r.violated(), vec![Invariant::NoSilentDrop]);
+    assert!(first_message(&r, Invariant::NoSilentDrop).contains("after its retention of 60 ms"));
+    // At its last moment it is still kept.
+    let r = judge_with(with(60, false), history(161));
+    assert!(first_message(&r, Invariant::DlqBounded)
+        .contains("60 ms after it was dead-lettered, not older than the retention of 60 ms"));
+    // Counted from the enqueue (an SQS redrive DLQ), the same moment is past it.
+    let r = judge_with(with(60, true), history(161));
+    assert_eq!(r.violated(), vec![Invariant::NoSilentDrop]);
+    // A header with no retention, or another one: no entry may expire by age.
+    let r = judge(history(1_000));
+    assert!(first_message(&r, Invariant::DlqBounded).contains("states no dlq_retention"));
+    let r = judge_with(with(30, false), history(1_000));
+    assert!(
+        first_message(&r, Invariant::DlqBounded).contains("the header's dlq_retention is 30 ms")
+    );
 }

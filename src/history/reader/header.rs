@@ -86,7 +86,7 @@ impl<R: BufRead> HistoryReader<R> {
         time_unit: TimeUnit,
         emits: Emits,
     ) -> Result<RunConfig, HistoryError> {
-        const FIELDS: [&str; 15] = [
+        const FIELDS: [&str; 16] = [
             "seed",
             "workers",
             "lease",
@@ -102,6 +102,7 @@ impl<R: BufRead> HistoryReader<R> {
             "dedupe_window",
             "outbox_retention",
             "permanent_error",
+            "dlq_retention",
         ];
         let f = Fields {
             reader: self,
@@ -192,7 +193,38 @@ impl<R: BufRead> HistoryReader<R> {
             outbox_retention: f.opt_number("outbox_retention")?,
             retry_formula,
             permanent_errors_retried,
+            dlq_retention: self.dlq_retention(f.map.get("dlq_retention"))?,
         })
+    }
+
+    /// The header's `dlq_retention`: `null`, or `{"after": T, "from": "dead_lettered" | "enqueued"}`.
+    fn dlq_retention(&self, v: Option<&Value>) -> Result<Option<DlqRetention>, HistoryError> {
+        let what = "null, or {\"after\": T, \"from\": \"dead_lettered\" | \"enqueued\"} (a DLQ entry may be deleted once older than T, counted from its dead-lettering or from the job's enqueue)";
+        let m = match v {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err(self.error(Some("config.dlq_retention"), what)),
+        };
+        let f = Fields {
+            reader: self,
+            map: m.clone(),
+            prefix: "config.dlq_retention.",
+        };
+        f.only(&["after", "from"], "a DLQ retention")?;
+        let from_enqueue = match f.string("from")? {
+            "dead_lettered" => false,
+            "enqueued" => true,
+            other => {
+                return Err(self.error(
+                    Some("config.dlq_retention.from"),
+                    format!("{}: allowed: \"dead_lettered\", \"enqueued\"", clip(other)),
+                ))
+            }
+        };
+        Ok(Some(DlqRetention {
+            after: f.number("after")?,
+            from_enqueue,
+        }))
     }
 
     /// The header's `backoff` object: a profile's retry delay formula.

@@ -33,7 +33,9 @@ use super::{Event, Op, Record};
 use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use crate::messages::{clip, clip_name};
 use crate::vocab::codes;
-use crate::vocab::config::{Emits, Jitter, ReprocessLimit, RetryFormula, RunConfig, TimeUnit};
+use crate::vocab::config::{
+    DlqRetention, Emits, Jitter, ReprocessLimit, RetryFormula, RunConfig, TimeUnit,
+};
 use crate::vocab::key::{IdempotencyKey, KeyNames, MAX_OPERATIONS, MAX_VERSION};
 use crate::vocab::payload::PayloadHash;
 use serde_json::{Map, Value};

@@ -247,6 +247,7 @@ impl<R: BufRead> HistoryReader<R> {
             "dlq_evicted" => Event::DlqEvicted {
                 job: g.job("job")?,
                 capacity: g.opt_u32("capacity")?,
+                retention: g.opt_number("retention")?,
             },
             "worker_crashed" => Event::WorkerCrashed {
                 worker: g.worker("worker")?,

@@ -105,7 +105,7 @@ pub(super) const SPECS: &[(&str, &[&str])] = &[
         &["job", "worker", "fence", "attempts", "reason"],
     ),
     ("cancelled", &["job", "worker", "fence", "deadline_at"]),
-    ("dlq_evicted", &["job", "capacity"]),
+    ("dlq_evicted", &["job", "capacity", "retention"]),
     ("worker_crashed", &["worker", "job", "fence", "point"]),
     ("worker_restarted", &["worker"]),
     (
