@@ -12,7 +12,7 @@ mod args;
 mod judge;
 mod setup;
 
-pub use args::{unsupported, ConformArgs, StoreArg, REAL_BUGS};
+pub use args::{unsupported, unsupported_profile, ConformArgs, StoreArg, REAL_BUGS};
 pub use judge::figures;
 
 use crate::harness::Harness;
@@ -86,7 +86,7 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
             REAL_BUGS.join(", ")
         )));
     }
-    if let Some(why) = unsupported(&scenario) {
+    if let Some(why) = unsupported(&scenario).or_else(|| unsupported_profile(&scenario, kind)) {
         return Err(bad(format!(
             "{}: conform cannot run this scenario: {why}",
             args.scenario.display()

@@ -5,40 +5,11 @@
 //! Each test runs the `durasim-conform` program as a user would and reads its outputs: the
 //! exit code, `history.jsonl` (the store's own record) and `conform.json`.
 
+mod common;
+
+use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_durasim-conform");
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn scenario(name: &str) -> String {
-    root().join("scenarios").join(name).display().to_string()
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let d =
-            std::env::temp_dir().join(format!("durasim-conform-test-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-    fn path(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// One job, two workers, a short lease, no random faults: every fault comes from `--kill`.
 const ONE_JOB: &str = r#"
@@ -93,55 +64,6 @@ fn zombie_file(t: &TempDir) -> String {
     let file = t.path("zombie.toml");
     std::fs::write(&file, ZOMBIE).unwrap();
     file.display().to_string()
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    history: Vec<Value>,
-    conform: Value,
-}
-
-fn conform(args: &[&str], out: &Path) -> Run {
-    let o = Command::new(BIN)
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .current_dir(root())
-        .output()
-        .expect("durasim-conform runs");
-    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    let code = o.status.code().unwrap_or(-1);
-    assert!(
-        code == 0 || code == 1,
-        "exit {code}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    let history = std::fs::read_to_string(out.join("history.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let conform =
-        serde_json::from_str(&std::fs::read_to_string(out.join("conform.json")).unwrap()).unwrap();
-    Run {
-        code,
-        stdout,
-        history,
-        conform,
-    }
-}
-
-fn of_type<'h>(h: &'h [Value], t: &str) -> Vec<&'h Value> {
-    h.iter().filter(|r| r["type"] == t).collect()
-}
-
-fn violated(run: &Run) -> Vec<String> {
-    run.stdout
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("VIOLATED "))
-        .map(|l| l.split_whitespace().next().unwrap().to_string())
-        .collect()
 }
 
 /// The kill between the INSERTs and the COMMIT rolls back: the killed attempt's result is not
@@ -337,15 +259,9 @@ fn sqlite_catches_the_bug_switches() {
 
 #[test]
 fn postgres_and_pgmq_on_one_throwaway_cluster() {
-    if durasim_conform::server::find_bin().is_none() {
-        eprintln!("\n\n!!!!!!!! SKIPPED: no PostgreSQL found (install it: apt-get install postgresql); the PostgreSQL and pgmq conformance tests did NOT run !!!!!!!!\n");
+    let Some((server, url)) = throwaway_server("the PostgreSQL and pgmq conformance tests") else {
         return;
-    }
-    let server = durasim_conform::server::Server::start().expect("a throwaway PostgreSQL starts");
-    let url = format!(
-        "postgres://postgres@localhost/postgres?host={}",
-        server.dir().display()
-    );
+    };
     let pgmq = format!("pgmq:{url}");
     let t = TempDir::new("pg");
 
@@ -462,4 +378,33 @@ fn help_has_examples_and_the_exit_codes() {
         "{t}"
     );
     assert!(t.contains("--out <DIR>"), "{t}");
+}
+
+#[test]
+fn a_queue_profile_the_store_does_not_implement_is_refused() {
+    let t = TempDir::new("profile");
+    let db = t.path("river.db");
+    let o = Command::new(BIN)
+        .args([
+            &root()
+                .join("scenarios/incidents/river-1302.toml")
+                .display()
+                .to_string(),
+            "--store",
+            &format!("sqlite:{}", db.display()),
+            "--out",
+        ])
+        .arg(t.path("out"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("profile = \"river\"") && err.contains("simulated only"),
+        "{err}"
+    );
+    assert!(
+        !db.exists() && !t.path("out").exists(),
+        "nothing is written"
+    );
 }

@@ -126,3 +126,24 @@ pub fn unsupported(s: &Scenario) -> Option<String> {
     };
     Some(why.to_string())
 }
+
+/// A queue profile the chosen store does not implement, with the reason; `None` when it does.
+/// SQLite and PostgreSQL implement durasim's own queue; `pgmq` is pgmq's, and also runs
+/// durasim's scenarios (that is how its missing fence shows). Any other profile would be
+/// simulated under its semantics but run under the store's, and the two verdicts compared
+/// would be of different queues.
+pub fn unsupported_profile(s: &Scenario, kind: Kind) -> Option<String> {
+    use durasim::profile::{Profile, Word};
+    let p = s.queue_profile();
+    match (p, kind) {
+        (Profile::Durasim, _) | (Profile::Pgmq, Kind::Pgmq) => None,
+        (Profile::Pgmq, _) => Some(format!(
+            "[queue] profile = \"pgmq\": --store {} implements durasim's queue; the pgmq profile runs on --store pgmq",
+            kind.name()
+        )),
+        _ => Some(format!(
+            "[queue] profile = \"{}\": the real stores implement durasim's queue (sqlite, postgres) and pgmq's (pgmq); this profile is simulated only",
+            p.name()
+        )),
+    }
+}
