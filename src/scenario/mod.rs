@@ -12,6 +12,7 @@
 
 mod dist;
 mod expect;
+mod faults;
 mod position;
 mod script;
 mod sections;
@@ -20,12 +21,13 @@ mod validate;
 
 pub use dist::Dist;
 pub use expect::{Expect, ReplayExpectation};
+pub use faults::{Faults, HeldFault, Outage};
 pub(crate) use position::locate;
 pub use script::{FaultKind, Operator, OperatorAction, OperatorTarget, Script};
 pub use sections::{
-    Arrivals, Bugs, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, Faults, HeldFault,
-    InvalidDocuments, Metrics, Outage, OutboxSection, QueueSection, Relay, RetrySection,
-    RunSection, Stages, Workers, Written,
+    Arrivals, Bugs, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, InvalidDocuments,
+    Metrics, OutboxSection, QueueSection, Relay, RetrySection, RunSection, Stages, Workers,
+    Written,
 };
 pub use swarm::Swarm;
 
