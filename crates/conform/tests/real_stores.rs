@@ -34,8 +34,10 @@ violations = []
 
 /// zombie-worker.toml with wide margins, so a loaded machine cannot blur it: the stall (1,600 ms)
 /// outlives the lease by far (400 ms here, 1,000 ms on pgmq, whose visibility timeout is whole
-/// seconds), and the zombie wakes while the other worker is still mid-extraction (1,500 ms),
-/// holding the new token, so its ack meets a stale fence, not a finished job.
+/// seconds), and the zombie wakes while the other worker is still mid-extraction (3,000 ms, so
+/// at least 1,800 ms to spare: with 1,500 ms a loaded machine once woke the zombie after the
+/// other worker had finished), holding the new token, so its ack meets a stale fence, not a
+/// finished job.
 const ZOMBIE: &str = r#"
 name = "zombie-wide"
 seed = 1
@@ -45,7 +47,7 @@ count = 2
 lease_ms = 400
 heartbeat_ms = 100
 [stages]
-inference_ms = { dist = "constant", value = 1500 }
+inference_ms = { dist = "constant", value = 3000 }
 validate_ms = { dist = "constant", value = 5 }
 [arrivals]
 tenants = ["acme"]
