@@ -168,3 +168,57 @@ fn unfenced_heartbeat_renews_for_a_zombie_and_the_fenced_queue_refuses_it() {
         }
     }
 }
+
+/// The deadline is inclusive: a job picked at its deadline is leased, one picked a millisecond
+/// past it is cancelled (the checker allows a cancel only past the deadline).
+#[test]
+fn a_job_is_leased_at_its_deadline_and_cancelled_just_past_it() {
+    let mut q = Queue::new(QueueConfig::new(1000, 30_000, 3));
+    q.enqueue(0, request(1, 0));
+    q.enqueue(0, request(2, 0));
+    assert!(matches!(
+        q.lease_next(30_000),
+        LeaseOutcome::Leased { job: JobId(0), .. }
+    ));
+    assert!(matches!(
+        q.lease_next(30_001),
+        LeaseOutcome::Cancelled {
+            job: JobId(1),
+            deadline_at: 30_000
+        }
+    ));
+}
+
+/// `heartbeat_not_stored` plants exactly its defect: the holder is told the renewed end it
+/// asked for, and the queue keeps the old one.
+#[test]
+fn heartbeat_not_stored_answers_the_renewal_and_keeps_the_old_lease_end() {
+    let mut q = Queue::new(QueueConfig {
+        bug_heartbeat_not_stored: true,
+        ..QueueConfig::new(1000, 30_000, 3)
+    });
+    q.enqueue(0, request(1, 0));
+    let LeaseOutcome::Leased { job, fence, .. } = q.lease_next(0) else {
+        panic!("a ready job is leased");
+    };
+    assert_eq!(q.heartbeat(500, job, fence), Ok(1500));
+    assert_eq!(q.job(job).lease_until, 1000);
+}
+
+/// A state's name is the word the history writes in a `rejected` record's `reason`
+/// (docs/history-format.md), one word per state.
+#[test]
+fn a_states_name_is_its_history_word() {
+    use crate::model::queue::JobState;
+    let names = [
+        (JobState::Waiting, "waiting"),
+        (JobState::Ready, "ready"),
+        (JobState::Leased, "leased"),
+        (JobState::Acked, "acked"),
+        (JobState::DeadLettered, "dead_lettered"),
+        (JobState::Cancelled, "cancelled"),
+    ];
+    for (state, word) in names {
+        assert_eq!(state.name(), word);
+    }
+}
