@@ -7,10 +7,12 @@
 
 use durasim::check::{CheckReport, Invariant};
 use durasim::history::format::write_history;
-use durasim::history::reader::{HistoryReader, Limits};
 use durasim::run::{run_once, RunRequest};
 use durasim::scenario::Scenario;
 use serde_json::Value;
+
+mod common;
+use common::{first_message, judge};
 
 /// Oban (discarded jobs pruned after 60 s): 5 documents fail validation at once; an operator
 /// comes to reprocess the oldest after 30 s, and again after 2 minutes.
@@ -40,21 +42,6 @@ fn history(s: &Scenario) -> (Vec<String>, CheckReport) {
         .map(str::to_string)
         .collect();
     (lines, report.check)
-}
-
-fn judge(lines: &[String]) -> CheckReport {
-    let text = lines.join("\n") + "\n";
-    let mut reader = HistoryReader::from_reader("h.jsonl", text.as_bytes(), Limits::default());
-    durasim::verify::judge(&mut reader)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .check
-}
-
-fn message(c: &CheckReport, i: Invariant) -> String {
-    c.verdict(i)
-        .first
-        .as_ref()
-        .map_or(String::new(), |f| f.message.clone())
 }
 
 fn with_header(
@@ -95,7 +82,9 @@ fn entries_expire_after_the_stated_retention_and_the_checker_tells_it_from_an_il
     let judged = judge(&lines);
     assert_eq!(judged.violated(), vec![Invariant::NoSilentDrop]);
     assert_eq!(live.violated(), judged.violated());
-    assert!(message(&judged, Invariant::NoSilentDrop).contains("after its retention of 60000 ms"));
+    assert!(
+        first_message(&judged, Invariant::NoSilentDrop).contains("after its retention of 60000 ms")
+    );
     // Lost: the four never reprocessed and the successor; not the reprocessed one.
     assert_eq!(judged.verdict(Invariant::NoSilentDrop).count, 5);
     // The same deletions under a longer retention (header and records agreeing), or none:
@@ -108,7 +97,7 @@ fn entries_expire_after_the_stated_retention_and_the_checker_tells_it_from_an_il
     .collect();
     let judged = judge(&longer);
     assert!(
-        message(&judged, Invariant::DlqBounded)
+        first_message(&judged, Invariant::DlqBounded)
             .contains("not older than the retention of 120000 ms"),
         "{:?}",
         judged.violated()
@@ -116,7 +105,7 @@ fn entries_expire_after_the_stated_retention_and_the_checker_tells_it_from_an_il
     let none = with_header(&lines, |c| {
         c.remove("dlq_retention");
     });
-    assert!(message(&judge(&none), Invariant::DlqBounded).contains("states no dlq_retention"));
+    assert!(first_message(&judge(&none), Invariant::DlqBounded).contains("states no dlq_retention"));
 }
 
 /// Without a retention nothing expires: the `durasim` profile's DLQ keeps its entries, and its

@@ -4,13 +4,15 @@
 //! jitter allow is caught. A header without a formula (every header before them, and the
 //! `durasim` profile's today) still reads as the capped exponential, byte for byte.
 
-use durasim::check::{CheckReport, Invariant};
+use durasim::check::Invariant;
 use durasim::history::format::write_history;
-use durasim::history::reader::{HistoryReader, Limits};
 use durasim::profile::{Profile, Word};
 use durasim::run::{run_once, RunRequest};
 use durasim::scenario::Scenario;
 use serde_json::Value;
+
+mod common;
+use common::{first_message, judge};
 
 fn scenario(profile: &str, faults: &str) -> Scenario {
     let lease = if profile == "temporal" {
@@ -43,21 +45,6 @@ fn history(s: &Scenario) -> Vec<String> {
         .lines()
         .map(str::to_string)
         .collect()
-}
-
-fn judge(lines: &[String]) -> CheckReport {
-    let text = lines.join("\n") + "\n";
-    let mut reader = HistoryReader::from_reader("h.jsonl", text.as_bytes(), Limits::default());
-    durasim::verify::judge(&mut reader)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .check
-}
-
-fn first_message(c: &CheckReport, i: Invariant) -> String {
-    c.verdict(i)
-        .first
-        .as_ref()
-        .map_or(String::new(), |f| f.message.clone())
 }
 
 /// The history with the retry at `line` made visible `delay` after it was decided.
