@@ -16,6 +16,7 @@ pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
 pub use super::key_track::PayloadId;
 pub(super) use super::key_track::{DlqTrack, EventTrack, KeyTrack};
 use super::metrics::{DepthTrack, Tally};
+use super::uniqueness::Resolved;
 pub use super::verdict::{CheckReport, Verdict, Violation};
 use crate::history::{Event, Observer, Record};
 use crate::ids::{EventId, Fence, JobId, SimTime, WorkerId};
@@ -35,6 +36,8 @@ pub struct Checker {
     /// history first names each key).
     pub(super) key_index: KeyIndex,
     pub(super) keys: Vec<KeyTrack>,
+    /// Each key's newest job by slot (`uniqueness.rs`; `u32::MAX`: none yet).
+    pub(super) newest: Vec<u32>,
     pub(super) events: Vec<EventTrack>,
     pub(super) dlq: DlqTrack,
     pub(super) depth: DepthTrack,
@@ -60,6 +63,7 @@ impl Checker {
             jobs: JobTracks::default(),
             key_index: KeyIndex::default(),
             keys: Vec::new(),
+            newest: Vec::new(),
             events: Vec::new(),
             dlq: DlqTrack::default(),
             depth: DepthTrack::default(),
@@ -76,6 +80,7 @@ impl Checker {
         c.jobs.reserve(jobs);
         c.key_index = KeyIndex::with_capacity(jobs);
         c.keys.reserve(jobs);
+        c.newest.reserve(jobs);
         c.events.reserve(jobs + 1);
         c
     }
@@ -266,6 +271,7 @@ impl Checker {
                 // The recorded visible time as it stands (a store's clock may put it a little
                 // before the record's own time); the enqueue time when none is recorded.
                 let visible_from = visible_at.unwrap_or(at);
+                self.unique_enqueued(r, *job, key);
                 self.jobs.set(
                     *job,
                     &JobTrack {
@@ -312,6 +318,7 @@ impl Checker {
                     content: *content,
                 };
                 self.tenancy_resolved(r, *existing, *tenant, key, "deduplicated onto");
+                self.unique_resolved(r, Resolved::Deduped, *existing, key);
                 self.effects_enqueue_deduped(r, *existing, key, p);
                 self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
             }
@@ -330,7 +337,10 @@ impl Checker {
                     content: *content,
                 };
                 self.tenancy_resolved(r, *existing, *tenant, key, "refused as a conflict with");
-                self.effects_enqueue_conflict(r, *existing, key, p);
+                let any_payload = self.unique_resolved(r, Resolved::Refused, *existing, key);
+                if !any_payload {
+                    self.effects_enqueue_conflict(r, *existing, key, p);
+                }
                 self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
             }
             Event::Visible { job } => self.depth_visible_record(r, *job),

@@ -60,6 +60,10 @@ pub fn header_line(config: &RunConfig) -> String {
             json!({"after": r.after, "from": r.from_name()}),
         ));
     }
+    if config.unique != crate::profile::Unique::Forever {
+        use crate::profile::Word;
+        members.push(("unique", json!(config.unique.name())));
+    }
     let settings = object_text(&members);
     let head = object_text(&[
         ("format", json!(FORMAT)),

@@ -49,6 +49,8 @@ pub fn semantics() -> Semantics {
             jitter_step_ms: 0,
         },
         dlq: Dlq::KEPT,
+        // `add_job` without a `job_key` always inserts; with one, the default `job_key_mode` is
+        // `replace` (sql/000011.sql `add_job`; website/docs/job-key.md): `unique = "replace"`.
         unique: Unique::None,
         deadline_ms: None,
         sources:
