@@ -7,6 +7,7 @@ use durasim::check::{CheckReport, Invariant};
 use durasim::history::format::write_history;
 use durasim::run::{run_once, RunReport, RunRequest};
 use durasim::scenario::Scenario;
+use durasim::vocab::counters::Counter;
 use serde_json::Value;
 
 mod common;
@@ -82,13 +83,16 @@ fn assert_holds(c: &CheckReport) {
 /// (jobs, deduped, refused, extract calls) of a run; every run commits one result and applies
 /// one effect.
 fn counts(r: &RunReport) -> (u64, u64, u64, u64) {
-    let (j, e) = (&r.metrics.jobs, &r.metrics.effects);
-    assert_eq!((e.results_committed, e.consumer_applied), (1, 1));
+    let n = |c| r.metrics.counts.get(c);
+    assert_eq!(
+        (n(Counter::ResultsCommitted), n(Counter::ConsumerApplied)),
+        (1, 1)
+    );
     (
-        j.enqueued,
-        j.enqueue_deduped,
-        j.enqueue_conflicts,
-        e.extract_calls,
+        n(Counter::Enqueued),
+        n(Counter::EnqueueDeduped),
+        n(Counter::EnqueueConflicts),
+        n(Counter::ExtractCalls),
     )
 }
 
@@ -224,7 +228,7 @@ fn while_active_drops_a_changed_payload_and_the_checker_says_so() {
     // durasim's key refuses it.
     let (_, report) = run(&scenario("", changed));
     assert_holds(&report.check);
-    assert_eq!(report.metrics.jobs.enqueue_conflicts, 1);
+    assert_eq!(report.metrics.counts.get(Counter::EnqueueConflicts), 1);
 }
 
 /// Under `none` the application's commit-time dedupe is what keeps the effect once: with it
