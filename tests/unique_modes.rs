@@ -16,20 +16,26 @@ use common::{first_message, judge};
 /// One worker; document `a` submitted at 0, again at 100 (the first job still extracting), and
 /// again at 60 s (the first job long acked), all with the same content; `extra` adds keys.
 fn scenario(unique: &str, extra: &str) -> Scenario {
+    let plain = [(0, "A"), (100, "A"), (60_000, "A")];
+    scenario_of(unique, &plain, extra)
+}
+
+/// One worker; document `a` submitted at each (time, content).
+fn scenario_of(unique: &str, submits: &[(u64, &str)], extra: &str) -> Scenario {
     let unique = match unique {
         "" => String::new(),
         u => format!("unique = \"{u}\"\n"),
     };
-    let submit = |at: u64| {
-        format!("[[enqueue]]\nat_ms = {at}\ntenant = \"acme\"\ndocument = \"a\"\npayload = \"A\"\n")
-    };
+    let submits: String = submits
+        .iter()
+        .map(|(at, text)| {
+            format!("[[enqueue]]\nat_ms = {at}\ntenant = \"acme\"\ndocument = \"a\"\npayload = \"{text}\"\n")
+        })
+        .collect();
     let text = format!(
         "name = \"unique\"\n[workers]\ncount = 1\n[queue]\n{unique}\
          [stages]\ninference_ms = {{ dist = \"constant\", value = 1000 }}\n\
-         [arrivals]\ntenants = [\"acme\"]\njobs = 0\n{}{}{}{extra}",
-        submit(0),
-        submit(100),
-        submit(60_000)
+         [arrivals]\ntenants = [\"acme\"]\njobs = 0\n{submits}{extra}"
     );
     Scenario::parse("unique.toml", &text).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -271,4 +277,50 @@ fn a_bad_mode_is_refused_in_the_scenario_and_in_the_header() {
         e.contains("h.jsonl:1") && e.contains("config.unique") && e.contains("\"none\""),
         "{e}"
     );
+}
+
+/// `replace` (graphile-worker's `job_key`): a submit while the key's newest job waits (the one
+/// worker busy) overwrites its payload, recorded with what it replaced; the same payload keeps
+/// every invariant, another is a different payload taken under the key.
+#[test]
+fn replace_overwrites_a_waiting_job_and_records_what_it_replaced() {
+    let submits = |second: &'static str| [(0, "A"), (100, "A"), (200, second), (60_000, "A")];
+    let (lines, report) = run(&scenario_of("replace", &submits("A"), ""));
+    assert_eq!(
+        types(&lines),
+        ["enqueued", "enqueued", "enqueue_replaced", "enqueued"]
+    );
+    assert_eq!(counts(&report), (3, 0, 0, 3));
+    assert_holds(&report.check);
+    assert_holds(&judge(&lines));
+    // Judged as if the header said `none` or `forever`: a replace neither mode makes (and
+    // under `forever` the two other jobs are forbidden too).
+    let c = judge(&with_unique(&lines, Some("none")));
+    let m = first_message(&c, Invariant::PayloadConflictRejected);
+    assert!(m.contains("replaced the payload"), "{m}");
+    let c = judge(&with_unique(&lines, None));
+    assert_eq!(c.verdict(Invariant::PayloadConflictRejected).count, 3);
+    // The record must say what the job had.
+    let at = lines
+        .iter()
+        .position(|l| l.contains("enqueue_replaced"))
+        .unwrap();
+    let mut edited = lines.clone();
+    let mut v: Value = serde_json::from_str(&edited[at]).unwrap();
+    v["replaced_content"] = Value::from("00000000000000ab");
+    v.as_object_mut().unwrap().remove("replaced_payload");
+    edited[at] = v.to_string();
+    let c = judge(&edited);
+    let m = first_message(&c, Invariant::RecordedValuesMatch);
+    assert!(m.contains("a replace says job-1 had"), "{m}");
+
+    let (lines, report) = run(&scenario_of("replace", &submits("A, corrected"), ""));
+    let m = first_message(&report.check, Invariant::PayloadConflictRejected);
+    assert!(m.contains("replaced the payload of job-1"), "{m}");
+    assert_eq!(
+        report.check.violated(),
+        [Invariant::PayloadConflictRejected]
+    );
+    // The job runs the replacing payload: its commit is refused against job 0's result.
+    assert!(lines.iter().any(|l| l.contains("\"commit_conflict\"")));
 }

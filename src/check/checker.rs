@@ -236,6 +236,7 @@ impl Checker {
             Event::Enqueued { .. }
             | Event::EnqueueDeduped { .. }
             | Event::EnqueueConflict { .. }
+            | Event::EnqueueReplaced { .. }
             | Event::ResultCommitted { .. }
             | Event::CommitDeduped { .. }
             | Event::CommitConflict { .. }
@@ -342,6 +343,31 @@ impl Checker {
                     self.effects_enqueue_conflict(r, *existing, key, p);
                 }
                 self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
+            }
+            Event::EnqueueReplaced {
+                tenant,
+                key,
+                operation,
+                content,
+                payload,
+                existing,
+                replaced_operation,
+                replaced_content,
+                replaced_payload,
+            } => {
+                let p = PayloadId {
+                    operation: *operation,
+                    content: *content,
+                };
+                let was = PayloadId {
+                    operation: *replaced_operation,
+                    content: *replaced_content,
+                };
+                self.tenancy_resolved(r, *existing, *tenant, key, "replaced into");
+                self.unique_resolved(r, Resolved::Replaced, *existing, key);
+                self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
+                self.cross_check_hash(r, Some(*existing), key, was, *replaced_payload, names);
+                self.effects_enqueue_replaced(r, *existing, key, p, was);
             }
             Event::Visible { job } => self.depth_visible_record(r, *job),
             Event::Leased {

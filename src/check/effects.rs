@@ -67,6 +67,42 @@ impl Checker {
         }
     }
 
+    /// A submit replaced `existing`'s payload (`unique = "replace"`), saying it replaced `was`:
+    /// that must be the payload the job had (as enqueued, mutated or last replaced), and the
+    /// new one must equal it, or a different payload was reused under the key (and the first
+    /// submit's content is lost, not refused). The job carries the new payload from here.
+    pub(super) fn effects_enqueue_replaced(
+        &mut self,
+        r: &Record,
+        existing: JobId,
+        key: &IdempotencyKey,
+        payload: PayloadId,
+        was: PayloadId,
+    ) {
+        let held = self.existing_payload(existing);
+        if held != was {
+            self.violate(
+                Invariant::RecordedValuesMatch,
+                r.at,
+                Some(existing),
+                Some(*key),
+                || format!("a replace says {existing} had {was}, but its payload was {held}"),
+                || vec![r.clone()],
+            );
+        }
+        if held != payload {
+            self.violate(
+                Invariant::PayloadConflictRejected,
+                r.at,
+                Some(existing),
+                Some(*key),
+                || format!("an enqueue with {payload} replaced the payload of {existing}, which was {held}: a different payload under the key was taken, not refused"),
+                || vec![r.clone()],
+            );
+        }
+        self.update_job(existing, |t| t.payload = payload);
+    }
+
     pub(super) fn effects_committed(
         &mut self,
         r: &Record,

@@ -1,9 +1,10 @@
 //! Invariant family: the enqueue-time uniqueness decision, restated from the header's mode.
 //!
 //! Owns: the part of `payload_conflict_rejected` that judges how a submit of a key already known
-//! was resolved — a new job, a dedupe onto the key's newest job, a refusal — against what the
-//! header's `unique` mode allows, recomputed from raw facts only: the key's newest job as the
-//! history created it and that job's state as its records left it (terminal, leased). The
+//! was resolved — a new job, a dedupe onto the key's newest job, a refusal, a replace of its
+//! payload — against what the header's `unique` mode allows, recomputed from raw facts only:
+//! the key's newest job as the history created it and that job's state as its records left it
+//! (terminal, leased). The
 //! record's own verdict is never taken for granted. Also each key's newest job (4 bytes a key).
 //! Does not: compare payloads (`effects`: a dedupe onto a different payload, a refusal of the
 //! same one), or judge tenants (`tenancy`).
@@ -13,7 +14,9 @@
 //! - `none`: always a new job;
 //! - `while_active`: a dedupe while the newest job is not terminal, a new job after;
 //! - `conflict_while_running`: a refusal (whatever the payload) while it is not terminal, a
-//!   new job after.
+//!   new job after;
+//! - `replace`: the newest job takes the payload while it is neither leased (a lease not yet
+//!   released or recorded as expired) nor terminal; a new job otherwise.
 
 use super::checker::Checker;
 use super::invariant::Invariant;
@@ -28,6 +31,7 @@ pub(super) enum Resolved {
     NewJob,
     Deduped,
     Refused,
+    Replaced,
 }
 
 impl Resolved {
@@ -36,6 +40,7 @@ impl Resolved {
             Resolved::NewJob => "got a new job",
             Resolved::Deduped => "was deduplicated",
             Resolved::Refused => "was refused as a conflict",
+            Resolved::Replaced => "replaced the payload",
         }
     }
 
@@ -44,19 +49,22 @@ impl Resolved {
             Resolved::NewJob => "a new job",
             Resolved::Deduped => "a dedupe onto it",
             Resolved::Refused => "a refusal",
+            Resolved::Replaced => "a replace of its payload",
         }
     }
 }
 
-/// What the mode allows for a submit of a known key whose newest job is (or is not) terminal.
-/// `None`: a dedupe or a refusal, which the payloads decide (`effects` judges which).
-fn allowed(mode: Unique, terminal: bool) -> Option<Resolved> {
+/// What the mode allows for a submit of a known key whose newest job is (or is not) terminal,
+/// or leased. `None`: a dedupe or a refusal, which the payloads decide (`effects` judges which).
+fn allowed(mode: Unique, terminal: bool, leased: bool) -> Option<Resolved> {
     match mode {
         Unique::Forever => None,
         Unique::None => Some(Resolved::NewJob),
         Unique::WhileActive | Unique::ConflictWhileRunning if terminal => Some(Resolved::NewJob),
         Unique::WhileActive => Some(Resolved::Deduped),
         Unique::ConflictWhileRunning => Some(Resolved::Refused),
+        Unique::Replace if terminal || leased => Some(Resolved::NewJob),
+        Unique::Replace => Some(Resolved::Replaced),
     }
 }
 
@@ -90,7 +98,7 @@ impl Checker {
         self.set_newest_job(key, job);
     }
 
-    /// An `enqueue_deduped` or `enqueue_conflict` record naming `existing`: it must be the key's
+    /// An `enqueue_deduped`, `enqueue_conflict` or `enqueue_replaced` record naming `existing`: it must be the key's
     /// newest job, and the mode must allow that outcome in the state that job was in. Returns
     /// whether the mode refuses any payload here (`conflict_while_running` on a live job), so
     /// `effects` does not call the refusal of the same payload a conflict wrongly raised.
@@ -132,14 +140,18 @@ impl Checker {
         job: JobId,
     ) -> bool {
         let mode = self.config.unique;
-        let terminal = self.read_job(newest, |t| t.terminal.is_some());
-        let want = allowed(mode, terminal);
+        let (terminal, leased) = self.read_job(newest, |t| (t.terminal.is_some(), t.lease_held));
+        let want = allowed(mode, terminal, leased);
         let ok = match want {
             Some(w) => w == how,
-            None => how != Resolved::NewJob,
+            None => matches!(how, Resolved::Deduped | Resolved::Refused),
         };
         if !ok {
-            let state = if terminal { "terminal" } else { "not terminal" };
+            let state = match (terminal, leased) {
+                (true, _) => "terminal",
+                (false, true) => "leased",
+                (false, false) => "pending",
+            };
             let must = want.map_or("a dedupe or a refusal", Resolved::call);
             let said = how.what();
             self.violate(
@@ -161,17 +173,25 @@ mod tests {
 
     #[test]
     fn each_mode_allows_what_its_system_does() {
-        assert_eq!(allowed(Unique::Forever, true), None);
-        assert_eq!(allowed(Unique::None, false), Some(Resolved::NewJob));
-        assert_eq!(allowed(Unique::WhileActive, false), Some(Resolved::Deduped));
-        assert_eq!(allowed(Unique::WhileActive, true), Some(Resolved::NewJob));
-        assert_eq!(
-            allowed(Unique::ConflictWhileRunning, false),
-            Some(Resolved::Refused)
-        );
-        assert_eq!(
-            allowed(Unique::ConflictWhileRunning, true),
-            Some(Resolved::NewJob)
-        );
+        for leased in [false, true] {
+            assert_eq!(allowed(Unique::Forever, true, leased), None);
+            assert_eq!(allowed(Unique::None, false, leased), Some(Resolved::NewJob));
+            let live = allowed(Unique::WhileActive, false, leased);
+            assert_eq!(live, Some(Resolved::Deduped));
+            let done = allowed(Unique::WhileActive, true, leased);
+            assert_eq!(done, Some(Resolved::NewJob));
+            let live = allowed(Unique::ConflictWhileRunning, false, leased);
+            assert_eq!(live, Some(Resolved::Refused));
+            let done = allowed(Unique::ConflictWhileRunning, true, leased);
+            assert_eq!(done, Some(Resolved::NewJob));
+            assert_eq!(
+                allowed(Unique::Replace, true, leased),
+                Some(Resolved::NewJob)
+            );
+        }
+        let pending = allowed(Unique::Replace, false, false);
+        assert_eq!(pending, Some(Resolved::Replaced));
+        let held = allowed(Unique::Replace, false, true);
+        assert_eq!(held, Some(Resolved::NewJob));
     }
 }

@@ -150,6 +150,12 @@ pub enum EnqueueOutcome {
         existing: JobId,
         existing_payload: PayloadHash,
     },
+    /// `unique = "replace"`: the key's pending job took the request's payload in place of
+    /// `replaced` (its clocks, fence and attempt count unchanged).
+    Replaced {
+        existing: JobId,
+        replaced: PayloadHash,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -291,6 +297,13 @@ impl Queue {
                         existing,
                         existing_payload,
                     }
+                }
+                Decision::Replace => {
+                    self.jobs[existing.index()].payload = request.payload;
+                    return EnqueueOutcome::Replaced {
+                        existing,
+                        replaced: existing_payload,
+                    };
                 }
             }
         }

@@ -528,7 +528,8 @@ impl Observer for Metrics {
             Event::RunStarted { .. }
             | Event::Visible { .. }
             | Event::WorkerRestarted { .. }
-            | Event::PayloadMutated { .. } => {}
+            | Event::PayloadMutated { .. }
+            | Event::EnqueueReplaced { .. } => {}
         }
     }
 }

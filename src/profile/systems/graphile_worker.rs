@@ -7,8 +7,8 @@
 //! (`completeJobs.ts`): `by_id`; failure requires `locked_by = poolId` (`failJobs.ts`):
 //! `if_same_process`. 25 attempts (`sql/000011.sql`); backoff e^min(n, 10) s, no jitter
 //! (`failJobs.ts`); no API to fail permanently; a job out of attempts stays in the table.
-//! Does not: model `job_key` (opt-in; its `replace` mode is in docs/queues.md M10) or the 8–10
-//! minute spread.
+//! Does not: default to `job_key` (opt-in; `[queue] unique = "replace"` is its default mode)
+//! or model the 8–10 minute spread.
 
 use crate::profile::*;
 
