@@ -4,14 +4,13 @@
 //! The application's commit-time dedupe keeps the effect once whatever the queue let in.
 
 use durasim::check::{CheckReport, Invariant};
-use durasim::history::format::write_history;
-use durasim::run::{run_once, RunReport, RunRequest};
+use durasim::run::RunReport;
 use durasim::scenario::Scenario;
 use durasim::vocab::counters::Counter;
 use serde_json::Value;
 
 mod common;
-use common::{first_message, judge};
+use common::{first_message, judge, run_with_history};
 
 /// One worker; document `a` submitted at 0, again at 100 (the first job still extracting), and
 /// again at 60 s (the first job long acked), all with the same content; `extra` adds keys.
@@ -41,21 +40,7 @@ fn scenario_of(unique: &str, submits: &[(u64, &str)], extra: &str) -> Scenario {
 }
 
 fn run(s: &Scenario) -> (Vec<String>, RunReport) {
-    let mut request = RunRequest::for_scenario(s);
-    request.keep_trace = true;
-    let report = run_once(s, &request, None);
-    let mut file = Vec::new();
-    write_history(
-        &mut file,
-        report.trace.as_ref().unwrap(),
-        &report.outcome.names,
-    )
-    .unwrap();
-    let lines = String::from_utf8(file)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
+    let (report, lines) = run_with_history(s);
     (lines, report)
 }
 
