@@ -11,11 +11,11 @@ pub mod event_queue;
 pub mod faults;
 mod intake;
 pub mod kernel;
+mod lease_end;
 mod operator;
 mod payloads;
 pub mod request;
-mod semantics;
 mod terminal;
 
-pub use kernel::{RunOutcome, Sim};
+pub use kernel::{run_scenario, RunOutcome, Sim};
 pub use request::RunRequest;
