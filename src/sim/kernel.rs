@@ -4,11 +4,14 @@
 //! [`Ev`] enum and its dispatch, the run's state (model instances, RNG streams, worker slots),
 //! its construction from a scenario, quiescence, and the recording of every observable step
 //! into the history.
+//! Which queue semantics a scenario runs on ([`run_scenario`]: the chapter's queue, or the
+//! profiled one when its `[queue]` profile needs it).
 //! Does not: handle an event itself: intake.rs (enqueue), attempts.rs (leases and attempts),
-//! terminal.rs (cancel and dead-letter filing), delivery.rs (relay, consumer, review) and
-//! operator.rs (operator actions, payload mutation) do, each in an `impl Sim` of its own; nor
-//! decide what a step means for the pipeline (the model does) or judge the outcome (the checker
-//! reads the history).
+//! lease_end.rs (lease checks and rescues), terminal.rs (cancel and dead-letter filing),
+//! delivery.rs (relay, consumer, review) and operator.rs (operator actions, payload mutation)
+//! do, each in an `impl Sim` of its own; nor decide what a step means for the pipeline or the
+//! queue (the model and the queue semantics do) or judge the outcome (the checker reads the
+//! history).
 
 use super::arrivals::ArrivalProcess;
 use super::event_queue::EventQueue;
