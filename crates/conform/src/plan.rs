@@ -378,7 +378,10 @@ mod tests {
         on.faults.held_mut(Held::SlowHeartbeat).rate = 0.5;
         let mut hits = [0; 2];
         for j in 0..200 {
-            let (a, mut b) = (fate(&off, 7, j, 1, false, &[]), fate(&on, 7, j, 1, false, &[]));
+            let (a, mut b) = (
+                fate(&off, 7, j, 1, false, &[]),
+                fate(&on, 7, j, 1, false, &[]),
+            );
             for (i, h) in [Held::Pause, Held::SlowHeartbeat].into_iter().enumerate() {
                 assert_eq!(a.plan.lengths.get(h), None);
                 if let Some(ms) = b.plan.lengths.take(h) {

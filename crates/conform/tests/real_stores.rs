@@ -454,7 +454,11 @@ fn held_at_first_heartbeat(t: &TempDir, fault: &str, sometimes: &str) -> Run {
     );
     assert_eq!(run.code, 0, "{}", run.stdout);
     let leases = of_type(&run.history, "leased");
-    assert_eq!(leases.len(), 2, "the held attempt's lease ran out: a second lease");
+    assert_eq!(
+        leases.len(),
+        2,
+        "the held attempt's lease ran out: a second lease"
+    );
     assert_ne!(
         leases[0]["worker"], leases[1]["worker"],
         "the second lease is the other worker's"
