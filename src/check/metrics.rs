@@ -266,8 +266,7 @@ impl Checker {
     pub(super) fn figures(&self) -> Vec<(&'static str, u64)> {
         let t = &self.tally;
         let (unfinished, max_attempts) = self.jobs_unfinished_and_most_leases();
-        let publishes: u64 = self.events.iter().map(|e| e.publishes as u64).sum();
-        let first_publishes = self.events.iter().filter(|e| e.publishes > 0).count() as u64;
+        let (publishes, first_publishes) = self.events.publish_counts();
         let mut figures = vec![
             ("jobs.enqueued", t.enqueued),
             ("jobs.acked", t.acked),
