@@ -14,6 +14,7 @@ use criterion::{
 use durasim::history::TraceHash;
 use durasim::run::{run_once, RunRequest};
 use durasim::scenario::Scenario;
+use durasim::vocab::counters::Counter;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -43,7 +44,7 @@ fn whole_runs(c: &mut Criterion) {
             report.outcome.heap_events,
             report.outcome.records,
             report.outcome.virtual_time_ms,
-            report.metrics.jobs.acked,
+            report.metrics.counts.get(Counter::Acked),
             violated
         );
         assert!(

@@ -119,7 +119,7 @@ pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) ->
     let (outcome, observers) = Sim::new(scenario, request, observers).run();
     let mut check = observers.checker.finish();
     // Every figure of summary.json the history determines, counted again by the checker.
-    check.cross_check_figures(&observers.metrics.figures());
+    check.cross_check_figures(&observers.metrics.counts, &observers.metrics.held);
     let mut report = RunReport {
         outcome,
         check,
@@ -145,10 +145,10 @@ pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
     let mut unmet = Vec::new();
     for (counter, expected) in e.counts.iter() {
         // A figure the run does not have (a recovery depth without an outage) never matches.
-        let actual = counter.of(m).unwrap_or(u64::MAX);
+        let actual = m.figure(counter).unwrap_or(u64::MAX);
         if expected != actual {
             unmet.push(Unmet {
-                field: counter.name().to_string(),
+                field: counter.name().expect("an [expect] key").to_string(),
                 expected: expected.to_string(),
                 actual: actual.to_string(),
             });

@@ -47,7 +47,7 @@ pub fn judge<R: BufRead>(reader: &mut HistoryReader<R>) -> Result<Judged, Histor
     }
     let metrics = metrics.expect("a history read to its end has a header");
     let mut check = checker.finish();
-    check.cross_check_figures(&metrics.figures());
+    check.cross_check_figures(&metrics.counts, &metrics.held);
     Ok(Judged {
         check,
         metrics,

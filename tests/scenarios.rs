@@ -3,6 +3,7 @@
 use durasim::check::Invariant;
 use durasim::run::{check_expectations, run_once, RunReport, RunRequest};
 use durasim::scenario::Scenario;
+use durasim::vocab::counters::Counter;
 use std::path::{Path, PathBuf};
 
 fn scenario_files() -> Vec<PathBuf> {
@@ -370,7 +371,10 @@ fn dlq_eviction_is_a_silent_drop_and_a_sized_dlq_holds() {
     let r = run(&s, &RunRequest::for_scenario(&s));
     assert_eq!(r.check.violated(), vec![Invariant::NoSilentDrop]);
     let v = r.check.verdict(Invariant::NoSilentDrop);
-    assert_eq!((v.count, r.metrics.dlq.evicted), (20, 20));
+    assert_eq!(
+        (v.count, r.metrics.counts.get(Counter::DlqEvicted)),
+        (20, 20)
+    );
     let first = v.first.as_ref().unwrap();
     assert_eq!(
         first.job.map(|j| j.0),
@@ -378,12 +382,18 @@ fn dlq_eviction_is_a_silent_drop_and_a_sized_dlq_holds() {
         "the oldest entry goes first"
     );
     assert!(first.message.contains("evicted"), "{}", first.message);
-    assert_eq!(r.metrics.dlq.size_max, 10);
+    assert_eq!(r.metrics.counts.get(Counter::DlqSizeMax), 10);
 
     let safe = load("dlq-capacity-safe");
     let r = run(&safe, &RunRequest::for_scenario(&safe));
     assert!(r.check.holds(), "{:?}", r.check.first_violation());
-    assert_eq!((r.metrics.dlq.evicted, r.metrics.dlq.size_max), (0, 30));
+    assert_eq!(
+        (
+            r.metrics.counts.get(Counter::DlqEvicted),
+            r.metrics.counts.get(Counter::DlqSizeMax)
+        ),
+        (0, 30)
+    );
 }
 
 /// A consumer with a bounded dedupe window: a republish inside it is absorbed, one past its end
@@ -406,15 +416,15 @@ fn a_republish_after_the_dedupe_window_slips_through_and_is_caught() {
     );
     assert_eq!(
         (
-            r.metrics.effects.consumer_applied,
-            r.metrics.effects.consumer_duplicates
+            r.metrics.counts.get(Counter::ConsumerApplied),
+            r.metrics.counts.get(Counter::ConsumerDuplicates)
         ),
         (2, 1)
     );
     let safe = load("dedupe-window-safe");
     let r = run(&safe, &RunRequest::for_scenario(&safe));
     assert!(r.check.holds(), "{:?}", r.check.first_violation());
-    assert_eq!(r.metrics.effects.consumer_duplicates, 2);
+    assert_eq!(r.metrics.counts.get(Counter::ConsumerDuplicates), 2);
 }
 
 /// The swarm sweep of dedupe-window-sweep.toml: each seed records the window and recovery delay
@@ -466,8 +476,12 @@ fn a_reprocess_loop_is_rate_limited_per_tenant_and_nothing_is_lost() {
     request.keep_trace = true;
     let r = run(&s, &request);
     assert!(r.check.holds(), "{:?}", r.check.first_violation());
+    let c = &r.metrics.counts;
     assert_eq!(
-        (r.metrics.reprocessed, r.metrics.reprocess_rate_limited),
+        (
+            c.get(Counter::Reprocessed),
+            c.get(Counter::ReprocessRateLimited)
+        ),
         (7, 14)
     );
     let refusals: Vec<_> = r
@@ -486,14 +500,18 @@ fn a_reprocess_loop_is_rate_limited_per_tenant_and_nothing_is_lost() {
     assert!(refusals
         .iter()
         .all(|&(o, reason)| o == "dlq-bot" && reason == "rate_limited"));
-    assert_eq!(r.metrics.jobs.unfinished, 0);
+    assert_eq!(r.metrics.counts.get(Counter::Unfinished), 0);
 
     let mut unlimited = s.clone();
     unlimited.dlq = Default::default();
     let r = run(&unlimited, &RunRequest::for_scenario(&unlimited));
     assert!(r.check.holds());
+    let c = &r.metrics.counts;
     assert_eq!(
-        (r.metrics.reprocessed, r.metrics.reprocess_refused),
+        (
+            c.get(Counter::Reprocessed),
+            c.get(Counter::ReprocessRefused)
+        ),
         (21, 0)
     );
 }
@@ -505,8 +523,13 @@ fn outbox_retention_bounds_the_rows_and_without_it_they_grow() {
     let s = load("outbox-retention");
     let r = run(&s, &RunRequest::for_scenario(&s));
     assert!(r.check.holds(), "{:?}", r.check.first_violation());
-    let o = &r.metrics.outbox;
-    assert_eq!((o.rows_max, o.pruned, o.rows_final), (505, 2505, 495));
+    let c = &r.metrics.counts;
+    let rows = [
+        Counter::OutboxRowsMax,
+        Counter::OutboxPruned,
+        Counter::OutboxRowsFinal,
+    ];
+    assert_eq!(rows.map(|o| c.get(o)), [505, 2505, 495]);
     let last_half: Vec<u64> = r.metrics.outbox_rows[10..]
         .iter()
         .map(|(_, n)| *n)
@@ -521,7 +544,10 @@ fn outbox_retention_bounds_the_rows_and_without_it_they_grow() {
     let r = run(&forever, &RunRequest::for_scenario(&forever));
     assert!(r.check.holds());
     assert_eq!(
-        (r.metrics.outbox.rows_max, r.metrics.outbox.pruned),
+        (
+            r.metrics.counts.get(Counter::OutboxRowsMax),
+            r.metrics.counts.get(Counter::OutboxPruned)
+        ),
         (3000, 0)
     );
     let rows: Vec<u64> = r.metrics.outbox_rows.iter().map(|(_, n)| *n).collect();
@@ -539,7 +565,7 @@ fn retry_storms_are_synchronised_without_jitter_and_spread_with_it() {
     let b = run(&full, &RunRequest::for_scenario(&full));
     for r in [&a, &b] {
         assert!(r.check.holds(), "{:?}", r.check.first_violation());
-        assert_eq!(r.metrics.jobs.acked, 1000);
+        assert_eq!(r.metrics.counts.get(Counter::Acked), 1000);
     }
     let (wa, wb) = (&a.metrics.retries, &b.metrics.retries);
     assert!(wa.quiet_windows_in_outage.unwrap() > 50, "{wa:?}");
@@ -548,10 +574,12 @@ fn retry_storms_are_synchronised_without_jitter_and_spread_with_it() {
     assert_eq!(wb.depth_max_after_recovery, Some(0));
     assert!(wa.drained_at_ms > wb.drained_at_ms);
     // Measured, not the folklore: the worker pool caps the rate, and full jitter retries sooner.
-    assert!(wb.total > wa.total && wb.peak_per_s >= wa.peak_per_s);
+    let (ca, cb) = (&a.metrics.counts, &b.metrics.counts);
+    let (total, peak) = (Counter::RetriesTotal, Counter::RetriesPeakPerS);
+    assert!(cb.get(total) > ca.get(total) && cb.get(peak) >= ca.get(peak));
     // The waves: every retry-carrying window of the capped phase is followed by silence.
     let per_s = a.metrics.retries_per_s();
-    assert_eq!(per_s.iter().sum::<u64>(), wa.total);
+    assert_eq!(per_s.iter().sum::<u64>(), ca.get(total));
 }
 
 /// A noisy tenant's burst starves the others in a first-come-first-served queue: the per-tenant

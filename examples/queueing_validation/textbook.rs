@@ -24,6 +24,7 @@
 use durasim::observe::metrics::Latency;
 use durasim::run::{run_once, RunReport, RunRequest};
 use durasim::scenario::{Dist, Scenario};
+use durasim::vocab::counters::Counter;
 
 /// A scenario seen as a textbook queue. Times in ms, rates per ms.
 #[derive(Clone, Debug)]
@@ -272,16 +273,16 @@ impl Measured {
             // Every job served once: no retry, expiry, cancellation or loss bent the queue.
             if !(report.outcome.quiescent
                 && report.check.holds()
-                && m.jobs.acked == n
-                && m.leases.granted == n
-                && m.leases.expired == 0)
+                && m.counts.get(Counter::Acked) == n
+                && m.counts.get(Counter::Attempts) == n
+                && m.counts.get(Counter::LeasesExpired) == 0)
             {
                 return Err(format!(
                     "{} seed {seed} is not a plain queue: acked {}, leases {}, expired {}, violated {:?}",
                     s.name,
-                    m.jobs.acked,
-                    m.leases.granted,
-                    m.leases.expired,
+                    m.counts.get(Counter::Acked),
+                    m.counts.get(Counter::Attempts),
+                    m.counts.get(Counter::LeasesExpired),
                     report.check.violated()
                 ));
             }

@@ -518,7 +518,7 @@ impl Checker {
         };
         self.effects_finish(end, unsettled);
         self.jobs_finish(end, unsettled);
-        let figures = self.figures();
+        let (figures, held_figures) = self.figures();
         CheckReport {
             verdicts: Invariant::ALL
                 .iter()
@@ -531,6 +531,7 @@ impl Checker {
             quiescent,
             end,
             figures,
+            held_figures,
         }
     }
 

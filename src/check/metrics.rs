@@ -13,7 +13,8 @@ use super::checker::{CheckReport, Checker, Place};
 use super::invariant::Invariant;
 use crate::history::{Event, Op, Record};
 use crate::ids::{JobId, SimTime};
-use crate::vocab::faults::HeldCounts;
+use crate::vocab::counters::{self, Counter, Counts, Group};
+use crate::vocab::faults::{Held, HeldCounts};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -262,86 +263,99 @@ impl Checker {
         }
     }
 
-    /// The checker's own figures, named as `summary.json` names them.
-    pub(super) fn figures(&self) -> Vec<(&'static str, u64)> {
+    /// The checker's own figures: a value for each counter the history alone determines (none
+    /// for the others), and each held fault's count.
+    pub(super) fn figures(&self) -> (Counts, HeldCounts) {
         let t = &self.tally;
         let (unfinished, max_attempts) = self.jobs_unfinished_and_most_leases();
         let (publishes, first_publishes) = self.events.publish_counts();
-        let mut figures = vec![
-            ("jobs.enqueued", t.enqueued),
-            ("jobs.acked", t.acked),
-            ("jobs.deadLettered", t.dead_lettered),
-            ("jobs.cancelled", t.cancelled),
-            ("jobs.unfinished", unfinished),
-            ("jobs.enqueueDeduped", t.enqueue_deduped),
-            ("jobs.enqueueConflicts", t.enqueue_conflicts),
-            ("effects.extractCalls", t.extract_calls),
-            ("effects.resultsCommitted", t.results_committed),
-            ("effects.dedupedCommits", t.deduped_commits),
+        let mut figures = Counts::default();
+        for (c, v) in [
+            (Counter::Enqueued, t.enqueued),
+            (Counter::Acked, t.acked),
+            (Counter::DeadLettered, t.dead_lettered),
+            (Counter::Cancelled, t.cancelled),
+            (Counter::Unfinished, unfinished),
+            (Counter::EnqueueDeduped, t.enqueue_deduped),
+            (Counter::EnqueueConflicts, t.enqueue_conflicts),
+            (Counter::ExtractCalls, t.extract_calls),
+            (Counter::ResultsCommitted, t.results_committed),
+            (Counter::DedupedCommits, t.deduped_commits),
             (
-                "effects.payloadConflicts",
+                Counter::PayloadConflicts,
                 t.enqueue_conflicts + t.commit_conflicts,
             ),
-            ("effects.outboxEvents", t.outbox_events),
-            ("effects.published", t.published),
-            ("effects.republished", publishes - first_publishes),
-            ("effects.consumerApplied", t.consumer_applied),
-            ("effects.consumerDuplicates", t.consumer_duplicates),
-            ("effects.reviewsDone", t.reviews_done),
-            ("leases.granted", t.granted),
-            ("leases.expired", t.expired),
-            ("leases.heartbeats", t.heartbeats),
-            ("leases.staleRejections", self.stale_rejections),
-            ("leases.ackRejections", t.ack_rejections),
-            ("leases.maxAttemptsSeen", max_attempts),
-            ("crashes.worker", t.worker_crashes),
-            ("crashes.relay", t.relay_crashes),
-        ];
-        figures.extend(t.held.figures());
-        figures.extend([
-            ("dlq.permanentError", t.dlq_permanent),
-            ("dlq.maxAttemptsExceeded", t.dlq_max_attempts),
-            ("dlq.other", t.dlq_other),
-            ("dlq.evicted", t.evicted),
-            ("dlq.sizeMax", self.dlq.size_max),
-            ("reprocessed", t.reprocessed),
-            ("reprocessRefused", t.refused),
-            ("reprocessRateLimited", t.rate_limited),
-            ("retries.total", t.retries),
-            ("attempts", t.granted),
-        ]);
-        figures
+            (Counter::OutboxEvents, t.outbox_events),
+            (Counter::Published, t.published),
+            (Counter::Republished, publishes - first_publishes),
+            (Counter::ConsumerApplied, t.consumer_applied),
+            (Counter::ConsumerDuplicates, t.consumer_duplicates),
+            (Counter::ReviewsDone, t.reviews_done),
+            (Counter::Attempts, t.granted),
+            (Counter::LeasesExpired, t.expired),
+            (Counter::Heartbeats, t.heartbeats),
+            (Counter::StaleRejections, self.stale_rejections),
+            (Counter::AckRejections, t.ack_rejections),
+            (Counter::MaxAttemptsSeen, max_attempts),
+            (Counter::WorkerCrashes, t.worker_crashes),
+            (Counter::RelayCrashes, t.relay_crashes),
+            (Counter::DlqPermanentError, t.dlq_permanent),
+            (Counter::DlqMaxAttemptsExceeded, t.dlq_max_attempts),
+            (Counter::DlqOther, t.dlq_other),
+            (Counter::DlqEvicted, t.evicted),
+            (Counter::DlqSizeMax, self.dlq.size_max),
+            (Counter::Reprocessed, t.reprocessed),
+            (Counter::ReprocessRefused, t.refused),
+            (Counter::ReprocessRateLimited, t.rate_limited),
+            (Counter::RetriesTotal, t.retries),
+        ] {
+            figures.set(c, Some(v));
+        }
+        (figures, t.held)
     }
 }
 
 impl CheckReport {
-    /// Compares the figures a run reported (`summary.json`'s, from the run's metrics) with the
-    /// checker's own: every difference is a `summary_matches_history` violation. A figure the
-    /// checker does not count is a programming error.
-    pub fn cross_check_figures(&mut self, reported: &[(&'static str, u64)]) {
+    /// Compares the figures a run reported (`summary.json`'s counts and held-fault counts, from
+    /// the run's metrics) with the checker's own, in `summary.json`'s order: every difference
+    /// is a `summary_matches_history` violation. A figure the checker does not count (an outbox
+    /// row count, a peak) is not compared.
+    pub fn cross_check_figures(&mut self, counts: &counters::Tally, held: &HeldCounts) {
         let end = self.end;
-        for (name, value) in reported {
-            let own = self
-                .figures
-                .iter()
-                .find(|(n, _)| n == name)
-                .unwrap_or_else(|| panic!("the checker does not count summary figure {name}"))
-                .1;
-            if own != *value {
-                let v = self.verdict_mut(Invariant::SummaryMatchesHistory);
-                v.count += 1;
-                if v.first.is_none() {
-                    v.first = Some(super::Violation {
-                        invariant: Invariant::SummaryMatchesHistory,
-                        at: end,
-                        job: None,
-                        key: None,
-                        message: format!(
-                            "summary.json reports {name} = {value}, but the history gives {own}"
-                        ),
-                        evidence: Vec::new(),
-                    });
+        // (path, reported, own) of each figure that differs.
+        let mut differ = Vec::new();
+        for group in Group::ALL {
+            for (c, _) in Counter::of_group(group) {
+                match self.figures.get(c) {
+                    Some(own) if own != counts.get(c) => {
+                        differ.push((c.path().expect("counted"), counts.get(c), own));
+                    }
+                    _ => {}
                 }
+            }
+            if group == Group::Crashes {
+                for h in Held::ALL {
+                    let (value, own) = (held.get(h), self.held_figures.get(h));
+                    if own != value {
+                        differ.push((h.spec().figure.to_string(), value, own));
+                    }
+                }
+            }
+        }
+        for (name, value, own) in differ {
+            let v = self.verdict_mut(Invariant::SummaryMatchesHistory);
+            v.count += 1;
+            if v.first.is_none() {
+                v.first = Some(super::Violation {
+                    invariant: Invariant::SummaryMatchesHistory,
+                    at: end,
+                    job: None,
+                    key: None,
+                    message: format!(
+                        "summary.json reports {name} = {value}, but the history gives {own}"
+                    ),
+                    evidence: Vec::new(),
+                });
             }
         }
     }

@@ -6,6 +6,8 @@
 use super::invariant::{Invariant, Sometimes};
 use crate::history::Record;
 use crate::ids::{JobId, SimTime};
+use crate::vocab::counters::Counts;
+use crate::vocab::faults::HeldCounts;
 use crate::vocab::key::IdempotencyKey;
 
 /// One violation, with the records that prove it.
@@ -33,8 +35,10 @@ pub struct CheckReport {
     pub quiescent: bool,
     /// The time of `run_ended`.
     pub end: SimTime,
-    /// The checker's own count of each `summary.json` figure the history determines.
-    pub figures: Vec<(&'static str, u64)>,
+    /// The checker's own count of each `summary.json` figure the history determines (none for
+    /// the figures it does not count), and of each held fault.
+    pub figures: Counts,
+    pub held_figures: HeldCounts,
 }
 
 impl CheckReport {

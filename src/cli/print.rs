@@ -8,6 +8,7 @@
 use crate::report::summary::{InvariantSummary, Summary};
 use crate::run::RunReport;
 use crate::sweep::{FaultCoverage, SweepJson};
+use crate::vocab::counters::{Counter, Group};
 use std::path::Path;
 
 /// `durasim bugs`: every switch, what catches it and the defect it plants.
@@ -52,21 +53,25 @@ pub fn print_summary_in(s: &Summary, dir: &Path, quiet: bool, unit: &str) {
         s.events_per_wall_s,
         if s.quiescent { "" } else { ", TIME LIMIT HIT" }
     );
-    let j = &s.jobs;
-    println!(
-        "  jobs       enqueued {}  acked {}  dead-lettered {}  cancelled {}  unfinished {}",
-        j.enqueued, j.acked, j.dead_lettered, j.cancelled, j.unfinished
-    );
-    let e = &s.effects;
-    println!(
-        "  effects    extract calls {}  results {}  deduped commits {}  outbox events {}  applied {}  duplicates absorbed {}",
-        e.extract_calls, e.results_committed, e.deduped_commits, e.outbox_events, e.consumer_applied, e.consumer_duplicates
-    );
-    let l = &s.leases;
-    println!(
-        "  leases     granted {}  expired {}  heartbeats {}  stale rejections {}  crashes {}/{} (worker/relay)",
-        l.granted, l.expired, l.heartbeats, l.stale_rejections, s.crashes.worker, s.crashes.relay
-    );
+    // A line per group, its counters that have words in the table (`vocab/counters.rs`).
+    for group in [Group::Jobs, Group::Effects, Group::Leases] {
+        let key = group.key().expect("a group with an object");
+        let mut line = format!("  {key:<10}");
+        for (c, _) in Counter::of_group(group) {
+            if let Some(words) = c.words() {
+                line.push_str(&format!(" {words} {} ", s.counts.get(c)));
+            }
+        }
+        if group == Group::Leases {
+            let (w, r) = (Counter::WorkerCrashes, Counter::RelayCrashes);
+            let crashes = (s.counts.get(w), s.counts.get(r));
+            line.push_str(&format!(
+                " crashes {}/{} (worker/relay)",
+                crashes.0, crashes.1
+            ));
+        }
+        println!("{}", line.trim_end());
+    }
     println!(
         "  latency    queueWaitMs p50 {} p95 {} p99 {} | inferenceMs p50 {} | reviewWaitMs p50 {} | depth {}..{}",
         m.queue_wait_ms.p50, m.queue_wait_ms.p95, m.queue_wait_ms.p99, m.inference_ms.p50, m.review_wait_ms.p50, m.queue_depth.min, m.queue_depth.max

@@ -2,22 +2,23 @@
 //!
 //! Owns: queueWaitMs (per attempt: lease time - visibleAt), inferenceMs (per attempt),
 //! reviewWaitMs (per document: applied -> review done), jobAgeMs (createdAt -> terminal), the
-//! depth samples and the outcome counts of `summary.json`, and the rows of `jobs.csv`,
-//! `attempts.csv` and the other CSVs. It reads only history records.
-//! Does not: simulate, judge, or decide where files go; the distributions' type is `latency`,
-//! the counters' shapes `counts`.
+//! depth samples, the counted figures of `summary.json` (a [`Tally`] slot per `Counter` of
+//! `vocab/counters.rs`: here is the line that counts each, and `Metrics::figure` reads the
+//! derived ones), and the rows of `jobs.csv`, `attempts.csv` and the other CSVs. It reads only
+//! history records.
+//! Does not: simulate, judge, name a figure (`vocab/counters.rs`) or decide where files go; the
+//! distributions' type is `latency`, the series' summaries `series`.
 
 use crate::history::{Event, Observer, Record};
 use crate::ids::{JobId, SimTime, TenantId, WorkerId};
+use crate::vocab::counters::{Counter, Tally};
+use crate::vocab::faults::HeldCounts;
 use crate::vocab::key::IdempotencyKey;
 use serde::Serialize;
 use std::io::Write;
 
-pub use super::counts::{
-    CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, OutboxRows,
-    RetryWaves, OUTBOX_ROW_BYTES,
-};
 pub use super::latency::{Latency, Stats};
+pub use super::series::{DepthStats, OutboxRows, RetryWaves, OUTBOX_ROW_BYTES};
 
 mod rows;
 
@@ -66,15 +67,11 @@ pub struct TenantMetrics {
 const DONE: SimTime = SimTime::MAX;
 
 pub struct Metrics {
-    pub jobs: JobCounts,
-    pub effects: EffectCounts,
-    pub leases: LeaseCounts,
-    pub crashes: CrashCounts,
-    pub dlq: DlqCounts,
-    pub reprocessed: u64,
-    pub reprocess_refused: u64,
-    /// Refusals by the per-tenant rate limit (`[dlq] reprocess_limit`).
-    pub reprocess_rate_limited: u64,
+    /// Every counted figure (`Counter`), complete once `RunEnded` is seen.
+    pub counts: Tally,
+    /// Each held fault's strikes (`stalls`, `pauses`, ...: `vocab::faults::HELD`), shown in
+    /// `summary.json`'s `crashes` after the crash counters.
+    pub held: HeldCounts,
     /// Run-wide queueWaitMs and jobAgeMs: complete once `RunEnded` is seen (they are the sums
     /// of the per-tenant histograms, so the hot path records each value once).
     pub queue_wait: Latency,
@@ -116,14 +113,8 @@ impl Metrics {
     /// `attempt_sink` receives `attempts.csv` rows as attempts end (none: rows are skipped).
     pub fn new(workers: u32, jobs: usize, attempt_sink: Option<Box<dyn Write>>) -> Metrics {
         Metrics {
-            jobs: JobCounts::default(),
-            effects: EffectCounts::default(),
-            leases: LeaseCounts::default(),
-            crashes: CrashCounts::default(),
-            dlq: DlqCounts::default(),
-            reprocessed: 0,
-            reprocess_refused: 0,
-            reprocess_rate_limited: 0,
+            counts: Tally::default(),
+            held: HeldCounts::default(),
             queue_wait: Latency::default(),
             inference: Latency::default(),
             review_wait: Latency::default(),
@@ -227,60 +218,20 @@ impl Metrics {
     }
 
     pub fn attempts(&self) -> u64 {
-        self.leases.granted
+        self.counts.get(Counter::Attempts)
     }
 
-    /// The figures of `summary.json` that the history alone determines, by their path in it:
-    /// what the checker counts again (`CheckReport::cross_check_figures`).
-    pub fn figures(&self) -> Vec<(&'static str, u64)> {
-        let (j, e, l, c, d) = (
-            &self.jobs,
-            &self.effects,
-            &self.leases,
-            &self.crashes,
-            &self.dlq,
-        );
-        let mut figures = vec![
-            ("jobs.enqueued", j.enqueued),
-            ("jobs.acked", j.acked),
-            ("jobs.deadLettered", j.dead_lettered),
-            ("jobs.cancelled", j.cancelled),
-            ("jobs.unfinished", j.unfinished),
-            ("jobs.enqueueDeduped", j.enqueue_deduped),
-            ("jobs.enqueueConflicts", j.enqueue_conflicts),
-            ("effects.extractCalls", e.extract_calls),
-            ("effects.resultsCommitted", e.results_committed),
-            ("effects.dedupedCommits", e.deduped_commits),
-            ("effects.payloadConflicts", e.payload_conflicts),
-            ("effects.outboxEvents", e.outbox_events),
-            ("effects.published", e.published),
-            ("effects.republished", e.republished),
-            ("effects.consumerApplied", e.consumer_applied),
-            ("effects.consumerDuplicates", e.consumer_duplicates),
-            ("effects.reviewsDone", e.reviews_done),
-            ("leases.granted", l.granted),
-            ("leases.expired", l.expired),
-            ("leases.heartbeats", l.heartbeats),
-            ("leases.staleRejections", l.stale_rejections),
-            ("leases.ackRejections", l.ack_rejections),
-            ("leases.maxAttemptsSeen", l.max_attempts_seen),
-            ("crashes.worker", c.worker),
-            ("crashes.relay", c.relay),
-        ];
-        figures.extend(c.held.figures());
-        figures.extend([
-            ("dlq.permanentError", d.permanent_error),
-            ("dlq.maxAttemptsExceeded", d.max_attempts_exceeded),
-            ("dlq.other", d.other),
-            ("dlq.evicted", d.evicted),
-            ("dlq.sizeMax", d.size_max),
-            ("reprocessed", self.reprocessed),
-            ("reprocessRefused", self.reprocess_refused),
-            ("reprocessRateLimited", self.reprocess_rate_limited),
-            ("retries.total", self.retries.total),
-            ("attempts", self.attempts()),
-        ]);
-        figures
+    /// The value of a figure (`None`: the run has no such figure, as a recovery depth without
+    /// an outage): a counted one's count, or a derived one read from the other figures.
+    pub fn figure(&self, c: Counter) -> Option<u64> {
+        Some(match c {
+            Counter::DepthMaxAfterRecovery => return self.retries.depth_max_after_recovery,
+            Counter::DepthMin => self.depth_stats().min,
+            Counter::DepthMax => self.depth_stats().max,
+            Counter::InferenceMsP50 => self.inference.stats().p50,
+            Counter::ReviewWaitMsP50 => self.review_wait.stats().p50,
+            counted => self.counts.get(counted),
+        })
     }
 
     /// Flushes `attempts.csv` and reports the first write error, if any.
@@ -295,7 +246,7 @@ impl Metrics {
     }
 
     fn outbox_rows_now(&self) -> u64 {
-        self.effects.outbox_events - self.outbox.pruned
+        self.counts.get(Counter::OutboxEvents) - self.counts.get(Counter::OutboxPruned)
     }
 
     /// Sets a provider outage, so the wave and recovery figures are measured against it.
@@ -324,7 +275,7 @@ impl Observer for Metrics {
                 reprocess_of,
                 ..
             } => {
-                self.jobs.enqueued += 1;
+                self.counts.add(Counter::Enqueued, 1);
                 if self.job_tenant.len() == job.index() {
                     self.job_tenant.push(tenant.0);
                 } else {
@@ -357,10 +308,10 @@ impl Observer for Metrics {
                     reprocessed_from: *reprocess_of,
                 });
             }
-            Event::EnqueueDeduped { .. } => self.jobs.enqueue_deduped += 1,
+            Event::EnqueueDeduped { .. } => self.counts.add(Counter::EnqueueDeduped, 1),
             Event::EnqueueConflict { .. } => {
-                self.jobs.enqueue_conflicts += 1;
-                self.effects.payload_conflicts += 1;
+                self.counts.add(Counter::EnqueueConflicts, 1);
+                self.counts.add(Counter::PayloadConflicts, 1);
             }
             Event::Leased {
                 job,
@@ -370,7 +321,7 @@ impl Observer for Metrics {
                 visible_at,
                 ..
             } => {
-                self.leases.granted += 1;
+                self.counts.add(Counter::Attempts, 1);
                 if self.job_leases.len() <= job.index() {
                     self.job_leases.resize(job.index() + 1, 0);
                 }
@@ -378,7 +329,7 @@ impl Observer for Metrics {
                 // An external recorder may leave out what the simulator computes.
                 let attempt = attempt.unwrap_or(self.job_leases[job.index()]);
                 let visible_at = visible_at.unwrap_or(at);
-                self.leases.max_attempts_seen = self.leases.max_attempts_seen.max(attempt as u64);
+                self.counts.raise(Counter::MaxAttemptsSeen, attempt as u64);
                 let wait = at.saturating_sub(visible_at);
                 self.queue_wait.record(wait);
                 if let Some(t) = self.tenant_of(*job) {
@@ -402,8 +353,8 @@ impl Observer for Metrics {
                     });
                 }
             }
-            Event::LeaseExpired { .. } => self.leases.expired += 1,
-            Event::Heartbeat { .. } => self.leases.heartbeats += 1,
+            Event::LeaseExpired { .. } => self.counts.add(Counter::LeasesExpired, 1),
+            Event::Heartbeat { .. } => self.counts.add(Counter::Heartbeats, 1),
             Event::Rejected {
                 job,
                 worker,
@@ -413,12 +364,12 @@ impl Observer for Metrics {
                 ..
             } => {
                 if held.is_some_and(|h| h != *presented) {
-                    self.leases.stale_rejections += 1;
+                    self.counts.add(Counter::StaleRejections, 1);
                 }
                 let outcome = match op {
                     crate::history::Op::Heartbeat => return,
                     crate::history::Op::Ack => {
-                        self.leases.ack_rejections += 1;
+                        self.counts.add(Counter::AckRejections, 1);
                         "ack_rejected"
                     }
                     crate::history::Op::Retry => "retry_rejected",
@@ -427,8 +378,8 @@ impl Observer for Metrics {
                 };
                 self.close_attempt(at, *worker, *job, outcome);
             }
-            Event::ExtractStarted { .. } => self.effects.extract_calls += 1,
-            Event::Held(h) => self.crashes.held.add(h.fault),
+            Event::ExtractStarted { .. } => self.counts.add(Counter::ExtractCalls, 1),
+            Event::Held(h) => self.held.add(h.fault),
             Event::ExtractDone {
                 worker, inference, ..
             } => {
@@ -439,17 +390,17 @@ impl Observer for Metrics {
             }
             Event::AttemptFailed { .. } => {}
             Event::ResultCommitted { event, .. } => {
-                self.effects.results_committed += 1;
+                self.counts.add(Counter::ResultsCommitted, 1);
                 if event.is_some() {
-                    self.effects.outbox_events += 1;
+                    self.counts.add(Counter::OutboxEvents, 1);
                     let rows = self.outbox_rows_now();
-                    self.outbox.rows_max = self.outbox.rows_max.max(rows);
+                    self.counts.raise(Counter::OutboxRowsMax, rows);
                 }
             }
-            Event::CommitDeduped { .. } => self.effects.deduped_commits += 1,
-            Event::CommitConflict { .. } => self.effects.payload_conflicts += 1,
+            Event::CommitDeduped { .. } => self.counts.add(Counter::DedupedCommits, 1),
+            Event::CommitConflict { .. } => self.counts.add(Counter::PayloadConflicts, 1),
             Event::Acked { job, worker, .. } => {
-                self.jobs.acked += 1;
+                self.counts.add(Counter::Acked, 1);
                 self.terminal(at, *job, "acked");
                 self.close_attempt(at, *worker, *job, "acked");
             }
@@ -462,7 +413,7 @@ impl Observer for Metrics {
                     }
                     self.retries_per_100ms[window] += 1;
                 }
-                self.retries.total += 1;
+                self.counts.add(Counter::RetriesTotal, 1);
             }
             Event::DeadLettered {
                 job,
@@ -470,62 +421,63 @@ impl Observer for Metrics {
                 reason,
                 ..
             } => {
-                self.jobs.dead_lettered += 1;
+                self.counts.add(Counter::DeadLettered, 1);
                 match reason.as_ref() {
-                    "permanent_error" => self.dlq.permanent_error += 1,
-                    "max_attempts_exceeded" => self.dlq.max_attempts_exceeded += 1,
-                    _ => self.dlq.other += 1,
+                    "permanent_error" => self.counts.add(Counter::DlqPermanentError, 1),
+                    "max_attempts_exceeded" => self.counts.add(Counter::DlqMaxAttemptsExceeded, 1),
+                    _ => self.counts.add(Counter::DlqOther, 1),
                 }
                 self.terminal(at, *job, "dead_lettered");
                 if let Some(w) = worker {
                     self.close_attempt(at, *w, *job, "dead_lettered");
                 }
-                let held = self.jobs.dead_lettered - self.dlq.evicted;
-                self.dlq.size_max = self.dlq.size_max.max(held);
+                let held =
+                    self.counts.get(Counter::DeadLettered) - self.counts.get(Counter::DlqEvicted);
+                self.counts.raise(Counter::DlqSizeMax, held);
             }
-            Event::DlqEvicted { .. } => self.dlq.evicted += 1,
+            Event::DlqEvicted { .. } => self.counts.add(Counter::DlqEvicted, 1),
             Event::Cancelled { job, worker, .. } => {
-                self.jobs.cancelled += 1;
+                self.counts.add(Counter::Cancelled, 1);
                 self.terminal(at, *job, "cancelled");
                 if let Some(w) = worker {
                     self.close_attempt(at, *w, *job, "cancelled");
                 }
             }
             Event::WorkerCrashed { worker, job, .. } => {
-                self.crashes.worker += 1;
+                self.counts.add(Counter::WorkerCrashes, 1);
                 self.close_attempt(at, *worker, *job, "crashed");
             }
             Event::Published { send, direct, .. } => {
                 if send.is_some_and(|s| s > 1) || self.bug_republish_miscount {
-                    self.effects.republished += 1;
+                    self.counts.add(Counter::Republished, 1);
                 }
                 // A direct (naive) publish is never marked by a relay.
                 if *direct {
-                    self.effects.published += 1;
+                    self.counts.add(Counter::Published, 1);
                 }
             }
-            Event::MarkedPublished { count } => self.effects.published += *count as u64,
-            Event::OutboxPruned { rows } => self.outbox.pruned += rows,
-            Event::RelayCrashed { .. } => self.crashes.relay += 1,
+            Event::MarkedPublished { count } => self.counts.add(Counter::Published, *count as u64),
+            Event::OutboxPruned { rows } => self.counts.add(Counter::OutboxPruned, *rows),
+            Event::RelayCrashed { .. } => self.counts.add(Counter::RelayCrashes, 1),
             Event::EffectApplied { event, .. } => {
-                self.effects.consumer_applied += 1;
+                self.counts.add(Counter::ConsumerApplied, 1);
                 let i = event.0 as usize;
                 if self.applied_at.len() <= i {
                     self.applied_at.resize(i + 1, 0);
                 }
                 self.applied_at[i] = at;
             }
-            Event::DuplicateEvent { .. } => self.effects.consumer_duplicates += 1,
+            Event::DuplicateEvent { .. } => self.counts.add(Counter::ConsumerDuplicates, 1),
             Event::ReviewDone { event, .. } => {
-                self.effects.reviews_done += 1;
+                self.counts.add(Counter::ReviewsDone, 1);
                 let applied = self.applied_at.get(event.0 as usize).copied().unwrap_or(at);
                 self.review_wait.record(at - applied);
             }
-            Event::Reprocessed { .. } => self.reprocessed += 1,
+            Event::Reprocessed { .. } => self.counts.add(Counter::Reprocessed, 1),
             Event::ReprocessRefused { reason, .. } => {
-                self.reprocess_refused += 1;
+                self.counts.add(Counter::ReprocessRefused, 1);
                 if *reason == "rate_limited" {
-                    self.reprocess_rate_limited += 1;
+                    self.counts.add(Counter::ReprocessRateLimited, 1);
                 }
             }
             Event::DepthSampled { depth } => {
@@ -550,7 +502,7 @@ impl Observer for Metrics {
                 if let Some((second, &peak)) =
                     per_s.iter().enumerate().rev().max_by_key(|(_, n)| **n)
                 {
-                    self.retries.peak_per_s = peak;
+                    self.counts.set(Counter::RetriesPeakPerS, peak);
                     self.retries.peak_second = second as u64;
                 }
                 let peak_100 = self.retries_per_100ms.iter().max().copied().unwrap_or(0);
@@ -566,15 +518,36 @@ impl Observer for Metrics {
                         .count();
                     self.retries.quiet_windows_in_outage = Some(quiet as u64);
                 }
-                self.outbox.rows_final = self.outbox_rows_now();
-                self.outbox.bytes_max = self.outbox.rows_max * self.outbox.bytes_per_row;
-                self.jobs.unfinished =
-                    self.created_at.iter().filter(|c| **c != DONE).count() as u64;
+                self.counts
+                    .set(Counter::OutboxRowsFinal, self.outbox_rows_now());
+                self.outbox.bytes_max =
+                    self.counts.get(Counter::OutboxRowsMax) * self.outbox.bytes_per_row;
+                let unfinished = self.created_at.iter().filter(|c| **c != DONE).count();
+                self.counts.set(Counter::Unfinished, unfinished as u64);
             }
             Event::RunStarted { .. }
             | Event::Visible { .. }
             | Event::WorkerRestarted { .. }
             | Event::PayloadMutated { .. } => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every counter has a value to read: a counted one its slot, a derived one its arm in
+    /// `Metrics::figure` (a derived row without an arm would index past the tally and panic).
+    #[test]
+    fn every_counter_reads_a_figure() {
+        let m = Metrics::new(1, 0, None);
+        for &c in Counter::ALL {
+            let expected = match c {
+                Counter::DepthMaxAfterRecovery => None,
+                _ => Some(0),
+            };
+            assert_eq!(m.figure(c), expected, "{c:?}");
         }
     }
 }

@@ -7,13 +7,13 @@
 
 use crate::check::{CheckReport, Invariant, Kind, Violation};
 use crate::history::to_json_line;
-use crate::observe::metrics::{
-    CrashCounts, DepthStats, DlqCounts, EffectCounts, JobCounts, LeaseCounts, OutboxRows,
-    RetryWaves, Stats,
-};
+use crate::observe::metrics::{DepthStats, OutboxRows, RetryWaves, Stats};
 use crate::run::{RunReport, Unmet};
+use crate::vocab::counters::{Counter, Group, Tally};
+use crate::vocab::faults::HeldCounts;
 use crate::vocab::key::KeyNames;
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Serialize)]
@@ -61,6 +61,76 @@ pub struct TenantSummary {
     pub job_age_ms: Stats,
 }
 
+/// `summary.json`'s counts: an object per [`Group`] of counters (`jobs`, `effects`, ...; the
+/// top-level ones at the top level), in [`Group::ALL`]'s order, each holding its counters in the
+/// table's order (`vocab/counters.rs`) and then its other figures: the held faults' counts in
+/// `crashes`, the bytes in `outbox`, the waves in `retries`.
+#[derive(Clone, Debug)]
+pub struct SummaryCounts {
+    pub tally: Tally,
+    pub held: HeldCounts,
+    pub outbox: OutboxRows,
+    pub retries: RetryWaves,
+}
+
+impl SummaryCounts {
+    pub fn get(&self, c: Counter) -> u64 {
+        self.tally.get(c)
+    }
+}
+
+/// One group's counters, as map entries.
+struct GroupCounts<'a>(&'a Tally, Group);
+
+impl Serialize for GroupCounts<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for (c, key) in Counter::of_group(self.1) {
+            map.serialize_entry(key, &self.0.get(c))?;
+        }
+        map.end()
+    }
+}
+
+/// A group's object: its counters, then its other figures.
+#[derive(Serialize)]
+struct GroupObject<'a, R: Serialize> {
+    #[serde(flatten)]
+    counts: GroupCounts<'a>,
+    #[serde(flatten)]
+    rest: &'a R,
+}
+
+impl Serialize for SummaryCounts {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for group in Group::ALL {
+            let counts = GroupCounts(&self.tally, group);
+            match (group.key(), group) {
+                (None, _) => {
+                    for (c, key) in Counter::of_group(group) {
+                        map.serialize_entry(key, &self.tally.get(c))?;
+                    }
+                }
+                (Some(key), Group::Crashes) => {
+                    let rest = &self.held;
+                    map.serialize_entry(key, &GroupObject { counts, rest })?;
+                }
+                (Some(key), Group::Outbox) => {
+                    let rest = &self.outbox;
+                    map.serialize_entry(key, &GroupObject { counts, rest })?;
+                }
+                (Some(key), Group::Retries) => {
+                    let rest = &self.retries;
+                    map.serialize_entry(key, &GroupObject { counts, rest })?;
+                }
+                (Some(key), _) => map.serialize_entry(key, &counts)?,
+            }
+        }
+        map.end()
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct UnmetSummary {
     pub field: String,
@@ -84,16 +154,9 @@ pub struct Summary {
     pub events: u64,
     pub kernel_events: u64,
     pub quiescent: bool,
-    pub jobs: JobCounts,
-    pub effects: EffectCounts,
-    pub leases: LeaseCounts,
-    pub crashes: CrashCounts,
-    pub dlq: DlqCounts,
-    pub reprocessed: u64,
-    pub reprocess_refused: u64,
-    pub reprocess_rate_limited: u64,
-    pub outbox: OutboxRows,
-    pub retries: RetryWaves,
+    /// `jobs`, `effects`, `leases`, `crashes`, `dlq`, the reprocess counts, `outbox`, `retries`.
+    #[serde(flatten)]
+    pub counts: SummaryCounts,
     pub attempts: u64,
     pub metrics: LatencySummary,
     pub tenants: Vec<TenantSummary>,
@@ -165,16 +228,12 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
         events: report.outcome.records,
         kernel_events: report.outcome.heap_events,
         quiescent: report.outcome.quiescent,
-        jobs: m.jobs.clone(),
-        effects: m.effects.clone(),
-        leases: m.leases.clone(),
-        crashes: m.crashes.clone(),
-        dlq: m.dlq.clone(),
-        reprocessed: m.reprocessed,
-        reprocess_refused: m.reprocess_refused,
-        reprocess_rate_limited: m.reprocess_rate_limited,
-        outbox: m.outbox.clone(),
-        retries: m.retries.clone(),
+        counts: SummaryCounts {
+            tally: m.counts,
+            held: m.held,
+            outbox: m.outbox.clone(),
+            retries: m.retries.clone(),
+        },
         attempts: m.attempts(),
         metrics: LatencySummary {
             queue_wait_ms: m.queue_wait.stats(),

@@ -1,12 +1,12 @@
 //! The `[expect]` block: what a run of the scenario must show.
 //!
 //! Owns: `Expect` (a value per counter, violations, `sometimes` properties, replay, trace hash),
-//! its keys (the counters' names from `observe/counters.rs`, and five of its own) and
+//! its keys (the counters' `[expect]` keys from `vocab/counters.rs`, and five of its own) and
 //! `ReplayExpectation`.
-//! Does not: list the counters (`observe/counters.rs`), check a run against it (`run.rs`) or
+//! Does not: list the counters (`vocab/counters.rs`), check a run against it (`run.rs`) or
 //! validate the names it holds (`validate.rs`).
 
-use crate::observe::counters::{Counter, Counts};
+use crate::vocab::counters::{Counter, Counts};
 use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -23,7 +23,7 @@ pub enum ReplayExpectation {
 /// What a scenario must show. Every key is optional; `run` exits 1 when one is not met.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Expect {
-    /// Figures the run must show exactly, one key per [`Counter`] (`acked = 1`).
+    /// Figures the run must show exactly, one key per [`Counter`] that has one (`acked = 1`).
     pub counts: Counts,
     /// The invariants this scenario must violate (and no others). `[]` means all hold.
     pub violations: Option<Vec<String>>,
@@ -119,7 +119,7 @@ impl Serialize for Expect {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
         for (c, v) in self.counts.iter() {
-            map.serialize_entry(c.name(), &v)?;
+            map.serialize_entry(c.name().expect("only [expect]'s keys are set"), &v)?;
         }
         if let Some(v) = &self.violations {
             map.serialize_entry("violations", v)?;

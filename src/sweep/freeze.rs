@@ -14,9 +14,9 @@
 use crate::fastmap::FastMap;
 use crate::history::{Event, Record};
 use crate::ids::JobId;
-use crate::observe::counters::Counter;
 use crate::run::{run_once, RunReport, RunRequest};
 use crate::scenario::{Expect, FaultKind, Scenario, Script};
+use crate::vocab::counters::Counter;
 use crate::vocab::faults::{Held, COVERED};
 use crate::vocab::key::KeyNames;
 
@@ -255,7 +255,7 @@ pub fn freeze_run(
             .collect(),
     );
     for c in FROZEN_COUNTERS {
-        e.counts.set(c, c.of(m));
+        e.counts.set(c, m.figure(c));
     }
     // A run with an unseeded step cannot be pinned: no two runs of it share a trace.
     let unseeded = crate::bugs::enabled(&request.bugs).contains(&"nondeterministic_step");

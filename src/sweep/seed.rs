@@ -12,6 +12,7 @@ use crate::model::worker::CrashPoint;
 use crate::observe::metrics::Metrics;
 use crate::run::{run_once, RunRequest};
 use crate::scenario::Scenario;
+use crate::vocab::counters::Counter;
 use serde::{Deserialize, Serialize};
 use swarm::SwarmDraw;
 
@@ -68,8 +69,8 @@ impl SeedMetrics {
         SeedMetrics {
             queue_wait_p95_ms: m.queue_wait.stats().p95,
             depth_max: m.depth_stats().max,
-            enqueued: m.jobs.enqueued,
-            dead_lettered: m.jobs.dead_lettered,
+            enqueued: m.counts.get(Counter::Enqueued),
+            dead_lettered: m.counts.get(Counter::DeadLettered),
         }
     }
 

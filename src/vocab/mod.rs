@@ -4,12 +4,15 @@
 //!
 //! Owns: idempotency keys and the name tables behind them (`key`), payload fingerprints and the
 //! published payload hash (`payload`), the run configuration a history's header carries
-//! (`config`), and the closed sets of codes (`codes`).
+//! (`config`), the closed sets of codes (`codes`), and the figures of a run (`counters`: their
+//! names in `summary.json`, `[expect]` and the text summary, which the metrics count and the
+//! checker counts again).
 //! Does not: decide anything. `check/` imports this and `history`, never `model/`: the imports
 //! show that the checker does not lean on the model.
 
 pub mod codes;
 pub mod config;
+pub mod counters;
 pub mod faults;
 pub mod key;
 pub mod payload;

@@ -12,13 +12,13 @@ use durasim::check::Checker;
 use durasim::cli::{output_error, Outcome};
 use durasim::history::reader::{HistoryReader, Limits};
 use durasim::history::TraceHash;
-use durasim::observe::counters::Counter;
 use durasim::observe::metrics::Metrics;
 use durasim::report::output_dir::OutputDir;
 use durasim::report::summary::{summarize, RunIdentity};
 use durasim::run::{check_expectations, run_once, Observers, RunReport, RunRequest};
 use durasim::scenario::{Expect, Scenario};
 use durasim::sim::RunOutcome;
+use durasim::vocab::counters::Counter;
 use serde_json::json;
 
 pub(super) fn reproduce(args: &ConformArgs, seed: u64) -> String {
@@ -39,21 +39,21 @@ pub(super) fn reproduce(args: &ConformArgs, seed: u64) -> String {
 /// The figures the model-against-reality table compares.
 pub fn figures(r: &RunReport) -> serde_json::Value {
     let m = &r.metrics;
-    let enq = m.jobs.enqueued.max(1) as f64;
+    let enq = m.counts.get(Counter::Enqueued).max(1) as f64;
     let q = m.queue_wait.stats();
     json!({
-        "enqueued": m.jobs.enqueued,
-        "ackedFraction": m.jobs.acked as f64 / enq,
-        "deadLetteredFraction": m.jobs.dead_lettered as f64 / enq,
-        "cancelledFraction": m.jobs.cancelled as f64 / enq,
-        "attemptsPerJob": m.leases.granted as f64 / enq,
-        "extractCallsPerJob": m.effects.extract_calls as f64 / enq,
-        "dedupedCommits": m.effects.deduped_commits,
-        "duplicatesAbsorbed": m.effects.consumer_duplicates,
-        "workerCrashes": m.crashes.worker,
-        "relayCrashes": m.crashes.relay,
-        "leasesExpired": m.leases.expired,
-        "staleRejections": m.leases.stale_rejections,
+        "enqueued": m.counts.get(Counter::Enqueued),
+        "ackedFraction": m.counts.get(Counter::Acked) as f64 / enq,
+        "deadLetteredFraction": m.counts.get(Counter::DeadLettered) as f64 / enq,
+        "cancelledFraction": m.counts.get(Counter::Cancelled) as f64 / enq,
+        "attemptsPerJob": m.counts.get(Counter::Attempts) as f64 / enq,
+        "extractCallsPerJob": m.counts.get(Counter::ExtractCalls) as f64 / enq,
+        "dedupedCommits": m.counts.get(Counter::DedupedCommits),
+        "duplicatesAbsorbed": m.counts.get(Counter::ConsumerDuplicates),
+        "workerCrashes": m.counts.get(Counter::WorkerCrashes),
+        "relayCrashes": m.counts.get(Counter::RelayCrashes),
+        "leasesExpired": m.counts.get(Counter::LeasesExpired),
+        "staleRejections": m.counts.get(Counter::StaleRejections),
         "queueWaitMs": {"p50": q.p50, "p95": q.p95, "p99": q.p99},
         "jobAgeMs": {"p50": m.job_age.stats().p50, "p95": m.job_age.stats().p95, "p99": m.job_age.stats().p99},
     })
@@ -170,7 +170,7 @@ pub(super) fn judge(
     request.seed = seed;
     request.jobs = args.jobs;
     let simulated = run_once(scenario, &request, None);
-    let jobs_per_s = report.metrics.jobs.enqueued as f64 / facts.wall_s.max(1e-9);
+    let jobs_per_s = report.metrics.counts.get(Counter::Enqueued) as f64 / facts.wall_s.max(1e-9);
     let conform = json!({
         "store": kind.name(),
         "facts": facts,
@@ -218,17 +218,17 @@ pub(super) fn judge(
 /// One line of the model-against-reality comparison.
 fn side_by_side(r: &RunReport) -> String {
     let m = &r.metrics;
-    let enq = m.jobs.enqueued.max(1) as f64;
+    let enq = m.counts.get(Counter::Enqueued).max(1) as f64;
     let pct = |x: u64| 100.0 * x as f64 / enq;
     let q = m.queue_wait.stats();
     format!(
         "acked {:.1}% dlq {:.1}% cancelled {:.1}% | attempts/job {:.3} | deduped commits {} duplicates absorbed {} | queueWaitMs p50 {} p95 {} p99 {}",
-        pct(m.jobs.acked),
-        pct(m.jobs.dead_lettered),
-        pct(m.jobs.cancelled),
-        m.leases.granted as f64 / enq,
-        m.effects.deduped_commits,
-        m.effects.consumer_duplicates,
+        pct(m.counts.get(Counter::Acked)),
+        pct(m.counts.get(Counter::DeadLettered)),
+        pct(m.counts.get(Counter::Cancelled)),
+        m.counts.get(Counter::Attempts) as f64 / enq,
+        m.counts.get(Counter::DedupedCommits),
+        m.counts.get(Counter::ConsumerDuplicates),
         q.p50,
         q.p95,
         q.p99
