@@ -322,6 +322,23 @@ mod tests {
         assert_eq!(jobs[..3], ["enqueued", "acked", "deadLettered"]);
     }
 
+    /// scenarios/README.md's `[expect]` row lists every key, in this order (the order of the
+    /// error for an unknown key).
+    #[test]
+    fn the_scenario_readme_lists_every_expect_key() {
+        let readme = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/README.md"),
+        )
+        .unwrap();
+        let listed = readme
+            .split("counts that must match exactly: `")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            .expect("the [expect] row of scenarios/README.md");
+        let names: Vec<&str> = Counter::names().collect();
+        assert_eq!(listed.split(' ').collect::<Vec<_>>(), names);
+    }
+
     #[test]
     fn a_tally_counts_adds_and_keeps_maxima() {
         let mut t = Tally::default();
