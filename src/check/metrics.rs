@@ -337,7 +337,8 @@ impl CheckReport {
                 for h in Held::ALL {
                     let (value, own) = (held.get(h), self.held_figures.get(h));
                     if own != value {
-                        differ.push((h.spec().figure.to_string(), value, own));
+                        let crashes = Group::Crashes.key().expect("an object");
+                        differ.push((format!("{crashes}.{}", h.spec().count), value, own));
                     }
                 }
             }

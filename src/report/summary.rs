@@ -301,3 +301,38 @@ pub fn invariant_summaries(check: &CheckReport, names: &KeyNames) -> Vec<Invaria
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `summary.json`'s counts keep their shape whatever order the counters' table lists them
+    /// in for `[expect]`: each object's keys, in order (what readers of the file see).
+    #[test]
+    fn the_counts_keep_summary_jsons_shape() {
+        let counts = SummaryCounts {
+            tally: Tally::default(),
+            held: HeldCounts::default(),
+            outbox: OutboxRows::default(),
+            retries: RetryWaves::default(),
+        };
+        let json = serde_json::to_string(&counts).unwrap();
+        let keys: Vec<&str> = json
+            .split('"')
+            .collect::<Vec<_>>()
+            .windows(2)
+            .filter(|w| w[1].starts_with(':'))
+            .map(|w| w[0])
+            .collect();
+        let expected = "jobs enqueued acked deadLettered cancelled unfinished enqueueDeduped \
+            enqueueConflicts effects extractCalls resultsCommitted dedupedCommits \
+            payloadConflicts outboxEvents published republished consumerApplied \
+            consumerDuplicates reviewsDone leases granted expired heartbeats staleRejections \
+            ackRejections maxAttemptsSeen crashes worker relay stalls pauses slowHeartbeats \
+            dlq permanent_error max_attempts_exceeded other evicted size_max reprocessed \
+            reprocessRefused reprocessRateLimited outbox pruned rowsMax rowsFinal bytesPerRow \
+            bytesMax retries total peakPerS peakSecond peakRatePerS100ms outageFromMs \
+            recoveryAtMs quietWindowsInOutage depthAtRecovery depthMaxAfterRecovery drainedAtMs";
+        assert_eq!(keys.join(" "), expected);
+    }
+}

@@ -171,9 +171,8 @@ pub struct HeldSpec {
     pub label: &'static str,
     /// The `sometimes` property the checker counts for it.
     pub sometimes: &'static str,
-    /// Its count in `summary.json`'s `crashes` (and the figure `crashes.<count>`).
+    /// Its count in `summary.json`'s `crashes` (the checker's figure `crashes.<count>`).
     pub count: &'static str,
-    pub figure: &'static str,
     /// The `sometimes` properties a sweep must see when it is configured.
     pub requires: &'static [&'static str],
     /// ... and when it may last long enough to let the lease run out.
@@ -197,7 +196,6 @@ pub const HELD: [HeldSpec; HELD_KINDS] = [
         label: "STALL",
         sometimes: "stalled",
         count: "stalls",
-        figure: "crashes.stalls",
         requires: &["lease_expired"],
         requires_when_outlasting: &[],
         outlasts: Outlasts::Always,
@@ -215,7 +213,6 @@ pub const HELD: [HeldSpec; HELD_KINDS] = [
         label: "PAUSE",
         sometimes: "paused",
         count: "pauses",
-        figure: "crashes.pauses",
         requires: &[],
         requires_when_outlasting: &["renewed_lease_expired"],
         outlasts: Outlasts::Lease,
@@ -233,7 +230,6 @@ pub const HELD: [HeldSpec; HELD_KINDS] = [
         label: "SLOW HEARTBEAT",
         sometimes: "heartbeat_delayed",
         count: "slowHeartbeats",
-        figure: "crashes.slowHeartbeats",
         requires: &[],
         requires_when_outlasting: &["lease_expired"],
         outlasts: Outlasts::LeaseAfterHeartbeat,
@@ -272,12 +268,6 @@ impl HeldCounts {
     #[inline]
     pub fn get(&self, h: Held) -> u64 {
         self.0[h as usize]
-    }
-    /// `(figure name, count)` for each held fault, in [`Held`] order.
-    pub fn figures(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        Held::ALL
-            .into_iter()
-            .map(|h| (h.spec().figure, self.get(h)))
     }
 }
 

@@ -73,6 +73,11 @@ fn summary_figures_are_cross_checked() {
     let v = r.verdict(Invariant::SummaryMatchesHistory);
     assert_eq!(v.count, 2, "jobs.acked and crashes.stalls");
     assert!(first_message(&r, Invariant::SummaryMatchesHistory).contains("jobs.acked"));
+    let mut r = judge(happy());
+    reported.set(Counter::Acked, 1);
+    r.cross_check_figures(&reported, &held);
+    assert!(first_message(&r, Invariant::SummaryMatchesHistory)
+        .contains("crashes.stalls = 1, but the history gives 0"));
 }
 
 #[test]

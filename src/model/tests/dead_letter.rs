@@ -1,8 +1,8 @@
-//! The DLQ's size as its callers read it, and the `evict_newest` defect, pinned.
+//! The DLQ's size as its callers read it, its audit log, and the `evict_newest` defect, pinned.
 //! Owns: tests only.
 
-use crate::ids::JobId;
-use crate::model::dead_letter::{DeadLetterQueue, DlqConfig, DlqReason, StoredReason};
+use crate::ids::{JobId, TenantId};
+use crate::model::dead_letter::{AuditEntry, DeadLetterQueue, DlqConfig, DlqReason, StoredReason};
 
 #[test]
 fn a_dlq_is_empty_until_it_holds_an_entry() {
@@ -37,4 +37,36 @@ fn a_dlq_keeps_its_configuration() {
         ..DlqConfig::default()
     };
     assert_eq!(DeadLetterQueue::new(config).config(), config);
+}
+
+/// Every accepted reprocess leaves its audit entry (when, old job, new job, operator), oldest
+/// first, and the old entry stays in the DLQ linked to the new job. (Mutant killed:
+/// `audit_log` answering an empty log.)
+#[test]
+fn each_accepted_reprocess_is_in_the_audit_log_in_order() {
+    let mut dlq = DeadLetterQueue::default();
+    let code = || StoredReason::Code(DlqReason::PermanentError);
+    dlq.push(10, JobId(0), code());
+    dlq.push(20, JobId(1), code());
+    assert!(dlq.audit_log().is_empty());
+    let tenant = TenantId(0);
+    for (now, old, new, operator) in [(30, 1, 2, "ana"), (40, 0, 3, "rui")] {
+        assert_eq!(
+            dlq.authorize_reprocess(now, JobId(old), tenant, Some(operator), false),
+            Ok(())
+        );
+        dlq.record_reprocess(now, JobId(old), tenant, JobId(new), operator);
+    }
+    let entry = |at, old, new, operator: &str| AuditEntry {
+        at,
+        old_job: JobId(old),
+        new_job: JobId(new),
+        operator: operator.into(),
+    };
+    assert_eq!(
+        dlq.audit_log(),
+        [entry(30, 1, 2, "ana"), entry(40, 0, 3, "rui")]
+    );
+    assert_eq!(dlq.get(JobId(1)).unwrap().reprocessed_as, Some(JobId(2)));
+    assert_eq!(dlq.len(), 2, "a reprocessed entry stays");
 }

@@ -1,9 +1,10 @@
-//! How many results the naive dual write leaves in the results table, and the event ids of its
-//! direct publishes, pinned.
+//! How many results the naive dual write leaves in the results table, the event ids of its
+//! direct publishes, and an outbox made with room for its keys keeping its configuration,
+//! pinned.
 //! Owns: tests only.
 
 use crate::ids::{DocumentId, EventId, JobId, TenantId};
-use crate::model::outbox::{CommitOutcome, Outbox};
+use crate::model::outbox::{CommitOutcome, Outbox, OutboxConfig};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 
@@ -37,4 +38,26 @@ fn a_direct_publish_takes_a_fresh_event_id() {
     );
     assert_eq!(o.naive_publish_id(), EventId(2));
     assert_eq!(o.naive_publish_id(), EventId(3));
+}
+
+/// An outbox made with room for its keys (what the kernel builds) runs with the configuration
+/// it was given: with `no_idempotency`, a second commit of a key writes a new row and event
+/// instead of returning the first. (Mutant killed: `Outbox::with_capacity` answering
+/// `Outbox::default()`, which dropped the configuration: the bug switches and the retention.)
+#[test]
+fn an_outbox_made_with_capacity_keeps_its_configuration() {
+    let key = IdempotencyKey::new(TenantId(0), DocumentId(1), 1).unwrap();
+    let config = OutboxConfig {
+        bug_no_idempotency: true,
+        ..OutboxConfig::default()
+    };
+    let mut o = Outbox::with_capacity(config, 4);
+    for event in [1, 2] {
+        assert_eq!(
+            o.commit(key, JobId(0), PayloadHash(5), 1),
+            CommitOutcome::Committed {
+                event: Some(EventId(event))
+            }
+        );
+    }
 }

@@ -222,3 +222,20 @@ fn a_states_name_is_its_history_word() {
         assert_eq!(state.name(), word);
     }
 }
+
+/// A queue is empty until its first job is enqueued, and a finished job still counts: the
+/// queue keeps every job it was given. (Mutants killed: `Queue::is_empty` answering always
+/// true, always false.)
+#[test]
+fn a_queue_is_empty_until_a_job_is_enqueued_and_stays_not_empty() {
+    let mut q = Queue::new(QueueConfig::new(1000, 30_000, 3));
+    assert!(q.is_empty());
+    q.enqueue(0, request(1, 0));
+    assert!(!q.is_empty());
+    let LeaseOutcome::Leased { job, fence, .. } = q.lease_next(0) else {
+        panic!("a ready job is leased");
+    };
+    q.ack(10, job, fence).unwrap();
+    assert!(q.all_terminal());
+    assert!(!q.is_empty(), "an acked job is still the queue's");
+}

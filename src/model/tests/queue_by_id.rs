@@ -131,6 +131,24 @@ fn reopen_revives_a_finished_job_and_counts_it_once() {
     assert_eq!(q.lease_next(20), LeaseOutcome::Empty, "leased once");
 }
 
+/// A revived job is taken off the terminal count once: when it finishes again, every job is
+/// finished again. (Mutant killed: `reopen`'s `terminal_count -= 1` -> `+= 1`, which the
+/// test above cannot see, since a count too high also reads "not all finished".)
+#[test]
+fn a_revived_job_that_finishes_again_leaves_every_job_finished() {
+    let mut q = two_jobs();
+    let (a, fa) = leased(&mut q, 0);
+    let (b, fb) = leased(&mut q, 0);
+    q.ack(10, a, fa).unwrap();
+    q.ack(10, b, fb).unwrap();
+    assert!(q.reopen(a, Reopen::Ready, false));
+    assert!(!q.all_terminal());
+    let (again, fence) = leased(&mut q, 20);
+    assert_eq!(again, a);
+    q.ack(30, again, fence).unwrap();
+    assert!(q.all_terminal(), "both jobs are finished again");
+}
+
 /// `Hold` keeps a reopened job out of the ready line until `release`; `At(t)` until `t`.
 #[test]
 fn a_held_job_waits_for_release_and_a_timed_one_for_its_time() {

@@ -10,6 +10,7 @@
 use crate::files::{open_regular, read_capped, read_line_capped};
 use crate::history::{Event, Record};
 use crate::report::error::ReportError;
+use crate::vocab::counters::Counter;
 use crate::vocab::faults::Held;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -144,9 +145,10 @@ impl RunData {
     /// what would supply it (printed by `durasim chart` as `missing ...` lines).
     pub fn missing(&self) -> Vec<String> {
         let mut out = Vec::new();
-        let crashes = |k: &str| {
+        let crashes = |c: Counter| {
+            let path = c.path().expect("a counted figure").replace('.', "/");
             self.summary
-                .pointer(&format!("/crashes/{k}"))
+                .pointer(&format!("/{path}"))
                 .and_then(|v| v.as_u64())
                 .unwrap_or(0)
         };
@@ -155,8 +157,8 @@ impl RunData {
                 "depth: no fault markers (worker crashes, stalls, relay crashes): the run kept no \
                  history (summary.json counts {} worker and {} relay crashes); chart with \
                  `durasim run --chart`, or run with --trace",
-                crashes("worker"),
-                crashes("relay")
+                crashes(Counter::WorkerCrashes),
+                crashes(Counter::RelayCrashes)
             ));
         }
         if !self.has_rows() {
