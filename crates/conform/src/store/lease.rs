@@ -68,14 +68,7 @@ impl Store {
                 )?;
             }
             if now > deadline {
-                self.db.exec(
-                    "UPDATE jobs SET state = 'cancelled' WHERE id = $1",
-                    &[id.into()],
-                )?;
-                self.hist(
-                    now,
-                    json!({"type": "cancelled", "job": id, "worker": null, "fence": null}),
-                )?;
+                self.cancelled_row(now, id, None, None)?;
                 continue;
             }
             if attempt >= self.cfg.max_attempts as i64 {

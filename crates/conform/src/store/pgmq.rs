@@ -49,14 +49,7 @@ impl Store {
                     "SELECT pgmq.delete($1, $2::bigint)",
                     &[PGMQ_QUEUE.into(), msg.into()],
                 )?;
-                self.db.exec(
-                    "UPDATE jobs SET state = 'cancelled' WHERE id = $1",
-                    &[id.into()],
-                )?;
-                self.hist(
-                    now,
-                    json!({"type": "cancelled", "job": id, "worker": null, "fence": null}),
-                )?;
+                self.cancelled_row(now, id, None, None)?;
                 continue;
             }
             if read_ct > self.cfg.max_attempts as i64 {
