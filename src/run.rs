@@ -11,8 +11,8 @@ use crate::history::{Event, Observer, Record};
 use crate::observe::metrics::Metrics;
 use crate::observe::progress::Progress;
 use crate::scenario::{ReplayExpectation, Scenario};
+use crate::sim::RunOutcome;
 pub use crate::sim::RunRequest;
-use crate::sim::{RunOutcome, Sim};
 use std::io::Write;
 
 /// Everything that watches a run's history.
@@ -116,7 +116,7 @@ pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) ->
             .clone()
             .map(|sink| Progress::new(sink, jobs as u64)),
     };
-    let (outcome, observers) = Sim::new(scenario, request, observers).run();
+    let (outcome, observers) = crate::sim::run_scenario(scenario, request, observers);
     let mut check = observers.checker.finish();
     // Every figure of summary.json the history determines, counted again by the checker.
     check.cross_check_figures(&observers.metrics.counts, &observers.metrics.held);
@@ -130,9 +130,7 @@ pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) ->
         history_written: observers.history.map(HistoryWriter::finish),
     };
     if scenario.expect.replay.is_some() {
-        let again = Sim::new(scenario, request, crate::history::NullObserver)
-            .run()
-            .0;
+        let again = crate::sim::run_scenario(scenario, request, crate::history::NullObserver).0;
         report.replay_hash = Some(again.trace_hash);
     }
     report

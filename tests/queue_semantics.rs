@@ -3,13 +3,13 @@
 
 use durasim::check::Checker;
 use durasim::history::NullObserver;
-use durasim::ids::{Fence, JobId, SimTime};
+use durasim::ids::{Fence, JobId, SimTime, WorkerId};
 use durasim::model::dead_letter::DeadLetterQueue;
-use durasim::model::queue::{
-    EnqueueOutcome, EnqueueRequest, ExpiryOutcome, Job, LeaseOutcome, Rejection,
+use durasim::model::queue::{EnqueueOutcome, EnqueueRequest, Job, LeaseOutcome, Rejection};
+use durasim::model::retry::{Decision, ErrorKind, RetryPolicy};
+use durasim::model::semantics::{
+    ChapterQueue, LeaseCheck, QueueSemantics, Refused, Rescued, Write, WriteOp,
 };
-use durasim::model::retry::RetryPolicy;
-use durasim::model::semantics::{ChapterQueue, QueueSemantics};
 use durasim::scenario::Scenario;
 use durasim::sim::kernel::{chapter_queue, scenario_names};
 use durasim::sim::{RunRequest, Sim};
@@ -59,37 +59,51 @@ impl QueueSemantics for Wrapped {
     fn make_visible(&mut self, now: SimTime, job: JobId, visible_at: SimTime) -> bool {
         self.inner.make_visible(now, job, visible_at)
     }
-    fn lease_next(&mut self, now: SimTime) -> LeaseOutcome {
-        self.inner.lease_next(now)
+    fn lease_next(&mut self, now: SimTime, worker: WorkerId) -> LeaseOutcome {
+        self.inner.lease_next(now, worker)
     }
-    fn heartbeat(&mut self, now: SimTime, job: JobId, fence: Fence) -> Result<SimTime, Rejection> {
-        self.inner.heartbeat(now, job, fence)
+    fn lease_check_at(&self, job: JobId) -> Option<SimTime> {
+        self.inner.lease_check_at(job).filter(|_| self.rescue)
     }
-    fn expiry_check_at(&self, lease_until: SimTime) -> Option<SimTime> {
-        self.inner
-            .expiry_check_at(lease_until)
-            .filter(|_| self.rescue)
+    fn check_lease(&mut self, now: SimTime, job: JobId, fence: Fence) -> LeaseCheck {
+        self.inner.check_lease(now, job, fence)
     }
-    fn check_expiry(&mut self, now: SimTime, job: JobId, fence: Fence) -> ExpiryOutcome {
-        self.inner.check_expiry(now, job, fence)
+    fn rescue_draws_jitter(&self) -> bool {
+        self.inner.rescue_draws_jitter()
     }
-    fn ack(&mut self, now: SimTime, job: JobId, fence: Fence) -> Result<(), Rejection> {
-        self.inner.ack(now, job, fence)
+    fn rescue(&mut self, now: SimTime, job: JobId, fence: Fence, jitter_draw: f64) -> Rescued {
+        self.inner.rescue(now, job, fence, jitter_draw)
     }
-    fn retry_at(
-        &mut self,
-        now: SimTime,
-        job: JobId,
-        fence: Fence,
-        visible_at: SimTime,
-    ) -> Result<(), Rejection> {
-        self.inner.retry_at(now, job, fence, visible_at)
+    fn release_rescued(&mut self, job: JobId, fence: Fence) -> bool {
+        self.inner.release_rescued(job, fence)
     }
-    fn dead_letter(&mut self, now: SimTime, job: JobId, fence: Fence) -> Result<(), Rejection> {
-        self.inner.dead_letter(now, job, fence)
+    fn write_draws_coin(&self, op: WriteOp, job: JobId, fence: Fence) -> bool {
+        self.inner.write_draws_coin(op, job, fence)
+    }
+    fn heartbeat(&mut self, now: SimTime, write: Write) -> Result<SimTime, Refused> {
+        self.inner.heartbeat(now, write)
+    }
+    fn ack(&mut self, now: SimTime, write: Write) -> Result<(), Refused> {
+        self.inner.ack(now, write)
+    }
+    fn retry_at(&mut self, now: SimTime, write: Write, visible_at: SimTime) -> Result<(), Refused> {
+        self.inner.retry_at(now, write, visible_at)
+    }
+    fn dead_letter(&mut self, now: SimTime, write: Write) -> Result<(), Refused> {
+        self.inner.dead_letter(now, write)
     }
     fn cancel(&mut self, now: SimTime, job: JobId, fence: Fence) -> Result<(), Rejection> {
         self.inner.cancel(now, job, fence)
+    }
+    fn decide(
+        &mut self,
+        now: SimTime,
+        job: JobId,
+        attempt: u32,
+        error: ErrorKind,
+        jitter_draw: f64,
+    ) -> Decision {
+        self.inner.decide(now, job, attempt, error, jitter_draw)
     }
     fn policy(&self) -> &RetryPolicy {
         self.inner.policy()

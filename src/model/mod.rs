@@ -6,6 +6,7 @@
 pub mod consumer;
 pub mod dead_letter;
 pub mod outbox;
+pub mod profiled_queue;
 pub mod queue;
 pub mod retry;
 pub mod semantics;

@@ -1,10 +1,13 @@
 //! Attempts: from a lease to the end of one worker's attempt.
 //!
 //! Owns: handing ready jobs to idle workers, drawing and starting an attempt, driving its steps
-//! (heartbeat, extract, commit, ack, crash, a held fault), the lease-expiry timers and checks, the
-//! recording of rejected (fenced-out) transitions, and the failure path through the retry policy.
-//! Does not: decide what a failure means (the retry policy does) or what a step is (the worker
-//! model does); dead-letter filing is in terminal.rs.
+//! (heartbeat, extract, commit, ack, crash, a held fault), each holder's write through the
+//! queue seam (with the coin the queue's guard asks for) and the recording of a refused one,
+//! and the failure path through the queue's retry decision.
+//! Does not: decide what a failure means or whether a write is applied (the queue semantics
+//! does, `model::semantics`), what a step is (the worker model does), or when a lease's end is
+//! detected (`lease_end.rs` schedules what the queue says); dead-letter filing is in
+//! terminal.rs.
 
 use super::faults::draw_plan;
 use super::kernel::{decrement, Ev, Sim};
@@ -12,11 +15,10 @@ use crate::history::{Event, HeldRecord, Observer, Op};
 use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::DlqReason;
 use crate::model::outbox::CommitOutcome;
-use crate::model::queue::{ExpiryOutcome, JobState, LeaseOutcome, Rejection, Reopen};
+use crate::model::queue::{LeaseOutcome, Rejection};
 use crate::model::retry::{Decision, ErrorKind, RetryPolicy};
-use crate::model::semantics::QueueSemantics;
+use crate::model::semantics::{QueueSemantics, Refused, Write, WriteOp};
 use crate::model::worker::{Attempt, Step};
-use crate::profile::guard::Verdict;
 use crate::scenario::DepthSampling;
 use crate::vocab::faults::Held;
 
@@ -47,7 +49,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             });
         }
         loop {
-            match self.queue.lease_next(self.now) {
+            match self.queue.lease_next(self.now, w) {
                 LeaseOutcome::Empty => return false,
                 LeaseOutcome::Cancelled { job, deadline_at } => {
                     self.first_cancelled.get_or_insert(job);
@@ -117,74 +119,14 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         if let Some(outage) = self.scenario.faults.outage {
             super::faults::apply_outage(&outage, self.now, &mut plan);
         }
-        let attempt = Attempt::new(
-            job,
-            fence,
-            number,
-            plan,
-            self.rules.eff.heartbeat_ms,
-            self.bug_naive,
-        )
-        .with_ack_before_commit(self.bugs.ack_before_commit);
+        let attempt = Attempt::new(job, fence, number, plan, self.heartbeat_ms, self.bug_naive)
+            .with_ack_before_commit(self.bugs.ack_before_commit);
         self.attempts_in_flight += 1;
         let slot = &mut self.workers[w.index()];
         slot.attempt = Some(attempt);
         slot.expiry_armed = false;
         slot.wrote_fresh = None;
         self.drive(w);
-    }
-
-    /// Arms the lease-expiry timer for the attempt's lease, once per attempt, and only when the
-    /// holder will not renew or release it in time (it sleeps past leaseUntil, stalls or dies).
-    /// Healthy attempts never pay for a timer; the trace is the same as arming one every lease.
-    pub(super) fn arm_expiry(&mut self, w: WorkerId, job: JobId, fence: Fence) {
-        let slot = &mut self.workers[w.index()];
-        if slot.expiry_armed {
-            return;
-        }
-        slot.expiry_armed = true;
-        let j = *self.queue.job(job);
-        if j.fence != fence || j.state != JobState::Leased {
-            return;
-        }
-        let at = if self.rules.plain_expiry {
-            self.queue.expiry_check_at(j.lease_until)
-        } else {
-            self.detection_time(job)
-        };
-        if let Some(at) = at {
-            self.schedule(
-                at,
-                Ev::LeaseCheck {
-                    job: job.0,
-                    fence: fence.0,
-                },
-            );
-        }
-    }
-
-    pub(super) fn on_lease_check(&mut self, job: JobId, fence: Fence) {
-        if !self.rules.plain_expiry {
-            return self.on_profile_lease_check(job, fence);
-        }
-        match self.queue.check_expiry(self.now, job, fence) {
-            ExpiryOutcome::Stale => {}
-            ExpiryOutcome::StillLeased { lease_until } => {
-                if let Some(at) = self.queue.expiry_check_at(lease_until) {
-                    self.schedule(
-                        at,
-                        Ev::LeaseCheck {
-                            job: job.0,
-                            fence: fence.0,
-                        },
-                    );
-                }
-            }
-            ExpiryOutcome::Expired => {
-                self.record(Event::LeaseExpired { job, fence });
-                self.hand_out();
-            }
-        }
     }
 
     // ---- the worker's steps -----------------------------------------------------------------
@@ -261,29 +203,18 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                     self.schedule(wake, Ev::WorkerWakes { worker: w.0 });
                     return;
                 }
-                Step::Heartbeat if !self.rules.plain_writes => {
-                    if self.guarded(w, job, fence, Op::Heartbeat) == Verdict::Accepted {
-                        let now = self.now;
-                        match self.chapter().heartbeat_unfenced(now, job) {
-                            Some(lease_until) => self.record(Event::Heartbeat {
-                                job,
-                                worker: w,
-                                fence,
-                                lease_until: Some(lease_until),
-                            }),
-                            None => self.record_ignored(w, job, fence, Op::Heartbeat),
-                        }
+                Step::Heartbeat => {
+                    let write = self.write(WriteOp::Heartbeat, w, job, fence);
+                    match self.queue.heartbeat(self.now, write) {
+                        Ok(lease_until) => self.record(Event::Heartbeat {
+                            job,
+                            worker: w,
+                            fence,
+                            lease_until: Some(lease_until),
+                        }),
+                        Err(refused) => self.refused(w, job, fence, Op::Heartbeat, refused),
                     }
                 }
-                Step::Heartbeat => match self.queue.heartbeat(self.now, job, fence) {
-                    Ok(lease_until) => self.record(Event::Heartbeat {
-                        job,
-                        worker: w,
-                        fence,
-                        lease_until: Some(lease_until),
-                    }),
-                    Err(rejection) => self.rejected(w, job, fence, Op::Heartbeat, rejection),
-                },
                 Step::ExtractDone {
                     inference_ms,
                     output,
@@ -304,24 +235,17 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                         self.deliver(event, key, job, output, 1, true);
                     }
                 }
-                Step::Ack if !self.rules.plain_writes => {
-                    if self.guarded(w, job, fence, Op::Ack) == Verdict::Accepted {
-                        self.chapter().ack_unfenced(job);
-                        self.record(Event::Acked {
+                Step::Ack => {
+                    let write = self.write(WriteOp::Ack, w, job, fence);
+                    match self.queue.ack(self.now, write) {
+                        Ok(()) => self.record(Event::Acked {
                             job,
                             worker: w,
                             fence,
-                        });
+                        }),
+                        Err(refused) => self.refused(w, job, fence, Op::Ack, refused),
                     }
                 }
-                Step::Ack => match self.queue.ack(self.now, job, fence) {
-                    Ok(()) => self.record(Event::Acked {
-                        job,
-                        worker: w,
-                        fence,
-                    }),
-                    Err(rejection) => self.rejected(w, job, fence, Op::Ack, rejection),
-                },
                 Step::Done => {
                     decrement(&mut self.attempts_in_flight, "attempts_in_flight");
                     self.workers[w.index()].attempt = None;
@@ -332,31 +256,39 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         }
     }
 
-    /// A write the store took and that changed nothing.
-    pub(super) fn record_ignored(&mut self, w: WorkerId, job: JobId, presented: Fence, op: Op) {
-        let held = self.queue.job(job).fence;
-        self.record(Event::Rejected {
-            job,
+    /// Worker `w`'s write `op` to `job` with the fence `fence`, with the coin the queue's
+    /// guard asks for (drawn here, so a queue that asks for none moves no stream).
+    fn write(&mut self, op: WriteOp, w: WorkerId, job: JobId, fence: Fence) -> Write {
+        let coin = if self.queue.write_draws_coin(op, job, fence) {
+            (self.coin_stream.unit() * 1000.0) as u32
+        } else {
+            0
+        };
+        Write {
             worker: w,
-            op,
-            presented,
-            held: Some(held),
-            reason: "ignored",
-        });
+            job,
+            fence,
+            coin,
+        }
     }
 
-    pub(super) fn rejected(
+    /// A write the queue did not apply, recorded with the job's current fence.
+    pub(super) fn refused(
         &mut self,
         w: WorkerId,
         job: JobId,
         presented: Fence,
         op: Op,
-        rejection: Rejection,
+        refused: Refused,
     ) {
-        let (held, reason) = match rejection {
-            Rejection::StaleFence { held, .. } => (held, "stale_fence"),
-            Rejection::Terminal(state) => (self.queue.job(job).fence, state.name()),
-            Rejection::NotLeased(state) => (self.queue.job(job).fence, state.name()),
+        let current = self.queue.job(job).fence;
+        let (held, reason) = match refused {
+            Refused::Rejected(Rejection::StaleFence { held, .. }) => (held, "stale_fence"),
+            Refused::Rejected(Rejection::Terminal(state) | Rejection::NotLeased(state)) => {
+                (current, state.name())
+            }
+            Refused::LockExpired => (current, "lease_expired"),
+            Refused::Ignored => (current, "ignored"),
         };
         self.record(Event::Rejected {
             job,
@@ -431,12 +363,11 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
 
     /// The retry policy decides; the queue applies the decision if the fence still holds.
     pub(super) fn fail(&mut self, w: WorkerId, job: JobId, fence: Fence, error: ErrorKind) {
-        let j = *self.queue.job(job);
         let deadline_at = self.queue.deadline_at(job);
         let number = self.workers[w.index()]
             .attempt
             .as_ref()
-            .map_or(j.attempt, |a| a.number);
+            .map_or_else(|| self.queue.job(job).attempt, |a| a.number);
         let error = self.queue.judged_error(self.now, job, number, error);
         let class = self.queue.policy().class_of(error);
         self.record(Event::AttemptFailed {
@@ -451,37 +382,13 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         } else {
             0.0
         };
-        let counted = if self.rules.plain() {
-            number
-        } else {
-            self.rules.policy_attempt(job, number)
-        };
-        let decision = match self.queue.decide(error, counted, draw) {
-            Decision::Retry { .. } if self.rules.profiled_backoff() => {
-                let lease_left = j.lease_until.saturating_sub(self.now);
-                Decision::Retry {
-                    delay_ms: crate::profile::backoff::delay_ms(
-                        &self.rules.sem.backoff,
-                        counted,
-                        lease_left,
-                        draw,
-                    ),
-                }
-            }
-            d => d,
-        };
-        if !self.rules.plain_writes && !matches!(decision, Decision::Cancel) {
-            let op = match decision {
-                Decision::Retry { .. } => Op::Retry,
-                _ => Op::DeadLetter,
-            };
-            if self.guarded(w, job, fence, op) != Verdict::Accepted {
-                return;
-            }
-            match decision {
-                Decision::Retry { delay_ms } => {
-                    let visible_at = RetryPolicy::visible_at(self.now, delay_ms);
-                    self.chapter().reopen(job, Reopen::At(visible_at), false);
+        let decision = self.queue.decide(self.now, job, number, error, draw);
+        let (op, done) = match decision {
+            Decision::Retry { delay_ms } => {
+                let visible_at = RetryPolicy::visible_at(self.now, delay_ms);
+                let write = self.write(WriteOp::Retry, w, job, fence);
+                let done = self.queue.retry_at(self.now, write, visible_at);
+                if done.is_ok() {
                     self.record(Event::RetryScheduled {
                         job,
                         worker: w,
@@ -497,52 +404,31 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                         },
                     );
                 }
-                Decision::DeadLetter(reason) => {
-                    self.chapter().dead_letter_unfenced(job);
+                (Op::Retry, done)
+            }
+            Decision::DeadLetter(reason) => {
+                let write = self.write(WriteOp::DeadLetter, w, job, fence);
+                let done = self.queue.dead_letter(self.now, write);
+                if done.is_ok() {
                     self.file_dead_letter(job, Some(w), Some(fence), number, reason, Some(error));
                 }
-                Decision::Cancel => unreachable!("cancels stay fenced"),
+                (Op::DeadLetter, done)
             }
-            return;
-        }
-        match decision {
-            Decision::Retry { delay_ms } => {
-                let visible_at = RetryPolicy::visible_at(self.now, delay_ms);
-                match self.queue.retry_at(self.now, job, fence, visible_at) {
-                    Ok(()) => {
-                        self.record(Event::RetryScheduled {
-                            job,
-                            worker: w,
-                            fence,
-                            attempt: Some(number),
-                            visible_at,
-                        });
-                        self.schedule(
-                            visible_at,
-                            Ev::JobVisible {
-                                job: job.0,
-                                visible_at,
-                            },
-                        );
-                    }
-                    Err(rejection) => self.rejected(w, job, fence, Op::Retry, rejection),
+            Decision::Cancel => {
+                let done = self.queue.cancel(self.now, job, fence);
+                if done.is_ok() {
+                    self.record_cancel(Event::Cancelled {
+                        job,
+                        worker: Some(w),
+                        fence: Some(fence),
+                        deadline_at: Some(deadline_at),
+                    });
                 }
+                (Op::Cancel, done.map_err(Refused::from))
             }
-            Decision::DeadLetter(reason) => match self.queue.dead_letter(self.now, job, fence) {
-                Ok(()) => {
-                    self.file_dead_letter(job, Some(w), Some(fence), number, reason, Some(error))
-                }
-                Err(rejection) => self.rejected(w, job, fence, Op::DeadLetter, rejection),
-            },
-            Decision::Cancel => match self.queue.cancel(self.now, job, fence) {
-                Ok(()) => self.record_cancel(Event::Cancelled {
-                    job,
-                    worker: Some(w),
-                    fence: Some(fence),
-                    deadline_at: Some(deadline_at),
-                }),
-                Err(rejection) => self.rejected(w, job, fence, Op::Cancel, rejection),
-            },
+        };
+        if let Err(refused) = done {
+            self.refused(w, job, fence, op, refused);
         }
     }
 }

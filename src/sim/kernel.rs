@@ -4,11 +4,14 @@
 //! [`Ev`] enum and its dispatch, the run's state (model instances, RNG streams, worker slots),
 //! its construction from a scenario, quiescence, and the recording of every observable step
 //! into the history.
+//! Which queue semantics a scenario runs on ([`run_scenario`]: the chapter's queue, or the
+//! profiled one when its `[queue]` profile needs it).
 //! Does not: handle an event itself: intake.rs (enqueue), attempts.rs (leases and attempts),
-//! terminal.rs (cancel and dead-letter filing), delivery.rs (relay, consumer, review) and
-//! operator.rs (operator actions, payload mutation) do, each in an `impl Sim` of its own; nor
-//! decide what a step means for the pipeline (the model does) or judge the outcome (the checker
-//! reads the history).
+//! lease_end.rs (lease checks and rescues), terminal.rs (cancel and dead-letter filing),
+//! delivery.rs (relay, consumer, review) and operator.rs (operator actions, payload mutation)
+//! do, each in an `impl Sim` of its own; nor decide what a step means for the pipeline or the
+//! queue (the model and the queue semantics do) or judge the outcome (the checker reads the
+//! history).
 
 use super::arrivals::ArrivalProcess;
 use super::event_queue::EventQueue;
@@ -19,6 +22,7 @@ use crate::ids::{EventId, Fence, JobId, SimTime, TenantId, WorkerId};
 use crate::model::consumer::Consumer;
 use crate::model::dead_letter::DeadLetterQueue;
 use crate::model::outbox::{Outbox, OutboxConfig};
+use crate::model::profiled_queue::ProfiledQueue;
 use crate::model::queue::{Queue, QueueConfig};
 use crate::model::retry::RetryPolicy;
 use crate::model::semantics::{ChapterQueue, QueueSemantics};
@@ -156,8 +160,9 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     pub(super) time_limit_ms: SimTime,
     pub(super) hash: TraceHash,
     pub(super) observer: O,
-    /// The queue-semantics profile's rules and per-job state (`semantics.rs`).
-    pub(super) rules: super::semantics::Rules,
+    /// The workers' heartbeat period (the profile's, or the scenario's lease section).
+    pub(super) heartbeat_ms: SimTime,
+    /// Draws the coins a queue's write guard asks for (`may_apply`).
     pub(super) coin_stream: Stream,
 }
 
@@ -212,9 +217,32 @@ fn job_capacity(scenario: &Scenario, options: &RunRequest) -> usize {
     (jobs as usize + scenario.enqueue.len() + scenario.burst_jobs() as usize).min(1 << 24)
 }
 
+/// Runs `scenario` on the queue semantics its `[queue]` profile resolves to: the chapter's
+/// queue, or the chapter's queue under the profile's rules ([`ProfiledQueue`]), each its own
+/// monomorphisation of the kernel, so the chapter's pays nothing for the profiles.
+pub fn run_scenario<O: Observer>(
+    scenario: &Scenario,
+    options: &RunRequest,
+    observer: O,
+) -> (RunOutcome, O) {
+    let sem = scenario.semantics();
+    if ProfiledQueue::needed(&sem) {
+        let queue = ProfiledQueue::new(chapter_queue(scenario, options), sem);
+        Sim::with_queue(scenario, options, observer, queue).run()
+    } else {
+        Sim::new(scenario, options, observer).run()
+    }
+}
+
 impl<'s, O: Observer> Sim<'s, O> {
-    /// A run on the chapter's queue.
+    /// A run on the chapter's queue, for a scenario whose profile needs no other
+    /// ([`run_scenario`] picks).
     pub fn new(scenario: &'s Scenario, options: &RunRequest, observer: O) -> Sim<'s, O> {
+        assert!(
+            !ProfiledQueue::needed(&scenario.semantics()),
+            "{}: its [queue] profile runs on a ProfiledQueue (sim::run_scenario)",
+            scenario.name
+        );
         Sim::with_queue(
             scenario,
             options,
@@ -232,8 +260,6 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         observer: O,
         queue: Q,
     ) -> Sim<'s, O, Q> {
-        let sem = scenario.semantics();
-        let eff = crate::profile::Effective::of(&sem);
         let seed = options.seed;
         let bugs = &options.bugs;
         let jobs = options.jobs.unwrap_or(scenario.arrivals.jobs);
@@ -302,7 +328,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             time_limit_ms: scenario.run.time_limit_ms,
             hash: TraceHash::default(),
             observer,
-            rules: super::semantics::Rules::new(sem, eff),
+            heartbeat_ms: crate::profile::Effective::of(&scenario.semantics()).heartbeat_ms,
             coin_stream: Stream::new(seed, Purpose::StaleWrite, 0),
         }
     }
@@ -326,9 +352,6 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             event,
         };
         self.hash.add(&r);
-        if !self.rules.plain() {
-            self.rules.observe(r.at, &r.event);
-        }
         self.observer.observe(&r);
     }
 
@@ -426,12 +449,10 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 }
             }
             Ev::LeaseCheck { job, fence } => self.on_lease_check(JobId(job), Fence(fence)),
-            Ev::RescueWrite { job, fence } => self.on_rescue_write(JobId(job), Fence(fence)),
-            Ev::RescueVisible {
-                job,
-                fence,
-                visible_at,
-            } => self.on_rescue_visible(JobId(job), Fence(fence), visible_at),
+            Ev::RescueWrite { job, fence } => self.rescue(JobId(job), Fence(fence)),
+            Ev::RescueVisible { job, fence, .. } => {
+                self.on_rescue_visible(JobId(job), Fence(fence))
+            }
             Ev::DlqExpire { job } => self.on_dlq_expire(JobId(job)),
             Ev::RelayTick => self.on_relay_tick(),
             Ev::ReviewDone { event, job } => {

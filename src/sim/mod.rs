@@ -1,8 +1,9 @@
 //! The kernel: clock, (time, seq) event queue, closed event enum, faults and the run loop.
 //!
 //! The kernel's state and loop live in `kernel.rs`; the handlers for each kind of event are
-//! split by concept over `intake.rs`, `attempts.rs`, `terminal.rs`, `delivery.rs` and
-//! `operator.rs` (each an `impl Sim` block).
+//! split by concept over `intake.rs`, `attempts.rs`, `lease_end.rs`, `terminal.rs`,
+//! `delivery.rs` and `operator.rs` (each an `impl Sim` block). The queue is behind the seam
+//! `model::semantics::QueueSemantics`; `run_scenario` picks its implementation.
 
 pub mod arrivals;
 mod attempts;
@@ -11,11 +12,11 @@ pub mod event_queue;
 pub mod faults;
 mod intake;
 pub mod kernel;
+mod lease_end;
 mod operator;
 mod payloads;
 pub mod request;
-mod semantics;
 mod terminal;
 
-pub use kernel::{RunOutcome, Sim};
+pub use kernel::{run_scenario, RunOutcome, Sim};
 pub use request::RunRequest;

@@ -12,7 +12,6 @@ use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::{DlqReason, StoredReason};
 use crate::model::retry::ErrorKind;
 use crate::model::semantics::QueueSemantics;
-use crate::profile::retention::expires_at;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn record_cancel(&mut self, e: Event) {
@@ -59,8 +58,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             attempts: Some(attempts),
             reason: text,
         });
-        let enqueued_at = self.queue.job(job).created_at;
-        if let Some(at) = expires_at(&self.rules.sem.dlq, enqueued_at, self.now) {
+        if let Some(at) = self.queue.dlq_expires_at(job, self.now) {
             self.schedule(at, Ev::DlqExpire { job: job.0 });
         }
     }
@@ -72,7 +70,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             self.record(Event::DlqEvicted {
                 job,
                 capacity: None,
-                retention: self.rules.sem.dlq.retention_ms,
+                retention: self.queue.dlq_retention_ms(),
             });
         }
     }

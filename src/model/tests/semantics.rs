@@ -1,15 +1,15 @@
 //! The chapter's queue behind the queue-semantics seam: every question the kernel asks through
-//! [`QueueSemantics`] gets the answer of the queue, policy and DLQ underneath, and what a profile
-//! rule writes through `chapter_mut` is what the seam then answers.
+//! [`QueueSemantics`] gets the answer of the queue, policy and DLQ underneath, and a stale write
+//! is refused by its fence.
 //! Owns: tests only.
 
-use crate::ids::{DocumentId, Fence, JobId, TenantId};
+use crate::ids::{DocumentId, Fence, JobId, TenantId, WorkerId};
 use crate::model::dead_letter::{DeadLetterQueue, DlqReason, StoredReason};
 use crate::model::queue::{
-    EnqueueOutcome, EnqueueRequest, ExpiryOutcome, JobState, LeaseOutcome, Queue, QueueConfig,
+    EnqueueOutcome, EnqueueRequest, JobState, LeaseOutcome, Queue, QueueConfig, Rejection,
 };
 use crate::model::retry::{Decision, ErrorKind};
-use crate::model::semantics::{ChapterQueue, QueueSemantics};
+use crate::model::semantics::{ChapterQueue, LeaseCheck, QueueSemantics, Refused, Write, WriteOp};
 use crate::vocab::config::Jitter;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
@@ -37,7 +37,7 @@ fn enqueue(c: &mut ChapterQueue, now: u64, doc: u32, visible_at: u64) -> Enqueue
 }
 
 fn leased(c: &mut ChapterQueue, now: u64) -> (JobId, Fence, u64) {
-    match c.lease_next(now) {
+    match c.lease_next(now, WorkerId(0)) {
         LeaseOutcome::Leased {
             job,
             fence,
@@ -48,22 +48,39 @@ fn leased(c: &mut ChapterQueue, now: u64) -> (JobId, Fence, u64) {
     }
 }
 
-/// A profile rule reaches the chapter's queue through the seam (River's rescuer, BullMQ's
-/// stalled count): a job it dooms is handed back for the DLQ at its next lease.
+fn write(job: JobId, fence: Fence) -> Write {
+    Write {
+        worker: WorkerId(0),
+        job,
+        fence,
+        coin: 0,
+    }
+}
+
+/// Every write is fenced: a stale one is rejected with the fence it lost to, and no write asks
+/// for a coin.
 #[test]
-fn a_profile_rule_writes_to_the_queue_the_seam_leases_from() {
-    let mut chapter = chapter();
-    enqueue(&mut chapter, 0, 1, 0);
-    chapter
-        .chapter_mut()
-        .expect("the chapter's queue is reachable")
-        .doom(JobId(0));
+fn the_chapters_queue_refuses_a_stale_write_by_its_fence() {
+    let mut c = chapter();
+    enqueue(&mut c, 0, 1, 0);
+    let (a, old, _) = leased(&mut c, 0);
+    assert_eq!(c.check_lease(1001, a, old), LeaseCheck::Expired);
+    let (_, new, _) = leased(&mut c, 1001);
+    for op in [WriteOp::Heartbeat, WriteOp::Ack, WriteOp::Retry] {
+        assert!(!c.write_draws_coin(op, a, old));
+    }
+    let stale = Refused::Rejected(Rejection::StaleFence {
+        held: new,
+        presented: old,
+    });
+    assert_eq!(c.ack(1100, write(a, old)), Err(stale));
+    assert_eq!(c.heartbeat(1100, write(a, old)), Err(stale));
+    assert_eq!(c.retry_at(1100, write(a, old), 2000), Err(stale));
+    assert_eq!(c.dead_letter(1100, write(a, old)), Err(stale));
+    assert_eq!(c.ack(1100, write(a, new)), Ok(()));
     assert_eq!(
-        chapter.lease_next(0),
-        LeaseOutcome::AttemptsExhausted {
-            job: JobId(0),
-            attempts: 0
-        }
+        c.ack(1200, write(a, new)),
+        Err(Refused::Rejected(Rejection::Terminal(JobState::Acked)))
     );
 }
 
@@ -97,25 +114,27 @@ fn the_seam_leases_renews_and_ends_jobs_on_the_chapters_queue() {
     }
     let (a, fa, until) = leased(&mut c, 0);
     assert_eq!((a, until), (JobId(0), 1000));
-    assert_eq!(c.heartbeat(600, a, fa), Ok(1600));
-    assert_eq!(c.expiry_check_at(1600), Some(1601));
+    assert_eq!(c.heartbeat(600, write(a, fa)), Ok(1600));
+    assert_eq!(c.lease_check_at(a), Some(1601));
+    assert_eq!(c.check_lease(1600, a, fa), LeaseCheck::Again(1601));
+    assert_eq!(c.check_lease(1601, a, fa), LeaseCheck::Expired);
     assert_eq!(
-        c.check_expiry(1600, a, fa),
-        ExpiryOutcome::StillLeased { lease_until: 1600 }
+        c.check_lease(1602, a, fa),
+        LeaseCheck::Nothing,
+        "already taken back"
     );
-    assert_eq!(c.check_expiry(1601, a, fa), ExpiryOutcome::Expired);
     assert_eq!(c.depth(), 4);
     let (a2, fa2, _) = leased(&mut c, 1700);
     assert_eq!(a2, a);
-    c.retry_at(1700, a, fa2, 2000).unwrap();
+    c.retry_at(1700, write(a, fa2), 2000).unwrap();
     assert_eq!(
         (c.job(a).state, c.job(a).visible_at),
         (JobState::Waiting, 2000)
     );
     let (b, fb, _) = leased(&mut c, 1700);
-    c.ack(1800, b, fb).unwrap();
+    c.ack(1800, write(b, fb)).unwrap();
     let (d, fd, _) = leased(&mut c, 1800);
-    c.dead_letter(1900, d, fd).unwrap();
+    c.dead_letter(1900, write(d, fd)).unwrap();
     let (e, fe, _) = leased(&mut c, 1900);
     c.cancel(1950, e, fe).unwrap();
     let states = [b, d, e].map(|j| c.job(j).state);
@@ -138,9 +157,12 @@ fn the_seam_judges_failures_with_the_chapters_policy_and_files_in_its_dlq() {
         c.judged_error(30_001, JobId(0), 1, e),
         ErrorKind::DeadlineExceeded
     );
-    assert_eq!(c.decide(e, 2, 0.0), Decision::Retry { delay_ms: 200 });
     assert_eq!(
-        c.decide(e, 3, 0.0),
+        c.decide(0, JobId(0), 2, e, 0.0),
+        Decision::Retry { delay_ms: 200 }
+    );
+    assert_eq!(
+        c.decide(0, JobId(0), 3, e, 0.0),
         Decision::DeadLetter(DlqReason::MaxAttemptsExceeded)
     );
     c.dead_letters_mut()
