@@ -51,6 +51,24 @@ impl Fnv1a {
         }
     }
 
+    /// `content` as 16 lowercase hex digits, most significant first: the same bytes as
+    /// `bytes(format!("{content:016x}"))`, without a loop that shifts by a computed amount. The
+    /// generated default content (0) is sixteen `'0'`s.
+    #[inline]
+    fn hex16(&mut self, content: u64) {
+        if content == 0 {
+            for _ in 0..16 {
+                self.0 = (self.0 ^ b'0' as u64).wrapping_mul(FNV_PRIME);
+            }
+            return;
+        }
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        for byte in content.to_be_bytes() {
+            self.0 = (self.0 ^ HEX[(byte >> 4) as usize] as u64).wrapping_mul(FNV_PRIME);
+            self.0 = (self.0 ^ HEX[(byte & 0xF) as usize] as u64).wrapping_mul(FNV_PRIME);
+        }
+    }
+
     pub fn finish(&self) -> u64 {
         self.0
     }
@@ -92,10 +110,7 @@ pub fn payload_hash(
     h.bytes(b"\n");
     h.bytes(names.operations.name(operation).as_bytes());
     h.bytes(b"\n");
-    for i in 0..16 {
-        let nibble = (content >> (60 - 4 * i)) & 0xF;
-        h.bytes(&[b"0123456789abcdef"[nibble as usize]]);
-    }
+    h.hex16(content);
     PayloadHash(h.finish())
 }
 

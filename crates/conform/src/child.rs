@@ -1,6 +1,7 @@
 //! The worker and relay processes the harness spawns (hidden subcommands of `durasim-conform`).
 //!
-//! Owns: the worker's lease → extract (with heartbeats) → validate → commit → ack loop and the
+//! Owns: the worker's lease → extract (with heartbeats; a slow first heartbeat sent late, a
+//! pause right after it, both real sleeps of this process) → validate → commit → ack loop and the
 //! relay's claim → publish → mark loop, each against its own connection, and the handshake with
 //! the harness: a line on stdout announces a kill point or a stall, and the process then blocks
 //! on stdin, so the harness's SIGKILL (or SIGSTOP) lands exactly there, never a little later.
@@ -12,6 +13,7 @@ use crate::spec::Spec;
 use crate::store::{Committed, Lease, OutboxRow, Store};
 use anyhow::Result;
 use durasim::model::retry::ErrorKind;
+use durasim::vocab::faults::Held;
 use serde_json::json;
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -89,6 +91,15 @@ fn kill_here(point: KillPoint, l: &Lease, evidence: &str) {
     );
 }
 
+/// Records that held fault `h` strikes (`stall_began`, `pause_began`, `heartbeat_delayed`: the
+/// record and its length field in µs, as `vocab::faults::HELD` names them).
+fn held(store: &mut Store, h: Held, w: u32, l: &Lease, ms: u64) -> Result<()> {
+    let spec = h.spec();
+    let mut body = json!({"type": spec.record, "worker": w, "job": l.job, "fence": l.fence});
+    body[spec.field] = json!(ms * 1000);
+    store.note(body)
+}
+
 fn attempt(
     store: &mut Store,
     spec: &Spec,
@@ -102,12 +113,12 @@ fn attempt(
     if fate.kill == Some(KillPoint::AfterLease) {
         kill_here(KillPoint::AfterLease, l, "-");
     }
-    let stall = p.lengths.get(durasim::vocab::faults::Held::Stall);
+    let stall = p.lengths.get(Held::Stall);
     let stalled = stall.is_some();
     let began = std::time::Instant::now();
     store.note(json!({"type": "extract_started", "job": l.job, "worker": w, "fence": l.fence, "stalled": stalled}))?;
     if let Some(stall_ms) = stall {
-        store.note(json!({"type": "stall_began", "worker": w, "job": l.job, "fence": l.fence, "stall": stall_ms * 1000}))?;
+        held(store, Held::Stall, w, l, stall_ms)?;
         // A real pause: the harness stops this process (SIGSTOP) for stall_ms; no heartbeat
         // can be sent while it is stopped.
         handshake(&format!("STALL {stall_ms} {} {}", l.job, l.fence), true);
@@ -115,6 +126,10 @@ fn attempt(
         let kill_at = (fate.kill == Some(KillPoint::MidExtract))
             .then(|| ((p.extract_ms as f64 * fate.kill_fraction) as u64).max(1));
         let heartbeat_ms = scenario.queue.heartbeat_ms.max(1);
+        // The held faults of the first heartbeat, as the model's worker takes them: a slow
+        // heartbeat holds it back before it is sent, a pause comes right after it; once each.
+        let mut slow = p.lengths.get(Held::SlowHeartbeat);
+        let mut pause = p.lengths.get(Held::Pause);
         let mut done = 0;
         while done < p.extract_ms {
             let slice = (p.extract_ms - done).min(heartbeat_ms);
@@ -125,7 +140,21 @@ fn attempt(
             sleep_ms(slice);
             done += slice;
             if done < p.extract_ms {
+                if let Some(ms) = slow.take() {
+                    // The heartbeat reaches the store `ms` late: its UPDATE is sent only now,
+                    // so the store's clock at it is past the lease it should renew, and the
+                    // store must refuse it (the fence, or the lease's end).
+                    held(store, Held::SlowHeartbeat, w, l, ms)?;
+                    sleep_ms(ms);
+                }
                 store.heartbeat(w, l)?;
+                if let Some(ms) = pause.take() {
+                    // The holder stops right after its renewal (a GC pause, a VM freeze), with
+                    // no heartbeat: the store's lease runs out, another worker leases the job,
+                    // and this one wakes up a zombie.
+                    held(store, Held::Pause, w, l, ms)?;
+                    sleep_ms(ms);
+                }
             }
         }
         if kill_at.is_some() && p.extract_ms == 0 {

@@ -2,7 +2,8 @@
 //! attempt meets (model output, extraction time, errors, a stall, a kill and where), which relay
 //! batches are killed between publish and mark, how long each review takes.
 //!
-//! Owns: the kill points of real processes and the seeded schedule. Arrivals come from the
+//! Owns: the kill points of real processes and the seeded schedule (with the held faults the
+//! simulator draws outside `draw_plan`: a pause, a slow heartbeat). Arrivals come from the
 //! simulator's own arrival process (same seed, same documents, tenants, collisions and
 //! resubmissions as `durasim run`); an attempt's fate is the simulator's `draw_plan`, drawn from
 //! a stream keyed by (job, attempt) instead of by worker, because which real worker takes which
@@ -15,7 +16,7 @@ use durasim::rng::{Purpose, Stream};
 use durasim::scenario::{FaultKind, Scenario};
 use durasim::sim::arrivals::ArrivalProcess;
 use durasim::sim::faults::{draw_plan, FaultRates};
-use durasim::vocab::faults::Held;
+use durasim::vocab::faults::{Draw, Held};
 use durasim::vocab::key::{Documents, KeyNames};
 use durasim::vocab::payload::Payload;
 
@@ -132,6 +133,8 @@ pub fn fate(
     let rates = FaultRates::from_scenario(scenario);
     let plan = draw_plan(&mut s, &rates, scenario, invalid);
     let [split, fraction, jitter] = s.block::<3>();
+    let mut plan = plan;
+    draw_held(&mut s, scenario, &mut plan);
     let mut fate = Fate {
         plan,
         kill: plan.crash.map(|p| KillPoint::from_model(p, split & 1 == 1)),
@@ -140,6 +143,25 @@ pub fn fate(
     };
     force(&mut fate, job, attempt, forced);
     fate
+}
+
+/// The held faults `draw_plan` does not draw (a pause after the first heartbeat, a slow first
+/// heartbeat): for each whose `[faults]` rate is not 0, two draws (hit?, length) from the
+/// attempt's own stream, after every other draw, so a scenario that leaves them off meets the
+/// same fates as before. The simulator draws them from the worker's pause stream and spare
+/// draws (`sim::faults::draw_held`); same rates and lengths, different draws, as for every
+/// other fate here.
+fn draw_held(s: &mut Stream, scenario: &Scenario, plan: &mut AttemptPlan) {
+    for h in Held::ALL {
+        let f = scenario.faults.held(h);
+        if f.rate <= 0.0 || h.spec().draw == Draw::AttemptBlock {
+            continue;
+        }
+        let [hit, length] = s.block::<2>();
+        if durasim::rng::unit_of(hit) < f.rate {
+            plan.lengths.set(h, Some(f.ms.sample_from(length)));
+        }
+    }
 }
 
 /// A forced kill wins over the seeded schedule and the scenario's script.
@@ -290,12 +312,17 @@ pub fn apply_script(scenario: &Scenario, index: usize, fate: &mut Fate) {
                 .and_then(CrashPoint::parse)
                 .map(|p| KillPoint::from_model(p, false));
         }
-        FaultKind::Stall => fate.plan.lengths.set(Held::Stall, e.length_of(Held::Stall)),
         FaultKind::TransientError => fate.plan.error = Some(ErrorKind::ProviderUnavailable),
         FaultKind::PermanentError => fate.plan.error = Some(ErrorKind::SchemaInvalid),
-        // The other held faults (a pause after a heartbeat, ...) are the simulator's; the
-        // harness holds processes up only as stalls (SIGSTOP before the extraction).
-        _ => {}
+        // A held fault (a stall, a pause after the first heartbeat, a slow first heartbeat):
+        // the worker holds itself up as `child.rs` says.
+        FaultKind::Stall | FaultKind::Pause | FaultKind::SlowHeartbeat => {
+            let h = e.fault.held().expect("a held fault has its row");
+            fate.plan.lengths.set(h, e.length_of(h));
+        }
+        // Not a worker's: `scripted_for` leaves them out (a relay crash is the relay's, a
+        // payload mutation is refused by `unsupported`).
+        FaultKind::RelayCrash | FaultKind::MutatePayload => {}
     }
 }
 
@@ -339,6 +366,32 @@ mod tests {
             .all(|q| q.key.starts_with(&format!("{}:", q.tenant))));
         let tenantless = requests(&s, 0, None, true);
         assert!(tenantless.iter().all(|q| q.key.starts_with("doc-")));
+    }
+
+    #[test]
+    fn pause_and_slow_heartbeat_rates_are_drawn_after_every_other_fate() {
+        let mut off = chaos();
+        off.faults.held_mut(Held::Pause).rate = 0.0;
+        off.faults.held_mut(Held::SlowHeartbeat).rate = 0.0;
+        let mut on = off.clone();
+        on.faults.held_mut(Held::Pause).rate = 0.5;
+        on.faults.held_mut(Held::SlowHeartbeat).rate = 0.5;
+        let mut hits = [0; 2];
+        for j in 0..200 {
+            let (a, mut b) = (
+                fate(&off, 7, j, 1, false, &[]),
+                fate(&on, 7, j, 1, false, &[]),
+            );
+            for (i, h) in [Held::Pause, Held::SlowHeartbeat].into_iter().enumerate() {
+                assert_eq!(a.plan.lengths.get(h), None);
+                if let Some(ms) = b.plan.lengths.take(h) {
+                    assert!((600..=1500).contains(&ms), "the default length, got {ms}");
+                    hits[i] += 1;
+                }
+            }
+            assert_eq!(a, b, "the other draws do not move");
+        }
+        assert!(hits.iter().all(|n| (50..150).contains(n)), "{hits:?}");
     }
 
     #[test]

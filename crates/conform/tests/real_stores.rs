@@ -410,3 +410,116 @@ fn a_queue_profile_the_store_does_not_implement_is_refused() {
         "nothing is written"
     );
 }
+
+/// One job, two workers, a 400 ms lease renewed every 100 ms, a 3,000 ms extraction, and one
+/// held fault on the first attempt's first heartbeat (`FAULT`), 2,000 ms long: wide margins
+/// (the lease is gone 1,500 ms before the fault ends, and the second worker is still extracting
+/// 1,000 ms after), so a loaded machine cannot blur the order.
+const HELD_AT_FIRST_HEARTBEAT: &str = r#"
+name = "held-at-first-heartbeat"
+seed = 1
+[workers]
+count = 2
+[queue]
+lease_ms = 400
+heartbeat_ms = 100
+[stages]
+inference_ms = { dist = "constant", value = 3000 }
+validate_ms = { dist = "constant", value = 5 }
+[arrivals]
+tenants = ["acme"]
+jobs = 1
+[[script]]
+at_ms = 0
+fault = "FAULT"
+FAULT_ms = 2000
+job = 0
+attempt = 1
+[expect]
+violations = []
+sometimes = ["stale_fence_rejected", "lease_expired", "SOMETIMES"]
+"#;
+
+/// Runs [`HELD_AT_FIRST_HEARTBEAT`] with `fault` on SQLite; returns the run.
+fn held_at_first_heartbeat(t: &TempDir, fault: &str, sometimes: &str) -> Run {
+    let file = t.path(&format!("{fault}.toml"));
+    let text = HELD_AT_FIRST_HEARTBEAT
+        .replace("FAULT", fault)
+        .replace("SOMETIMES", sometimes);
+    std::fs::write(&file, text).unwrap();
+    let db = format!("sqlite:{}", t.path(&format!("{fault}.db")).display());
+    let run = conform(
+        &[&file.display().to_string(), "--store", &db],
+        &t.path(fault),
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let leases = of_type(&run.history, "leased");
+    assert_eq!(
+        leases.len(),
+        2,
+        "the held attempt's lease ran out: a second lease"
+    );
+    assert_ne!(
+        leases[0]["worker"], leases[1]["worker"],
+        "the second lease is the other worker's"
+    );
+    assert_eq!(of_type(&run.history, "lease_expired").len(), 1);
+    assert_eq!(of_type(&run.history, "result_committed").len(), 1);
+    run
+}
+
+/// A scripted `pause` is real: the worker sleeps right after its first heartbeat was accepted,
+/// the store's lease runs out, the other worker leases the job, and the paused one wakes up
+/// holding a stale token: its next heartbeat is refused by the fence.
+#[test]
+fn sqlite_runs_a_pause_after_the_first_heartbeat() {
+    let t = TempDir::new("sqlite-pause");
+    let run = held_at_first_heartbeat(&t, "pause", "paused");
+    let h = &run.history;
+    let pause = of_type(h, "pause_began");
+    assert_eq!(pause.len(), 1, "the pause is recorded");
+    assert_eq!(pause[0]["pause"], 2_000_000, "µs");
+    assert_eq!(pause[0]["fence"], 1);
+    let at = |r: &Value| r["at"].as_i64().unwrap();
+    let first_beat = of_type(h, "heartbeat")
+        .into_iter()
+        .find(|r| r["fence"] == 1)
+        .expect("the first heartbeat was accepted");
+    assert!(at(first_beat) <= at(pause[0]), "the pause follows it");
+    let leases = of_type(h, "leased");
+    assert!(
+        at(leases[1]) > at(pause[0]),
+        "the second lease falls in the pause"
+    );
+    let refused = of_type(h, "rejected")
+        .into_iter()
+        .find(|r| r["presented"] == 1 && r["op"] == "heartbeat")
+        .expect("the woken holder's heartbeat is refused");
+    assert_eq!(refused["reason"], "stale_fence");
+    assert!(at(refused) >= at(pause[0]) + 2_000_000);
+}
+
+/// A scripted `slow_heartbeat` is real: the first heartbeat's UPDATE is sent 2,000 ms late,
+/// after the lease it should renew ran out and the other worker leased the job, and the store
+/// refuses it by the fence.
+#[test]
+fn sqlite_runs_a_slow_first_heartbeat() {
+    let t = TempDir::new("sqlite-slow-heartbeat");
+    let run = held_at_first_heartbeat(&t, "slow_heartbeat", "heartbeat_delayed");
+    let h = &run.history;
+    let delayed = of_type(h, "heartbeat_delayed");
+    assert_eq!(delayed.len(), 1, "the delay is recorded");
+    assert_eq!(delayed[0]["delay"], 2_000_000, "µs");
+    assert!(
+        of_type(h, "heartbeat").iter().all(|r| r["fence"] != 1),
+        "the first holder never renewed"
+    );
+    let at = |r: &Value| r["at"].as_i64().unwrap();
+    let refused = of_type(h, "rejected")
+        .into_iter()
+        .find(|r| r["presented"] == 1 && r["op"] == "heartbeat")
+        .expect("the late heartbeat is refused");
+    assert_eq!(refused["reason"], "stale_fence");
+    assert_eq!(refused["held"], 2);
+    assert!(at(refused) >= at(delayed[0]) + 2_000_000);
+}
