@@ -90,7 +90,8 @@ fn found(s: &Scenario) -> Vec<(String, String)> {
             ));
         }
         if let Some(a) = sc.attempt {
-            if a > e.attempts_max && !s.bugs.unbounded_retries {
+            // Counted by failures, a job's leases are not capped.
+            if a > e.queue_attempts_max && !s.bugs.unbounded_retries {
                 out.push((
                     format!("script[{i}].attempt"),
                     format!(

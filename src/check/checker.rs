@@ -41,6 +41,9 @@ pub struct Checker {
     pub(super) tally: Tally,
     /// Refused writes whose token was not the job's latest.
     pub(super) stale_rejections: u64,
+    /// Failed attempts per job, kept only when the header counts them against `attempts_max`
+    /// (`policy.rs`, [`Checker::counts_failures`]).
+    pub(super) failures: Vec<u32>,
     verdicts: Vec<Verdict>,
     sometimes: Vec<u64>,
     pub(super) ended: Option<(SimTime, bool)>,
@@ -65,6 +68,7 @@ impl Checker {
             depth: DepthTrack::default(),
             tally: Tally::default(),
             stale_rejections: 0,
+            failures: Vec::new(),
             verdicts: vec![Verdict::default(); Invariant::ALL.len()],
             sometimes: vec![0; Sometimes::ALL.len()],
             ended: None,

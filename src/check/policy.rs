@@ -8,13 +8,17 @@
 //! configuration, independently of the model's: `provider_unavailable` is transient,
 //! `schema_invalid` and `payload_conflict` permanent, `deadline_exceeded` a cancellation; the
 //! delay after attempt n is `d = min(base * 2^(n-1), cap)`, exactly `d` without jitter, in
-//! `[0, d]` with full jitter, in `[floor(d/2), d]` with equal jitter.
+//! `[0, d]` with full jitter, in `[floor(d/2), d]` with equal jitter. What counts against
+//! `attempts_max` is the job's leases, or its failed attempts when the header's `backoff`
+//! states `"attempt": "failures"` (BullMQ, Sidekiq, or any profile set so): a lease that ended
+//! without a failure (expired, rescued) then uses up nothing.
 //! Does not: judge who may write (see `leases`) or what the DLQ holds (see `dlq`).
 
 use super::checker::{Checker, Failure, JobTrack};
 use super::invariant::Invariant;
 use crate::history::{Op, Record};
 use crate::ids::{Fence, JobId, SimTime};
+use crate::profile::AttemptsCount;
 
 /// The class of an error, as the policy the checker restates gives it. Under a header's
 /// `"permanent_error": "retry"` (a queue with no "fail for good" API) every error the worker
@@ -47,12 +51,35 @@ impl Decision {
 }
 
 impl Checker {
-    /// What the policy calls for after `f`, the job's failed attempt.
-    fn expected(&self, t: &JobTrack, f: &Failure) -> Decision {
+    /// Whether the header counts failed attempts, not leases, against `attempts_max`.
+    pub(super) fn counts_failures(&self) -> bool {
+        self.config
+            .retry_formula
+            .as_ref()
+            .is_some_and(|f| f.attempt == AttemptsCount::Failures)
+    }
+
+    /// `job`'s failed attempts so far (recorded only when [`Checker::counts_failures`]).
+    pub(super) fn failures_of(&self, job: JobId) -> u32 {
+        self.failures.get(job.index()).copied().unwrap_or(0)
+    }
+
+    /// The attempts `job` (track `t`) has used against `attempts_max`: its failed attempts or
+    /// its leases, as the header counts them.
+    fn attempts_used(&self, job: JobId, t: &JobTrack) -> u32 {
+        match self.counts_failures() {
+            true => self.failures_of(job),
+            false => t.leases,
+        }
+    }
+
+    /// What the policy calls for after `f`, the job's failed attempt, with `used` attempts
+    /// used against `attempts_max` (this one included).
+    fn expected(&self, t: &JobTrack, f: &Failure, used: u32) -> Decision {
         match class_of(f.error(), self.config.permanent_errors_retried) {
             "permanent" => Decision::DeadLetter("permanent_error"),
             "transient" if f.at > t.deadline_at => Decision::Cancel,
-            "transient" if t.leases < self.config.attempts_max => Decision::Retry,
+            "transient" if used < self.config.attempts_max => Decision::Retry,
             "transient" => Decision::DeadLetter("max_attempts_exceeded"),
             _ => Decision::Cancel,
         }
@@ -84,6 +111,13 @@ impl Checker {
             });
         }
         self.update_job(job, |t| t.failure = Some(Failure::new(fence, error, at)));
+        if self.counts_failures() {
+            let i = job.index();
+            if self.failures.len() <= i {
+                self.failures.resize(i + 1, 0);
+            }
+            self.failures[i] += 1;
+        }
     }
 
     /// A decision recorded for `job`: by the holder of `fence`, or at pick time (no fence).
@@ -99,7 +133,8 @@ impl Checker {
             Some(fence) => match t.failure.filter(|f| f.fence == fence) {
                 Some(f) => {
                     self.update_job(job, |t| t.failure = None);
-                    let expected = self.expected(&t, &f);
+                    let used = self.attempts_used(job, &t);
+                    let expected = self.expected(&t, &f, used);
                     // A reason that is not a code is `redacted_dlq`'s to report.
                     let same = match (expected, actual) {
                         (Decision::DeadLetter(_), Decision::DeadLetter(got))
@@ -112,9 +147,13 @@ impl Checker {
                     if !same {
                         let leases = t.leases;
                         let class = class_of(f.error(), self.config.permanent_errors_retried);
+                        let counted = match self.counts_failures() {
+                            true => format!(", failure {used} of them"),
+                            false => String::new(),
+                        };
                         self.violate_job(Invariant::RetryPolicyFollowed, r, job, || {
                             format!(
-                                "{job}'s attempt {leases} failed at {} {u} with {} ({}; max_attempts {max}, deadline {} {u}): the policy calls for {}, but it went to {}",
+                                "{job}'s attempt {leases} failed at {} {u} with {} ({}; max_attempts {max}{counted}, deadline {} {u}): the policy calls for {}, but it went to {}",
                                 f.at,
                                 f.error(),
                                 class,

@@ -74,11 +74,12 @@ fn plain_expiry(sem: &Semantics) -> bool {
 
 impl ProfiledQueue {
     /// Whether a run under `sem` needs the profile's rules: otherwise the chapter's queue is the
-    /// same queue (fenced writes, the exact timer, `exp2` backoff, a DLQ that keeps its
-    /// entries), and runs without them.
+    /// same queue (fenced writes, the exact timer, `exp2` backoff, attempts counted by leases, a
+    /// DLQ that keeps its entries), and runs without them.
     pub fn needed(sem: &Semantics) -> bool {
         !(plain_writes(sem) && plain_expiry(sem))
             || sem.backoff.formula != BackoffFormula::Exp2
+            || sem.attempts_count != AttemptsCount::Leases
             || sem.dlq.retention_ms.is_some()
     }
 
@@ -361,12 +362,9 @@ impl QueueSemantics for ProfiledQueue {
         jitter_draw: f64,
     ) -> Decision {
         self.facts_mut(job).failures += 1;
-        // Fenced writes with the exact timer count leases, whatever `attempts_count` says
-        // (the kernel's rules did so before this type existed; the hashes depend on it).
-        let counted = match self.plain_writes && self.plain_expiry {
-            true => attempt,
-            false => self.policy_attempt(job, attempt),
-        };
+        // What the header states the checker recomputes: `attempts_count` applies under every
+        // guard and expiry, the chapter's fenced writes and exact timer included.
+        let counted = self.policy_attempt(job, attempt);
         match self.chapter.policy.decide(error, counted, jitter_draw) {
             Decision::Retry { .. } if self.sem.backoff.formula != BackoffFormula::Exp2 => {
                 let lease_left = self.job(job).lease_until.saturating_sub(now);
