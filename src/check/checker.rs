@@ -14,12 +14,12 @@ use super::invariant::{Invariant, Sometimes};
 use super::job_track::JobTracks;
 pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
 pub use super::key_track::PayloadId;
-pub(super) use super::key_track::{DlqTrack, EventTrack, KeyTrack};
+pub(super) use super::key_track::{DlqTrack, EventTracks, KeyTrack};
 use super::metrics::{DepthTrack, Tally};
 use super::uniqueness::Resolved;
 pub use super::verdict::{CheckReport, Verdict, Violation};
 use crate::history::{Event, Observer, Record};
-use crate::ids::{EventId, Fence, JobId, SimTime, WorkerId};
+use crate::ids::{Fence, JobId, SimTime, WorkerId};
 use crate::key_index::KeyIndex;
 use crate::vocab::config::RunConfig;
 use crate::vocab::faults::Held;
@@ -38,7 +38,7 @@ pub struct Checker {
     pub(super) keys: Vec<KeyTrack>,
     /// Each key's newest job by slot (`uniqueness.rs`; `u32::MAX`: none yet).
     pub(super) newest: Vec<u32>,
-    pub(super) events: Vec<EventTrack>,
+    pub(super) events: EventTracks,
     pub(super) dlq: DlqTrack,
     pub(super) depth: DepthTrack,
     pub(super) tally: Tally,
@@ -67,7 +67,7 @@ impl Checker {
             key_index: KeyIndex::default(),
             keys: Vec::new(),
             newest: Vec::new(),
-            events: Vec::new(),
+            events: EventTracks::default(),
             dlq: DlqTrack::default(),
             depth: DepthTrack::default(),
             tally: Tally::default(),
@@ -204,14 +204,6 @@ impl Checker {
         self.key_index
             .get(key)
             .map_or_else(KeyTrack::default, |slot| self.keys[slot as usize])
-    }
-
-    pub(super) fn event_mut(&mut self, event: EventId) -> &mut EventTrack {
-        let i = event.0 as usize;
-        if self.events.len() <= i {
-            self.events.resize(i + 1, EventTrack::default());
-        }
-        &mut self.events[i]
     }
 
     /// A job reached a terminal state: once only.
@@ -513,12 +505,8 @@ impl Checker {
             Event::WorkerCrashed { .. } => self.reached(Sometimes::WorkerCrashed),
             Event::WorkerRestarted { .. } => {}
             Event::Published {
-                event,
-                key,
-                job,
-                direct,
-                ..
-            } => self.effects_published(*event, key, *job, *direct),
+                event, key, direct, ..
+            } => self.effects_published(*event, key, *direct),
             Event::MarkedPublished { .. } | Event::OutboxPruned { .. } => {}
             Event::RelayCrashed { .. } => self.reached(Sometimes::RelayCrashed),
             Event::EffectApplied {
