@@ -16,7 +16,6 @@ pub mod backoff;
 pub mod detection;
 pub mod effective;
 pub mod guard;
-pub mod params;
 pub mod resolve;
 pub mod retention;
 pub mod stall;
@@ -24,6 +23,9 @@ pub mod systems;
 pub mod unique;
 
 use crate::ids::SimTime;
+/// The parameters' word lists live in `vocab/queue_params.rs` (a history's header is spelled in
+/// some of them); `profile::params` names them here too.
+pub use crate::vocab::queue_params as params;
 pub use effective::Effective;
 pub use params::*;
 

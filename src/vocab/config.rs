@@ -165,11 +165,11 @@ pub struct RunConfig {
     /// What a submit of a key already known does (the header's `unique`; absent: `forever`,
     /// durasim's key, which every header before the uniqueness modes means).
     #[serde(skip_serializing_if = "is_forever")]
-    pub unique: crate::profile::Unique,
+    pub unique: crate::vocab::queue_params::Unique,
 }
 
-fn is_forever(u: &crate::profile::Unique) -> bool {
-    *u == crate::profile::Unique::Forever
+fn is_forever(u: &crate::vocab::queue_params::Unique) -> bool {
+    *u == crate::vocab::queue_params::Unique::Forever
 }
 
 /// DLQ retention by age: an entry may be deleted once it is older than `after`, counted from
@@ -196,9 +196,9 @@ impl DlqRetention {
 /// constants, the jitter mode, and what the attempt number n counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct RetryFormula {
-    pub backoff: crate::profile::Backoff,
+    pub backoff: crate::vocab::queue_params::Backoff,
     /// `leases`: n is the job's lease count; `failures`: its failed attempts (BullMQ, Sidekiq).
-    pub attempt: crate::profile::AttemptsCount,
+    pub attempt: crate::vocab::queue_params::AttemptsCount,
 }
 
 impl Default for RunConfig {
@@ -223,7 +223,7 @@ impl Default for RunConfig {
             retry_formula: None,
             permanent_errors_retried: false,
             dlq_retention: None,
-            unique: crate::profile::Unique::Forever,
+            unique: crate::vocab::queue_params::Unique::Forever,
         }
     }
 }

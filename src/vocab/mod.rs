@@ -6,7 +6,9 @@
 //! published payload hash (`payload`), the run configuration a history's header carries
 //! (`config`), the closed sets of codes (`codes`), and the figures of a run (`counters`: their
 //! names in `summary.json`, `[expect]` and the text summary, which the metrics count and the
-//! checker counts again).
+//! checker counts again), the fault kinds (`faults`), and the closed word lists of a queue-semantics
+//! profile's parameters (`queue_params`: a scenario's `[queue]` keys, and the header's `unique`
+//! and `backoff`, are spelled in them).
 //! Does not: decide anything. `check/` imports this and `history`, never `model/`: the imports
 //! show that the checker does not lean on the model.
 
@@ -16,3 +18,4 @@ pub mod counters;
 pub mod faults;
 pub mod key;
 pub mod payload;
+pub mod queue_params;

@@ -4,8 +4,12 @@
 //! renewed, how stale writes are treated, how stuck jobs are detected and rescued, how attempts
 //! are counted and spaced, what the DLQ does, what a duplicate enqueue does), their names as a
 //! scenario writes them, and the lists of allowed names that errors print.
-//! Does not: hold any profile's values (see `systems/`), resolve a scenario's overrides (see
-//! `resolve`), or decide anything at run time (see `guard`, `detection`, `backoff`, `unique`).
+//! Here in `vocab/`, not in `profile/` (which re-exports them as `profile::params`), because a
+//! history's header (`config.rs`: `unique`, a retry formula's `backoff` and `attempt`) is
+//! spelled in them: the vocabulary imports no module above it, so there is no module cycle.
+//! Does not: hold any profile's values (see `profile/systems/`), resolve a scenario's overrides
+//! (see `profile/resolve.rs`), or decide anything at run time (see `profile/`: `guard`,
+//! `detection`, `backoff`, `unique`).
 
 use crate::ids::SimTime;
 
