@@ -103,7 +103,14 @@ impl KeyIndex {
         if d < self.heads.len() || d >= 4 * (self.entries.len() + 1) + 4096 {
             return;
         }
-        let new_len = (d + 1).max(self.heads.len() * 3 / 2);
+        // Grow by half, but not past the capacity reserved for the run's keys unless the
+        // document needs it: the heads up to `new_len` are written, so they are resident.
+        let mut grown = self.heads.len() * 3 / 2;
+        if d < self.heads.capacity() {
+            grown = grown.min(self.heads.capacity());
+        }
+        let new_len = (d + 1).max(grown);
+        self.heads.reserve_exact(new_len - self.heads.len());
         self.heads.resize(new_len, NONE);
         let keep = self.far.split_off(&(new_len as u32));
         for (doc, head) in std::mem::replace(&mut self.far, keep) {

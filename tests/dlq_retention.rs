@@ -6,13 +6,11 @@
 //! reports the job, gone before anyone reprocessed it, under `no_silent_drop`.
 
 use durasim::check::{CheckReport, Invariant};
-use durasim::history::format::write_history;
-use durasim::run::{run_once, RunRequest};
 use durasim::scenario::Scenario;
 use serde_json::Value;
 
 mod common;
-use common::{first_message, judge};
+use common::{first_message, judge, run_with_history};
 
 /// Oban (discarded jobs pruned after 60 s): 5 documents fail validation at once; an operator
 /// comes to reprocess the oldest after 30 s, and again after 2 minutes.
@@ -26,21 +24,7 @@ fn scenario() -> Scenario {
 }
 
 fn history(s: &Scenario) -> (Vec<String>, CheckReport) {
-    let mut request = RunRequest::for_scenario(s);
-    request.keep_trace = true;
-    let report = run_once(s, &request, None);
-    let mut file = Vec::new();
-    write_history(
-        &mut file,
-        report.trace.as_ref().unwrap(),
-        &report.outcome.names,
-    )
-    .unwrap();
-    let lines = String::from_utf8(file)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
+    let (report, lines) = run_with_history(s);
     (lines, report.check)
 }
 

@@ -5,14 +5,12 @@
 //! `durasim` profile's today) still reads as the capped exponential, byte for byte.
 
 use durasim::check::Invariant;
-use durasim::history::format::write_history;
 use durasim::profile::{Profile, Word};
-use durasim::run::{run_once, RunRequest};
 use durasim::scenario::Scenario;
 use serde_json::Value;
 
 mod common;
-use common::{first_message, judge};
+use common::{first_message, judge, run_with_history};
 
 fn scenario(profile: &str, faults: &str) -> Scenario {
     let lease = if profile == "temporal" {
@@ -30,21 +28,7 @@ fn scenario(profile: &str, faults: &str) -> Scenario {
 
 /// The history the simulator writes for `s`, as lines.
 fn history(s: &Scenario) -> Vec<String> {
-    let mut request = RunRequest::for_scenario(s);
-    request.keep_trace = true;
-    let report = run_once(s, &request, None);
-    let mut file = Vec::new();
-    write_history(
-        &mut file,
-        report.trace.as_ref().unwrap(),
-        &report.outcome.names,
-    )
-    .unwrap();
-    String::from_utf8(file)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
+    run_with_history(s).1
 }
 
 /// The history with the retry at `line` made visible `delay` after it was decided.

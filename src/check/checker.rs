@@ -14,11 +14,12 @@ use super::invariant::{Invariant, Sometimes};
 use super::job_track::JobTracks;
 pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
 pub use super::key_track::PayloadId;
-pub(super) use super::key_track::{DlqTrack, EventTrack, KeyTrack};
+pub(super) use super::key_track::{DlqTrack, EventTracks, KeyTrack};
 use super::metrics::{DepthTrack, Tally};
+use super::uniqueness::Resolved;
 pub use super::verdict::{CheckReport, Verdict, Violation};
 use crate::history::{Event, Observer, Record};
-use crate::ids::{EventId, Fence, JobId, SimTime, WorkerId};
+use crate::ids::{Fence, JobId, SimTime, WorkerId};
 use crate::key_index::KeyIndex;
 use crate::vocab::config::RunConfig;
 use crate::vocab::faults::Held;
@@ -35,7 +36,9 @@ pub struct Checker {
     /// history first names each key).
     pub(super) key_index: KeyIndex,
     pub(super) keys: Vec<KeyTrack>,
-    pub(super) events: Vec<EventTrack>,
+    /// Each key's newest job by slot (`uniqueness.rs`; `u32::MAX`: none yet).
+    pub(super) newest: Vec<u32>,
+    pub(super) events: EventTracks,
     pub(super) dlq: DlqTrack,
     pub(super) depth: DepthTrack,
     pub(super) tally: Tally,
@@ -63,7 +66,8 @@ impl Checker {
             jobs: JobTracks::default(),
             key_index: KeyIndex::default(),
             keys: Vec::new(),
-            events: Vec::new(),
+            newest: Vec::new(),
+            events: EventTracks::default(),
             dlq: DlqTrack::default(),
             depth: DepthTrack::default(),
             tally: Tally::default(),
@@ -80,6 +84,7 @@ impl Checker {
         c.jobs.reserve(jobs);
         c.key_index = KeyIndex::with_capacity(jobs);
         c.keys.reserve(jobs);
+        c.newest.reserve(jobs);
         c.events.reserve(jobs + 1);
         c
     }
@@ -201,14 +206,6 @@ impl Checker {
             .map_or_else(KeyTrack::default, |slot| self.keys[slot as usize])
     }
 
-    pub(super) fn event_mut(&mut self, event: EventId) -> &mut EventTrack {
-        let i = event.0 as usize;
-        if self.events.len() <= i {
-            self.events.resize(i + 1, EventTrack::default());
-        }
-        &mut self.events[i]
-    }
-
     /// A job reached a terminal state: once only.
     pub(super) fn terminal(&mut self, r: &Record, job: JobId, state: Terminal) {
         let u = self.unit();
@@ -235,6 +232,7 @@ impl Checker {
             Event::Enqueued { .. }
             | Event::EnqueueDeduped { .. }
             | Event::EnqueueConflict { .. }
+            | Event::EnqueueReplaced { .. }
             | Event::ResultCommitted { .. }
             | Event::CommitDeduped { .. }
             | Event::CommitConflict { .. }
@@ -270,6 +268,7 @@ impl Checker {
                 // The recorded visible time as it stands (a store's clock may put it a little
                 // before the record's own time); the enqueue time when none is recorded.
                 let visible_from = visible_at.unwrap_or(at);
+                self.unique_enqueued(r, *job, key);
                 self.jobs.set(
                     *job,
                     &JobTrack {
@@ -316,6 +315,7 @@ impl Checker {
                     content: *content,
                 };
                 self.tenancy_resolved(r, *existing, *tenant, key, "deduplicated onto");
+                self.unique_resolved(r, Resolved::Deduped, *existing, key);
                 self.effects_enqueue_deduped(r, *existing, key, p);
                 self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
             }
@@ -334,8 +334,36 @@ impl Checker {
                     content: *content,
                 };
                 self.tenancy_resolved(r, *existing, *tenant, key, "refused as a conflict with");
-                self.effects_enqueue_conflict(r, *existing, key, p);
+                let any_payload = self.unique_resolved(r, Resolved::Refused, *existing, key);
+                if !any_payload {
+                    self.effects_enqueue_conflict(r, *existing, key, p);
+                }
                 self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
+            }
+            Event::EnqueueReplaced {
+                tenant,
+                key,
+                operation,
+                content,
+                payload,
+                existing,
+                replaced_operation,
+                replaced_content,
+                replaced_payload,
+            } => {
+                let p = PayloadId {
+                    operation: *operation,
+                    content: *content,
+                };
+                let was = PayloadId {
+                    operation: *replaced_operation,
+                    content: *replaced_content,
+                };
+                self.tenancy_resolved(r, *existing, *tenant, key, "replaced into");
+                self.unique_resolved(r, Resolved::Replaced, *existing, key);
+                self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
+                self.cross_check_hash(r, Some(*existing), key, was, *replaced_payload, names);
+                self.effects_enqueue_replaced(r, *existing, key, p, was);
             }
             Event::Visible { job } => self.depth_visible_record(r, *job),
             Event::Leased {
@@ -477,12 +505,8 @@ impl Checker {
             Event::WorkerCrashed { .. } => self.reached(Sometimes::WorkerCrashed),
             Event::WorkerRestarted { .. } => {}
             Event::Published {
-                event,
-                key,
-                job,
-                direct,
-                ..
-            } => self.effects_published(*event, key, *job, *direct),
+                event, key, direct, ..
+            } => self.effects_published(*event, key, *direct),
             Event::MarkedPublished { .. } | Event::OutboxPruned { .. } => {}
             Event::RelayCrashed { .. } => self.reached(Sometimes::RelayCrashed),
             Event::EffectApplied {

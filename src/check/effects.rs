@@ -67,6 +67,42 @@ impl Checker {
         }
     }
 
+    /// A submit replaced `existing`'s payload (`unique = "replace"`), saying it replaced `was`:
+    /// that must be the payload the job had (as enqueued, mutated or last replaced), and the
+    /// new one must equal it, or a different payload was reused under the key (and the first
+    /// submit's content is lost, not refused). The job carries the new payload from here.
+    pub(super) fn effects_enqueue_replaced(
+        &mut self,
+        r: &Record,
+        existing: JobId,
+        key: &IdempotencyKey,
+        payload: PayloadId,
+        was: PayloadId,
+    ) {
+        let held = self.existing_payload(existing);
+        if held != was {
+            self.violate(
+                Invariant::RecordedValuesMatch,
+                r.at,
+                Some(existing),
+                Some(*key),
+                || format!("a replace says {existing} had {was}, but its payload was {held}"),
+                || vec![r.clone()],
+            );
+        }
+        if held != payload {
+            self.violate(
+                Invariant::PayloadConflictRejected,
+                r.at,
+                Some(existing),
+                Some(*key),
+                || format!("an enqueue with {payload} replaced the payload of {existing}, which was {held}: a different payload under the key was taken, not refused"),
+                || vec![r.clone()],
+            );
+        }
+        self.update_job(existing, |t| t.payload = payload);
+    }
+
     pub(super) fn effects_committed(
         &mut self,
         r: &Record,
@@ -89,9 +125,6 @@ impl Checker {
         if let Some(e) = event {
             k.set_result_event(e);
             k.events += 1;
-            let t = self.event_mut(e);
-            t.key = key.packed();
-            t.job = job.0;
         }
         if results > 1 {
             let (first_at, first_job, _) = first.unwrap_or_default();
@@ -158,19 +191,8 @@ impl Checker {
         }
     }
 
-    pub(super) fn effects_published(
-        &mut self,
-        event: EventId,
-        key: &IdempotencyKey,
-        job: JobId,
-        direct: bool,
-    ) {
-        let t = self.event_mut(event);
-        let first_publish = !t.published;
-        t.published = true;
-        t.publishes += 1;
-        t.key = key.packed();
-        t.job = job.0;
+    pub(super) fn effects_published(&mut self, event: EventId, key: &IdempotencyKey, direct: bool) {
+        let first_publish = self.events.publish(event);
         if direct && first_publish {
             let k = self.key_mut(key);
             k.events += 1;
@@ -190,9 +212,7 @@ impl Checker {
     ) {
         let at = r.at;
         let u = self.unit();
-        let t = self.event_mut(event);
-        let twice = t.applied;
-        t.applied = true;
+        let twice = self.events.apply(event);
         let k = self.key_mut(key);
         let earlier = k.applied();
         if earlier.is_none() {
@@ -242,7 +262,7 @@ impl Checker {
                     Vec::new,
                 );
             } else if let Some(e) = k.result_event() {
-                let published = self.events.get(e.0 as usize).is_some_and(|t| t.published);
+                let published = self.events.published(e);
                 if !published {
                     let (_, job, _) = k.first_commit().unwrap_or_default();
                     self.violate(

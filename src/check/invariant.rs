@@ -131,7 +131,7 @@ impl Invariant {
             Invariant::TenantIsolation => "every key embeds its job's tenant, and no request resolves to another tenant's job",
             Invariant::RedactedDlq => "every dead-letter reason is a closed code, never an error's text",
             Invariant::AuditedReprocess => "every reprocessed job has an audit entry naming an operator and a predecessor whose entry is in the DLQ, not yet reprocessed, and the same tenant, document and payload at version + 1",
-            Invariant::PayloadConflictRejected => "the same key with a different payload (operation and content, as recorded) is rejected, at enqueue and at commit, never reused; the same payload is never refused as a conflict",
+            Invariant::PayloadConflictRejected => "the same key with a different payload (operation and content, as recorded) is rejected, at enqueue and at commit, never reused; the same payload is never refused as a conflict unless the header's unique mode refuses any submit there; a submit of a known key gets a new job, a dedupe onto the key's newest job or a refusal exactly as that mode allows, given the newest job's state",
             Invariant::FirstResultWins => "the effect the consumer applies is the first committed result for its key",
             Invariant::NoSilentDrop => "every enqueued job ends acked, dead-lettered or cancelled, and keeps that record: a DLQ entry evicted before any reprocess is a lost job",
             Invariant::FencingTokenIncreases => "every lease of a job carries a token strictly greater than the job's previous one",

@@ -2,9 +2,11 @@
 //! compactly.
 //!
 //! Owns: [`JobTrack`] (the fields the invariant families read, as a plain value), its packed
-//! form (72 bytes a job instead of 152: times as offsets from the job's enqueue time, tokens and
-//! counts as `u32`, every flag in one `u16`, the key as its parts; the rare value that does not
-//! fit its packed field is kept exactly in a side table), and [`JobTracks`]: a job without a
+//! form (56 bytes a job instead of 152: times as offsets from the job's enqueue time, tokens as
+//! `u32`, the holder and the lease count as `u16`, every flag in one `u16`, the key as its
+//! parts; the rare value that does not fit its packed field is kept exactly in a side table, and
+//! so are the parts a finished job seldom has: a pending failed attempt, the job it reprocesses),
+//! and [`JobTracks`]: a job without a
 //! terminal record is *live* and its track is kept plain in a small slab (read and changed in
 //! place on the hot path); when it reaches its terminal state it is packed and its slab slot
 //! reused, so the slab holds as many tracks as there are unfinished jobs.
@@ -111,8 +113,11 @@ impl JobTrack {
 }
 
 /// A job's track as stored. Times are offsets from `enqueued_at` (+1; 0 is the time 0, which
-/// unset times hold), tokens and counts `u32`; [`WIDE`] in a field means "the exact value is in
-/// the side table".
+/// unset times hold), the token `u32`, the holder and the lease count `u16`; [`WIDE`] (or
+/// [`WIDE16`]) in a field means "the exact value is in the side table". A pending failure and a
+/// `reprocessed_from` link are in [`JobTracks::rare`] (flags `HAS_FAILURE`,
+/// `HAS_REPROCESSED_FROM`): a finished job has a failure only after a zombie's failed attempt,
+/// and only a reprocess's successor has the link.
 #[derive(Clone, Copy, Debug, Default)]
 struct Packed {
     enqueued_at: u64,
@@ -121,24 +126,29 @@ struct Packed {
     leased_at: u32,
     renewed_at: u32,
     terminal_at: u32,
-    failure_at: u32,
     fence: u32,
-    failure_fence: u32,
-    holder: u32,
-    leases: u32,
-    reprocessed_from: u32,
     document: u32,
+    holder: u16,
+    leases: u16,
     version: u16,
     /// The key's tenant (`u16::MAX`: a key with none).
     key_tenant: u16,
     tenant: u16,
     operation: u16,
     flags: u16,
-    error: u8,
 }
 
 /// A packed field whose value is in the side table.
 const WIDE: u32 = u32::MAX;
+/// A packed `u16` field whose value is in the side table.
+const WIDE16: u16 = u16::MAX;
+
+/// The parts of a packed track a finished job seldom has (see [`Packed`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Rare {
+    failure: Option<Failure>,
+    reprocessed_from: Option<JobId>,
+}
 
 // The flag bits: which optional parts are present, and the small enums.
 const EXISTS: u16 = 1;
@@ -159,12 +169,9 @@ enum Field {
     LeasedAt,
     RenewedAt,
     TerminalAt,
-    FailureAt,
     Fence,
-    FailureFence,
     Holder,
     Leases,
-    ReprocessedFrom,
 }
 
 /// Set in a packed track whose job is live: its plain track is in the slab, at the index kept in
@@ -179,8 +186,11 @@ pub(super) struct JobTracks {
     live: Vec<JobTrack>,
     free: Vec<u32>,
     /// Values too wide for their packed field, by job and field: exact, and empty in any run
-    /// whose times stay within 49 days (in ms) of each job's enqueue and whose tokens fit 32 bits.
+    /// whose times stay within 49 days (in ms) of each job's enqueue, whose tokens fit 32 bits
+    /// and whose holders and lease counts fit 16 bits.
     wide: BTreeMap<(u32, Field), u64>,
+    /// A finished job's pending failure and `reprocessed_from` link, by job, when it has one.
+    rare: BTreeMap<u32, Rare>,
 }
 
 impl JobTracks {
@@ -324,7 +334,7 @@ impl JobTracks {
         Some(match p.flags & LIVE {
             0 => (
                 (p.flags >> TERMINAL_SHIFT) & 3 != 0,
-                self.number(job.0, Field::Leases, p.leases),
+                self.number16(job.0, Field::Leases, p.leases),
             ),
             _ => {
                 let t = &self.live[p.enqueued_at as usize];
@@ -385,6 +395,30 @@ impl JobTracks {
         }
     }
 
+    fn number16(&self, job: u32, field: Field, packed: u16) -> u64 {
+        match packed {
+            WIDE16 => self.wide(job, field),
+            n => n as u64,
+        }
+    }
+
+    fn put_number16(&mut self, job: u32, field: Field, v: u64) -> u16 {
+        if v < WIDE16 as u64 {
+            v as u16
+        } else {
+            self.wide.insert((job, field), v);
+            WIDE16
+        }
+    }
+
+    /// The rare parts of a packed track whose flags say it has some.
+    fn rare(&self, job: u32) -> Rare {
+        *self
+            .rare
+            .get(&job)
+            .expect("a packed track flagged with a failure or a reprocess link has it in `rare`")
+    }
+
     fn unpack(&self, job: u32, p: &Packed, deadline: SimTime) -> JobTrack {
         let base = p.enqueued_at;
         let f = p.flags;
@@ -395,11 +429,10 @@ impl JobTracks {
                 self.time(job, Field::TerminalAt, base, p.terminal_at),
             )),
         };
-        let failure = (f & HAS_FAILURE != 0).then(|| Failure {
-            fence: Fence(self.number(job, Field::FailureFence, p.failure_fence)),
-            at: self.time(job, Field::FailureAt, base, p.failure_at),
-            error: p.error,
-        });
+        let rare = match f & (HAS_FAILURE | HAS_REPROCESSED_FROM) {
+            0 => Rare::default(),
+            _ => self.rare(job),
+        };
         JobTrack {
             tenant: TenantId(p.tenant),
             key: IdempotencyKey {
@@ -415,20 +448,18 @@ impl JobTracks {
             deadline_at: base.saturating_add(deadline),
             visible_from: self.time(job, Field::VisibleFrom, base, p.visible_from),
             fence: Fence(self.number(job, Field::Fence, p.fence)),
-            holder: WorkerId(self.number(job, Field::Holder, p.holder) as u32),
+            holder: WorkerId(self.number16(job, Field::Holder, p.holder) as u32),
             leased_at: self.time(job, Field::LeasedAt, base, p.leased_at),
             renewed_at: self.time(job, Field::RenewedAt, base, p.renewed_at),
             renewed: f & RENEWED != 0,
             lease_held: f & LEASE_HELD != 0,
-            leases: self.number(job, Field::Leases, p.leases) as u32,
+            leases: self.number16(job, Field::Leases, p.leases) as u32,
             place: place_of(f),
             terminal,
-            failure,
+            failure: rare.failure,
             dlq: [DlqEntry::None, DlqEntry::Held, DlqEntry::Evicted]
                 [((f >> DLQ_SHIFT) & 3) as usize],
-            reprocessed_from: (f & HAS_REPROCESSED_FROM != 0).then(|| {
-                JobId(self.number(job, Field::ReprocessedFrom, p.reprocessed_from) as u32)
-            }),
+            reprocessed_from: rare.reprocessed_from,
             audited: f & AUDITED != 0,
             reprocessed: f & REPROCESSED != 0,
         }
@@ -454,8 +485,15 @@ impl JobTracks {
             Some((k, at)) => (k as u16 + 1, at),
         };
         flags |= terminal_kind << TERMINAL_SHIFT;
-        let (failure_fence, failure_at, error) =
-            t.failure.map_or((0, 0, 0), |f| (f.fence.0, f.at, f.error));
+        if t.failure.is_some() || t.reprocessed_from.is_some() {
+            let rare = Rare {
+                failure: t.failure,
+                reprocessed_from: t.reprocessed_from,
+            };
+            self.rare.insert(job, rare);
+        } else if !self.rare.is_empty() {
+            self.rare.remove(&job);
+        }
         // Versions are at most 65,535 (`vocab::key::MAX_VERSION`), tenants and operations u16.
         debug_assert!(t.key.version <= u16::MAX as u32);
         Packed {
@@ -465,23 +503,15 @@ impl JobTracks {
             leased_at: self.put_time(job, Field::LeasedAt, base, t.leased_at),
             renewed_at: self.put_time(job, Field::RenewedAt, base, t.renewed_at),
             terminal_at: self.put_time(job, Field::TerminalAt, base, terminal_at),
-            failure_at: self.put_time(job, Field::FailureAt, base, failure_at),
             fence: self.put_number(job, Field::Fence, t.fence.0),
-            failure_fence: self.put_number(job, Field::FailureFence, failure_fence),
-            holder: self.put_number(job, Field::Holder, t.holder.0 as u64),
-            leases: self.put_number(job, Field::Leases, t.leases as u64),
-            reprocessed_from: self.put_number(
-                job,
-                Field::ReprocessedFrom,
-                t.reprocessed_from.map_or(0, |j| j.0 as u64),
-            ),
+            holder: self.put_number16(job, Field::Holder, t.holder.0 as u64),
+            leases: self.put_number16(job, Field::Leases, t.leases as u64),
             document: t.key.document.0,
             version: t.key.version as u16,
             key_tenant: t.key.tenant.map_or(u16::MAX, |x| x.0),
             tenant: t.tenant.0,
             operation: t.payload.operation.0,
             flags,
-            error,
         }
     }
 }
@@ -562,8 +592,8 @@ mod tests {
     }
 
     #[test]
-    fn a_track_reads_back_as_it_was_written_and_takes_72_bytes() {
-        assert_eq!(std::mem::size_of::<Packed>(), 72);
+    fn a_track_reads_back_as_it_was_written_and_takes_56_bytes() {
+        assert_eq!(std::mem::size_of::<Packed>(), 56);
         let mut tracks = JobTracks::default();
         let t = track();
         tracks.set(JobId(2), &t);
@@ -576,6 +606,44 @@ mod tests {
     }
 
     #[test]
+    fn a_finished_jobs_rare_parts_come_and_go_with_its_records() {
+        let mut tracks = JobTracks::default();
+        let mut t = track();
+        t.failure = None;
+        t.reprocessed_from = None;
+        tracks.set(JobId(4), &t);
+        assert!(
+            tracks.rare.is_empty(),
+            "a plain finished job keeps no rare part"
+        );
+        // A zombie's failed attempt after the terminal record, then its decision.
+        tracks.update(JobId(4), 30_000, |t| {
+            t.failure = Some(Failure::new(Fence(12), "schema_invalid", 2_500))
+        });
+        let f = tracks.get(JobId(4), 30_000).unwrap().failure.unwrap();
+        assert_eq!(
+            (f.fence, f.at, f.error()),
+            (Fence(12), 2_500, "schema_invalid")
+        );
+        assert_eq!(tracks.rare.len(), 1);
+        tracks.update(JobId(4), 30_000, |t| t.failure = None);
+        assert!(tracks.get(JobId(4), 30_000).unwrap().failure.is_none());
+        assert!(tracks.rare.is_empty());
+        // A reprocess's successor keeps its link once finished.
+        t.reprocessed_from = Some(JobId(4));
+        tracks.set(JobId(9), &t);
+        assert_eq!(
+            tracks.get(JobId(9), 30_000).unwrap().reprocessed_from,
+            Some(JobId(4))
+        );
+        assert!(tracks
+            .get(JobId(4), 30_000)
+            .unwrap()
+            .reprocessed_from
+            .is_none());
+    }
+
+    #[test]
     fn values_too_wide_for_their_packed_field_are_kept_exactly() {
         let mut tracks = JobTracks::default();
         let mut t = track();
@@ -584,6 +652,8 @@ mod tests {
         t.leased_at = 1_000 + (1 << 40);
         t.renewed_at = u64::MAX;
         t.fence = Fence(u64::MAX - 1);
+        t.holder = WorkerId(70_000);
+        t.leases = 65_535;
         t.failure = Some(Failure::new(Fence(1 << 33), "timeout", 0));
         // Finished (tracks of live jobs are kept plain), long after its enqueue.
         t.terminal = Some((Terminal::Cancelled, 1_000 + (1 << 35)));

@@ -268,8 +268,7 @@ impl Checker {
     pub(super) fn figures(&self) -> (Counts, HeldCounts) {
         let t = &self.tally;
         let (unfinished, max_attempts) = self.jobs_unfinished_and_most_leases();
-        let publishes: u64 = self.events.iter().map(|e| e.publishes as u64).sum();
-        let first_publishes = self.events.iter().filter(|e| e.publishes > 0).count() as u64;
+        let (publishes, first_publishes) = self.events.publish_counts();
         let mut figures = Counts::default();
         for (c, v) in [
             (Counter::Enqueued, t.enqueued),

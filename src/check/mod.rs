@@ -20,6 +20,7 @@ mod recorded;
 mod tenancy;
 #[cfg(test)]
 mod tests;
+mod uniqueness;
 mod verdict;
 
 pub use checker::{CheckReport, Checker, PayloadId, Verdict, Violation};

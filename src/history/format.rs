@@ -60,6 +60,10 @@ pub fn header_line(config: &RunConfig) -> String {
             json!({"after": r.after, "from": r.from_name()}),
         ));
     }
+    if config.unique != crate::profile::Unique::Forever {
+        use crate::profile::Word;
+        members.push(("unique", json!(config.unique.name())));
+    }
     let settings = object_text(&members);
     let head = object_text(&[
         ("format", json!(FORMAT)),
@@ -128,10 +132,11 @@ pub fn to_value(record: &Record, names: &KeyNames) -> Value {
             "tenant" => v
                 .as_u64()
                 .map(|t| Value::String(names.tenants.name(TenantId(t as u16)).to_string())),
-            "operation" => v
+            "operation" | "replaced_operation" => v
                 .as_u64()
                 .map(|o| Value::String(names.operations.name(OperationId(o as u16)).to_string())),
-            "payload" | "existing_payload" | "content" | "output" => hex(&v),
+            "payload" | "existing_payload" | "content" | "output" | "replaced_payload"
+            | "replaced_content" => hex(&v),
             _ => None,
         };
         out.insert(field, spelled.unwrap_or(v));

@@ -102,6 +102,19 @@ pub enum Event {
         existing: JobId,
         existing_payload: Option<PayloadHash>,
     },
+    /// `unique = "replace"`: the key's pending job `existing` took the request's payload; what
+    /// it had before is `replaced_operation` and `replaced_content` (hash `replaced_payload`).
+    EnqueueReplaced {
+        tenant: TenantId,
+        key: IdempotencyKey,
+        operation: OperationId,
+        content: u64,
+        payload: Option<PayloadHash>,
+        existing: JobId,
+        replaced_operation: OperationId,
+        replaced_content: u64,
+        replaced_payload: Option<PayloadHash>,
+    },
     /// A job became visible at the end of a wait (backoff or delayed enqueue). Optional.
     Visible {
         job: JobId,
@@ -329,6 +342,7 @@ impl Event {
             Event::Enqueued { .. } => "enqueued",
             Event::EnqueueDeduped { .. } => "enqueue_deduped",
             Event::EnqueueConflict { .. } => "enqueue_conflict",
+            Event::EnqueueReplaced { .. } => "enqueue_replaced",
             Event::Visible { .. } => "visible",
             Event::Leased { .. } => "leased",
             Event::LeaseExpired { .. } => "lease_expired",

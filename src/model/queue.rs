@@ -2,12 +2,15 @@
 //!
 //! Owns: the four clocks of a job (visibleAt, leaseUntil, deadlineAt, createdAt), which worker
 //! may act on a job and until when, the fencing token handed out with every lease (a global
-//! monotonic counter), the enqueue-time idempotency check, and the queue depth.
+//! monotonic counter), the enqueue-time idempotency check under the run's uniqueness mode (the
+//! decision is `profile::unique`'s; the queue keeps each key's newest job), and the queue depth.
 //! Does not: decide retries (see `retry`), store results or publish events (see `outbox`), or
 //! keep dead jobs (see `dead_letter`). It reads no clock: `now` is an argument everywhere.
 
 use crate::ids::{Fence, JobId, SimTime, TenantId};
 use crate::key_index::KeyIndex;
+use crate::profile::unique::{self, Decision, Existing};
+use crate::profile::Unique;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 use std::cmp::Reverse;
@@ -40,6 +43,8 @@ pub struct QueueConfig {
     pub bug_early_expiry: bool,
     /// Bug switch `unfenced_heartbeat`: heartbeats skip the token check.
     pub bug_unfenced_heartbeat: bool,
+    /// What a submit of a key already known does (`[queue] unique`; durasim: unique for ever).
+    pub unique: Unique,
 }
 
 impl QueueConfig {
@@ -60,6 +65,7 @@ impl QueueConfig {
             bug_heartbeat_not_stored: false,
             bug_early_expiry: false,
             bug_unfenced_heartbeat: false,
+            unique: Unique::Forever,
         }
     }
 }
@@ -144,6 +150,12 @@ pub enum EnqueueOutcome {
         existing: JobId,
         existing_payload: PayloadHash,
     },
+    /// `unique = "replace"`: the key's pending job took the request's payload in place of
+    /// `replaced` (its clocks, fence and attempt count unchanged).
+    Replaced {
+        existing: JobId,
+        replaced: PayloadHash,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,9 +217,11 @@ pub struct Queue {
     ready: BinaryHeap<Reverse<(SimTime, u32)>>,
     ready_count: usize,
     fence_counter: u64,
-    /// The unique index on keys. Every new key creates exactly one job, so a key's slot is its
-    /// job's id.
+    /// The index on keys. Under `unique = "forever"` every new key creates exactly one job and
+    /// no other, so a key's slot is its job's id; under the other modes a known key can get
+    /// another job, and `latest[slot]` is the key's newest (kept only then: 4 bytes a key).
     by_key: KeyIndex,
+    latest: Vec<u32>,
     terminal_count: usize,
 }
 
@@ -220,6 +234,7 @@ impl Queue {
             ready_count: 0,
             fence_counter: 0,
             by_key: KeyIndex::default(),
+            latest: Vec::new(),
             terminal_count: 0,
         }
     }
@@ -258,22 +273,48 @@ impl Queue {
 
     /// The enqueue-time idempotency check, then a new job. `now` becomes createdAt, so
     /// deadlineAt = now + deadline_ms. A job visible in the future waits; the caller is told
-    /// when to call [`Queue::make_visible`].
+    /// when to call [`Queue::make_visible`]. A known key is resolved by the uniqueness mode
+    /// against the key's newest job (`profile::unique::decide`).
     pub fn enqueue(&mut self, now: SimTime, request: EnqueueRequest) -> EnqueueOutcome {
         let id = JobId(self.jobs.len() as u32);
         let (slot, new) = self.by_key.insert(request.key);
+        let forever = self.config.unique == Unique::Forever;
         if !new {
-            let existing = JobId(slot);
-            let existing_payload = self.jobs[existing.index()].payload;
-            if existing_payload == request.payload || self.config.bug_reuse_on_conflict {
-                return EnqueueOutcome::Deduplicated { existing };
-            }
-            return EnqueueOutcome::Conflict {
-                existing,
-                existing_payload,
+            let existing = self.latest_of(slot);
+            let j = &self.jobs[existing.index()];
+            let existing_payload = j.payload;
+            let seen = Existing {
+                terminal: j.state.is_terminal(),
+                leased: j.state == JobState::Leased,
+                same_payload: existing_payload == request.payload
+                    || self.config.bug_reuse_on_conflict,
             };
+            match unique::decide(self.config.unique, Some(seen)) {
+                Decision::Create => {}
+                Decision::Dedupe => return EnqueueOutcome::Deduplicated { existing },
+                Decision::Conflict => {
+                    return EnqueueOutcome::Conflict {
+                        existing,
+                        existing_payload,
+                    }
+                }
+                Decision::Replace => {
+                    self.jobs[existing.index()].payload = request.payload;
+                    return EnqueueOutcome::Replaced {
+                        existing,
+                        replaced: existing_payload,
+                    };
+                }
+            }
         }
-        debug_assert_eq!(slot, id.0, "one job per key");
+        if forever {
+            assert_eq!(slot, id.0, "unique for ever: one job per key");
+        } else if new {
+            debug_assert_eq!(slot as usize, self.latest.len());
+            self.latest.push(id.0);
+        } else {
+            self.latest[slot as usize] = id.0;
+        }
         self.jobs.push(Job {
             key: request.key,
             tenant: request.tenant,
@@ -291,6 +332,14 @@ impl Queue {
             self.set_ready(id);
         }
         EnqueueOutcome::Created(id)
+    }
+
+    /// The newest job of the key in `slot`.
+    fn latest_of(&self, slot: u32) -> JobId {
+        match self.config.unique {
+            Unique::Forever => JobId(slot),
+            _ => JobId(self.latest[slot as usize]),
+        }
     }
 
     /// The job's `visible_at` has come (end of backoff, or a delayed first enqueue).

@@ -9,6 +9,7 @@
 //! Does not: simulate, judge, name a figure (`vocab/counters.rs`) or decide where files go; the
 //! distributions' type is `latency`, the series' summaries `series`.
 
+use super::open_jobs::OpenJobs;
 use crate::history::{Event, Observer, Record};
 use crate::ids::{JobId, SimTime, TenantId, WorkerId};
 use crate::vocab::counters::{Counter, Tally};
@@ -63,9 +64,6 @@ pub struct TenantMetrics {
     pub job_age: Latency,
 }
 
-/// `created_at` of a job that has ended (or was never enqueued).
-const DONE: SimTime = SimTime::MAX;
-
 pub struct Metrics {
     /// Every counted figure (`Counter`), complete once `RunEnded` is seen.
     pub counts: Tally,
@@ -82,9 +80,9 @@ pub struct Metrics {
     /// `jobs.csv` rows, kept only when rows are written (with an attempt sink; `--no-rows` keeps
     /// none).
     job_rows: Vec<Option<JobRow>>,
-    /// Each job's createdAt until it ends (then [`DONE`]): jobAgeMs and the unfinished count,
-    /// 8 bytes a job.
-    created_at: Vec<SimTime>,
+    /// The createdAt of each job from the oldest unfinished one on: jobAgeMs and the
+    /// unfinished count (8 bytes a job in flight, not a job ever enqueued).
+    open: OpenJobs,
     applied_at: Vec<SimTime>,
     open_attempts: Vec<Option<AttemptRow>>,
     attempt_sink: Option<csv::Writer<Box<dyn Write>>>,
@@ -121,7 +119,7 @@ impl Metrics {
             job_age: Latency::default(),
             depth: Vec::new(),
             job_rows: Vec::with_capacity(if attempt_sink.is_some() { jobs } else { 0 }),
-            created_at: Vec::with_capacity(jobs),
+            open: OpenJobs::default(),
             applied_at: Vec::with_capacity(jobs + 1),
             open_attempts: vec![None; workers as usize],
             attempt_sink: attempt_sink.map(csv::Writer::from_writer),
@@ -153,12 +151,8 @@ impl Metrics {
     }
 
     fn terminal(&mut self, at: SimTime, job: JobId, state: &'static str) {
-        let Some(created) = self.created_at.get_mut(job.index()) else {
-            return;
-        };
-        if *created != DONE {
-            let age = at - *created;
-            *created = DONE;
+        if let Some(created) = self.open.close(job) {
+            let age = at - created;
             // Recorded run-wide and per tenant: summing the tenants' histograms at the end cost
             // more than the second record in short runs (sweeps).
             self.job_age.record(age);
@@ -289,10 +283,7 @@ impl Observer for Metrics {
                         .resize_with(tenant.index() + 1, TenantMetrics::default);
                 }
                 self.tenants[tenant.index()].enqueued += 1;
-                if self.created_at.len() <= job.index() {
-                    self.created_at.resize(job.index() + 1, DONE);
-                }
-                self.created_at[job.index()] = at;
+                self.open.open(*job, at);
                 if self.attempt_sink.is_none() {
                     return;
                 }
@@ -522,13 +513,14 @@ impl Observer for Metrics {
                     .set(Counter::OutboxRowsFinal, self.outbox_rows_now());
                 self.outbox.bytes_max =
                     self.counts.get(Counter::OutboxRowsMax) * self.outbox.bytes_per_row;
-                let unfinished = self.created_at.iter().filter(|c| **c != DONE).count();
+                let unfinished = self.open.unfinished();
                 self.counts.set(Counter::Unfinished, unfinished as u64);
             }
             Event::RunStarted { .. }
             | Event::Visible { .. }
             | Event::WorkerRestarted { .. }
-            | Event::PayloadMutated { .. } => {}
+            | Event::PayloadMutated { .. }
+            | Event::EnqueueReplaced { .. } => {}
         }
     }
 }

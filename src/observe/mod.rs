@@ -4,5 +4,6 @@
 
 pub mod latency;
 pub mod metrics;
+pub mod open_jobs;
 pub mod progress;
 pub mod series;

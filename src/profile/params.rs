@@ -235,6 +235,10 @@ word!(
         /// Refused while a job with the key runs; a new run after it closes (Temporal's
         /// workflow-id defaults: conflict FAIL, reuse ALLOW_DUPLICATE).
         ConflictWhileRunning = "conflict_while_running",
+        /// A job with the key that is neither leased nor finished takes the new payload; a
+        /// leased or finished one leaves the key to a new job (graphile-worker's `job_key`,
+        /// default `job_key_mode = 'replace'`).
+        Replace = "replace",
     }
 );
 

@@ -2,7 +2,7 @@
 //!
 //! Owns: the decision for one submit, from the profile's mode, the existing job's state and
 //! whether the payloads are equal: a new job, the existing job standing for the request
-//! (deduped), or a refusal (conflict). Queues compare keys, not payloads: a dedupe onto a
+//! (deduped), the existing job taking the request's payload (replaced), or a refusal (conflict). Queues compare keys, not payloads: a dedupe onto a
 //! different payload is what the checker's `payload_conflict_rejected` then reports.
 //! Does not: hold the key index (see `key_index`) or create the job (the queue does).
 
@@ -21,6 +21,7 @@ pub enum Decision {
     Create,
     Dedupe,
     Conflict,
+    Replace,
 }
 
 pub fn decide(mode: Unique, existing: Option<Existing>) -> Decision {
@@ -35,6 +36,10 @@ pub fn decide(mode: Unique, existing: Option<Existing>) -> Decision {
         Unique::WhileActive => Decision::Dedupe,
         Unique::ConflictWhileRunning if e.terminal => Decision::Create,
         Unique::ConflictWhileRunning => Decision::Conflict,
+        // graphile-worker's `add_job`: a locked job (or one out of attempts) keeps running with
+        // its key cleared and a new job takes the key; an unlocked one is overwritten.
+        Unique::Replace if e.terminal || e.leased => Decision::Create,
+        Unique::Replace => Decision::Replace,
     }
 }
 
@@ -79,5 +84,19 @@ mod tests {
             decide(Unique::ConflictWhileRunning, Some(DONE)),
             Decision::Create
         );
+    }
+
+    // graphile-worker's job_key, default mode `replace` (sql/000011.sql add_job; add_jobs: a
+    // job that is not `is_available` gets its key cleared and a new job is inserted).
+    #[test]
+    fn replace_overwrites_only_a_job_nobody_holds() {
+        let pending = Existing {
+            leased: false,
+            same_payload: false,
+            ..RUNNING
+        };
+        assert_eq!(decide(Unique::Replace, Some(pending)), Decision::Replace);
+        assert_eq!(decide(Unique::Replace, Some(RUNNING)), Decision::Create);
+        assert_eq!(decide(Unique::Replace, Some(DONE)), Decision::Create);
     }
 }

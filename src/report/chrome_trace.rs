@@ -171,6 +171,9 @@ impl Builder {
             Event::EnqueueConflict { existing, .. } => {
                 self.instant(PIPELINE, QUEUE, "enqueue conflict", "queue", at, json!({"existing": existing.0}))
             }
+            Event::EnqueueReplaced { existing, .. } => {
+                self.instant(PIPELINE, QUEUE, "enqueue replaced", "queue", at, json!({"existing": existing.0}))
+            }
             Event::Leased { job, worker, fence, attempt, lease_until, visible_at } => {
                 // A worker that still holds an attempt (never in a well-formed history) closes it.
                 self.end_attempt(worker.0, at, "superseded");

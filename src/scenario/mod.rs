@@ -301,6 +301,7 @@ impl Scenario {
                     after,
                     from_enqueue: sem.dlq.mode == crate::profile::DlqMode::Redrive,
                 }),
+            unique: sem.unique,
         }
     }
 

@@ -2,7 +2,7 @@
 //!
 //! Owns: generated arrivals, `[[enqueue]]` entries and `[[burst]]`s turned into enqueue
 //! requests, the idempotency key and payload hash they carry, the enqueue-time idempotency
-//! outcome recorded in the history, and the name table every run registers up front.
+//! outcome recorded in the history (a new job, a dedupe, a refusal, a replaced payload), and the name table every run registers up front.
 //! Does not: decide whether a key is taken (the queue does) or draw arrival times (arrivals.rs).
 
 use super::kernel::{decrement, Ev, Sim};
@@ -102,6 +102,24 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                     content,
                     payload: Some(hash),
                     existing,
+                });
+                None
+            }
+            EnqueueOutcome::Replaced { existing, replaced } => {
+                // The job now carries the request: its payload, and whether it validates.
+                let was = self.payloads.get(existing, key.document);
+                self.payloads.set(existing, payload);
+                self.invalid[existing.index()] = invalid;
+                self.record(Event::EnqueueReplaced {
+                    tenant,
+                    key,
+                    operation,
+                    content,
+                    payload: Some(hash),
+                    existing,
+                    replaced_operation: was.operation,
+                    replaced_content: was.content,
+                    replaced_payload: Some(replaced),
                 });
                 None
             }

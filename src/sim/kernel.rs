@@ -187,6 +187,7 @@ pub fn chapter_queue(scenario: &Scenario, options: &RunRequest) -> ChapterQueue 
         bug_heartbeat_not_stored: bugs.heartbeat_not_stored,
         bug_early_expiry: bugs.early_expiry,
         bug_unfenced_heartbeat: bugs.unfenced_heartbeat,
+        unique: sem.unique,
     };
     ChapterQueue {
         queue: Queue::with_capacity(queue_config, job_capacity(scenario, options)),

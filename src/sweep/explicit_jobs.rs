@@ -10,8 +10,9 @@
 //!
 //! Job ids are handed out in the order jobs are created. Entries fire at their own times, and
 //! entries with the same time in file order (the kernel schedules them all at the start); every
-//! entry records exactly one `enqueued`, `enqueue_deduped` or `enqueue_conflict`, so the
-//! non-reprocess enqueue records of a history are the entries in (time, file order). Dropping
+//! entry records exactly one `enqueued`, `enqueue_deduped`, `enqueue_conflict` or
+//! `enqueue_replaced`, so the non-reprocess enqueue records of a history are the entries in
+//! (time, file order). Dropping
 //! entries removes their jobs; every other job, a reprocess's included, moves down by the number
 //! of removed jobs below it (timed events keep their order). That holds unless a removed job was
 //! the one a later request deduped onto; such a candidate just fails to reproduce and is not kept.
@@ -66,6 +67,12 @@ pub fn explicit(s: &Scenario, trace: &[Record], names: &KeyNames) -> Option<Scen
                 key,
                 content,
                 ..
+            }
+            | Event::EnqueueReplaced {
+                tenant,
+                key,
+                content,
+                ..
             } => (*tenant, *key, *content),
             _ => continue,
         };
@@ -110,7 +117,9 @@ pub fn created_jobs(s: &Scenario) -> Option<Vec<Option<u32>>> {
                 reprocess_of: None,
                 ..
             } => Some(Some(job.0)),
-            Event::EnqueueDeduped { .. } | Event::EnqueueConflict { .. } => Some(None),
+            Event::EnqueueDeduped { .. }
+            | Event::EnqueueConflict { .. }
+            | Event::EnqueueReplaced { .. } => Some(None),
             _ => None,
         })
         .collect();

@@ -162,6 +162,14 @@ pub struct RunConfig {
     /// reprocessed or, with a capacity, evicted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dlq_retention: Option<DlqRetention>,
+    /// What a submit of a key already known does (the header's `unique`; absent: `forever`,
+    /// durasim's key, which every header before the uniqueness modes means).
+    #[serde(skip_serializing_if = "is_forever")]
+    pub unique: crate::profile::Unique,
+}
+
+fn is_forever(u: &crate::profile::Unique) -> bool {
+    *u == crate::profile::Unique::Forever
 }
 
 /// DLQ retention by age: an entry may be deleted once it is older than `after`, counted from
@@ -215,6 +223,7 @@ impl Default for RunConfig {
             retry_formula: None,
             permanent_errors_retried: false,
             dlq_retention: None,
+            unique: crate::profile::Unique::Forever,
         }
     }
 }

@@ -1,9 +1,34 @@
-//! What the history-editing tests share: judge a history given as lines, and the first
-//! violation's message of an invariant.
+//! What the history-editing tests share: run a scenario and keep its history file as lines,
+//! judge a history given as lines, and the first violation's message of an invariant.
 //! Owns: test helpers only.
 
 use durasim::check::{CheckReport, Invariant};
+use durasim::history::format::write_history;
 use durasim::history::reader::{HistoryReader, Limits};
+use durasim::run::{run_once, RunReport, RunRequest};
+use durasim::scenario::Scenario;
+
+/// Runs `s` with its defaults, keeping the trace: the report, and the history file the run
+/// writes, as lines.
+#[allow(dead_code)] // tests/attempts_count.rs shares `common` but runs its own
+pub fn run_with_history(s: &Scenario) -> (RunReport, Vec<String>) {
+    let mut request = RunRequest::for_scenario(s);
+    request.keep_trace = true;
+    let report = run_once(s, &request, None);
+    let mut file = Vec::new();
+    write_history(
+        &mut file,
+        report.trace.as_ref().unwrap(),
+        &report.outcome.names,
+    )
+    .unwrap();
+    let lines = String::from_utf8(file)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    (report, lines)
+}
 
 /// The checker's report on `lines`, read back as a history file would be.
 pub fn judge(lines: &[String]) -> CheckReport {

@@ -56,6 +56,8 @@ pub fn header(a: &Applied, ms: bool) -> String {
         retry_formula: None,
         permanent_errors_retried: false,
         dlq_retention: None,
+        // The store's key is UNIQUE: one job per key, for ever.
+        unique: durasim::profile::Unique::Forever,
     })
 }
 

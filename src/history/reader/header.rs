@@ -5,6 +5,7 @@
 //! Does not: read records (`records.rs`) or read lines (`mod.rs`).
 
 use super::*;
+use crate::profile::{Unique, Word};
 
 impl<R: BufRead> HistoryReader<R> {
     pub(super) fn header(&self, mut map: Map<String, Value>) -> Result<RunConfig, HistoryError> {
@@ -86,7 +87,7 @@ impl<R: BufRead> HistoryReader<R> {
         time_unit: TimeUnit,
         emits: Emits,
     ) -> Result<RunConfig, HistoryError> {
-        const FIELDS: [&str; 16] = [
+        const FIELDS: [&str; 17] = [
             "seed",
             "workers",
             "lease",
@@ -103,6 +104,7 @@ impl<R: BufRead> HistoryReader<R> {
             "outbox_retention",
             "permanent_error",
             "dlq_retention",
+            "unique",
         ];
         let f = Fields {
             reader: self,
@@ -175,6 +177,19 @@ impl<R: BufRead> HistoryReader<R> {
                 ))
             }
         };
+        let unique = match f.opt_string("unique")? {
+            None => Unique::Forever,
+            Some(name) => Unique::parse(name).ok_or_else(|| {
+                self.error(
+                    Some("config.unique"),
+                    format!(
+                        "{}: allowed: {} (absent: \"forever\")",
+                        clip(name),
+                        Unique::allowed()
+                    ),
+                )
+            })?,
+        };
         Ok(RunConfig {
             time_unit,
             emits,
@@ -194,6 +209,7 @@ impl<R: BufRead> HistoryReader<R> {
             retry_formula,
             permanent_errors_retried,
             dlq_retention: self.dlq_retention(f.map.get("dlq_retention"))?,
+            unique,
         })
     }
 

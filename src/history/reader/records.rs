@@ -136,6 +136,17 @@ impl<R: BufRead> HistoryReader<R> {
                 existing: g.job("existing")?,
                 existing_payload: g.opt_hex("existing_payload")?.map(PayloadHash),
             },
+            "enqueue_replaced" => Event::EnqueueReplaced {
+                tenant: g.tenant("tenant")?,
+                key: g.key("key")?,
+                operation: g.operation("operation")?,
+                content: g.hex("content")?,
+                payload: g.opt_hex("payload")?.map(PayloadHash),
+                existing: g.job("existing")?,
+                replaced_operation: g.operation("replaced_operation")?,
+                replaced_content: g.hex("replaced_content")?,
+                replaced_payload: g.opt_hex("replaced_payload")?.map(PayloadHash),
+            },
             "visible" => Event::Visible { job: g.job("job")? },
             "leased" => Event::Leased {
                 job: g.job("job")?,

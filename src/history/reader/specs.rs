@@ -48,6 +48,20 @@ pub(super) const SPECS: &[(&str, &[&str])] = &[
             "existing_payload",
         ],
     ),
+    (
+        "enqueue_replaced",
+        &[
+            "tenant",
+            "key",
+            "operation",
+            "content",
+            "payload",
+            "existing",
+            "replaced_operation",
+            "replaced_content",
+            "replaced_payload",
+        ],
+    ),
     ("visible", &["job"]),
     (
         "leased",
@@ -125,7 +139,7 @@ pub(super) const SPECS: &[(&str, &[&str])] = &[
     ("run_ended", &["quiescent"]),
 ];
 
-const _: () = assert!(SPECS.len() == 33);
+const _: () = assert!(SPECS.len() == 34);
 
 /// Every record type with its fields: [`SPECS`], and each held fault's record
 /// (`vocab::faults::HELD`: `{worker, job, fence, <field>}`) after `worker_restarted`.

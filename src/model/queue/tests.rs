@@ -183,3 +183,53 @@ fn retry_waits_for_its_visible_at() {
         LeaseOutcome::Leased { attempt: 2, .. }
     ));
 }
+
+/// A known key under each uniqueness mode: resolved against the key's newest job, which a
+/// second job replaces as the one later submits meet.
+#[test]
+fn a_known_key_is_resolved_against_its_newest_job_by_the_mode() {
+    let with = |unique| {
+        Queue::new(QueueConfig {
+            unique,
+            ..QueueConfig::new(1000, 30_000, 3)
+        })
+    };
+    let mut q = with(Unique::None);
+    assert_eq!(
+        q.enqueue(0, request(7, 1, 0)),
+        EnqueueOutcome::Created(JobId(0))
+    );
+    assert_eq!(
+        q.enqueue(1, request(8, 1, 0)),
+        EnqueueOutcome::Created(JobId(1))
+    );
+    assert_eq!(
+        q.enqueue(2, request(7, 2, 0)),
+        EnqueueOutcome::Created(JobId(2))
+    );
+
+    let mut q = with(Unique::WhileActive);
+    q.enqueue(0, request(7, 1, 0));
+    let (job, fence) = leased(&mut q, 0);
+    // Live: deduplicated whatever the payload (queues compare keys).
+    let dedupe = EnqueueOutcome::Deduplicated { existing: JobId(0) };
+    assert_eq!(q.enqueue(1, request(7, 2, 0)), dedupe);
+    q.ack(2, job, fence).unwrap();
+    assert_eq!(
+        q.enqueue(3, request(7, 1, 0)),
+        EnqueueOutcome::Created(JobId(1))
+    );
+    // The newest job (1) is live: the next submit meets it, not the acked job 0.
+    let dedupe = EnqueueOutcome::Deduplicated { existing: JobId(1) };
+    assert_eq!(q.enqueue(4, request(7, 1, 0)), dedupe);
+
+    let mut q = with(Unique::ConflictWhileRunning);
+    q.enqueue(0, request(7, 1, 0));
+    assert_eq!(
+        q.enqueue(1, request(7, 1, 0)),
+        EnqueueOutcome::Conflict {
+            existing: JobId(0),
+            existing_payload: PayloadHash(1)
+        }
+    );
+}

@@ -36,6 +36,8 @@ pub fn semantics() -> Semantics {
         permanent_error: PermanentError::DeadLetter,
         backoff: Backoff::plain(BackoffFormula::Immediate),
         dlq: Dlq::KEPT,
+        // `Queue.add` makes a new job unless the app passes a `jobId` or `deduplication`
+        // (src/interfaces/base-job-options.ts: both opt-in).
         unique: Unique::None,
         deadline_ms: None,
         sources: "docs/queues.md §1.3: taskforcesh/bullmq@352d3c7 src/classes/worker.ts, lock-manager.ts, \

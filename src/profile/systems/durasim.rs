@@ -30,6 +30,7 @@ pub fn semantics() -> Semantics {
         permanent_error: PermanentError::DeadLetter,
         backoff: Backoff::exp2(100, 2_000, JitterMode::Full),
         dlq: Dlq::QUEUE,
+        // The idempotency key is unique for ever (src/model/queue.rs `enqueue`).
         unique: Unique::Forever,
         deadline_ms: Some(30_000),
         sources: "docs/queues.md §1.1: src/model/queue.rs (check_fence, lease_next), \

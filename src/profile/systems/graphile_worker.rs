@@ -7,8 +7,8 @@
 //! (`completeJobs.ts`): `by_id`; failure requires `locked_by = poolId` (`failJobs.ts`):
 //! `if_same_process`. 25 attempts (`sql/000011.sql`); backoff e^min(n, 10) s, no jitter
 //! (`failJobs.ts`); no API to fail permanently; a job out of attempts stays in the table.
-//! Does not: model `job_key` (opt-in; its `replace` mode is in docs/queues.md M10) or the 8–10
-//! minute spread.
+//! Does not: default to `job_key` (opt-in; `[queue] unique = "replace"` is its default mode)
+//! or model the 8–10 minute spread.
 
 use crate::profile::*;
 
@@ -49,6 +49,8 @@ pub fn semantics() -> Semantics {
             jitter_step_ms: 0,
         },
         dlq: Dlq::KEPT,
+        // `add_job` without a `job_key` always inserts; with one, the default `job_key_mode` is
+        // `replace` (sql/000011.sql `add_job`; website/docs/job-key.md): `unique = "replace"`.
         unique: Unique::None,
         deadline_ms: None,
         sources:

@@ -48,6 +48,7 @@ pub fn semantics() -> Semantics {
             capacity: None,
             retention_ms: Some(60_000),
         },
+        // `unique: false` unless the worker or the insert sets `unique:` (lib/oban/job.ex).
         unique: Unique::None,
         deadline_ms: None,
         sources:

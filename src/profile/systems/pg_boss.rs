@@ -46,6 +46,7 @@ pub fn semantics() -> Semantics {
             capacity: None,
             retention_ms: Some(604_800_000),
         },
+        // The default `standard` queue policy has no unique index on `singleton_key` (src/plans.ts).
         unique: Unique::None,
         deadline_ms: None,
         sources: "docs/queues.md §1.8: timgit/pg-boss@55ee32f src/plans.ts (QUEUE_DEFAULTS, fetchNextJob, \

@@ -33,6 +33,7 @@ pub fn semantics() -> Semantics {
         permanent_error: PermanentError::DeadLetter,
         backoff: Backoff::plain(BackoffFormula::Visibility),
         dlq: Dlq::KEPT,
+        // `send` always inserts a new message (pgmq-extension/sql/pgmq.sql `send`).
         unique: Unique::None,
         deadline_ms: None,
         sources:

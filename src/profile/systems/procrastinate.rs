@@ -41,6 +41,8 @@ pub fn semantics() -> Semantics {
         permanent_error: PermanentError::DeadLetter,
         backoff: Backoff::plain(BackoffFormula::Immediate),
         dlq: Dlq::KEPT,
+        // `defer` inserts unless the app passes a `queueing_lock` (procrastinate/sql/schema.sql:
+        // the partial unique index on `queueing_lock` over `todo` jobs is opt-in).
         unique: Unique::None,
         deadline_ms: None,
         sources: "docs/queues.md §1.9: procrastinate-org/procrastinate@f099a75 procrastinate/sql/schema.sql, \

@@ -51,6 +51,7 @@ pub fn semantics() -> Semantics {
             capacity: None,
             retention_ms: Some(604_800_000),
         },
+        // `Insert` makes a new job unless `UniqueOpts` is set (insert_opts.go).
         unique: Unique::None,
         deadline_ms: None,
         sources: "docs/queues.md §1.4: riverqueue/river@fdf6cdf client.go, internal/maintenance/job_rescuer.go, \

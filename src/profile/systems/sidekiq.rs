@@ -50,6 +50,7 @@ pub fn semantics() -> Semantics {
             capacity: Some(9_999),
             retention_ms: Some(15_552_000_000),
         },
+        // `perform_async` always pushes a new job; uniqueness is Enterprise's `unique!`.
         unique: Unique::None,
         deadline_ms: None,
         sources: "docs/queues.md §1.10: sidekiq/sidekiq@1bb4aa0 lib/sidekiq/fetch.rb, job_retry.rb, config.rb; \

@@ -52,6 +52,8 @@ pub fn semantics() -> Semantics {
             capacity: None,
             retention_ms: Some(345_600_000),
         },
+        // A standard queue keeps every `SendMessage`; only FIFO queues deduplicate (5 minutes,
+        // `MessageDeduplicationId`), which this profile does not model.
         unique: Unique::None,
         deadline_ms: None,
         sources: "docs/queues.md §1.2: ChangeMessageVisibility and DeleteMessage API references, \

@@ -37,6 +37,8 @@ pub fn semantics() -> Semantics {
         permanent_error: PermanentError::DeadLetter,
         backoff: Backoff::exp2(1_000, 100_000, JitterMode::None),
         dlq: Dlq::KEPT,
+        // StartWorkflowExecution: WorkflowIdConflictPolicy FAIL while the run is open,
+        // WorkflowIdReusePolicy ALLOW_DUPLICATE after it closes (common/enums/defaults.go).
         unique: Unique::ConflictWhileRunning,
         deadline_ms: None,
         sources: "docs/queues.md §1.11: temporalio/temporal@6805cae common/retrypolicy/retry_policy.go, \
