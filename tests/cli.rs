@@ -450,3 +450,54 @@ fn conform_runs_its_program_and_keeps_its_exit_code() {
         text(&o)
     );
 }
+
+/// `early_expiry` moves the chapter's exact expiry timer; under a profile that ends leases
+/// otherwise (bullmq's two-pass stalled checker, River's rescuer) the run would pass with the
+/// switch silently off: `--bug` and `[bugs]` both refuse it, exit 2, naming the file, the flag
+/// or field, the profile and what is allowed. Under the exact timer it runs and is caught.
+#[test]
+fn early_expiry_under_a_profile_without_the_exact_timer_is_refused() {
+    let dir = temp("early-expiry");
+    let file = "scenarios/incidents/bullmq-631-fixed.toml";
+    let o = durasim(&[
+        "run",
+        file,
+        "--bug",
+        "early_expiry",
+        "--out",
+        dir.join("r").to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    for part in [
+        file,
+        "--bug early_expiry",
+        "profile \"bullmq\"",
+        "expiry \"two_pass\"",
+        "allowed: a profile (or [queue] keys) with expiry \"timer\" and on_expiry \"ready\"",
+    ] {
+        assert!(t.contains(part), "{part:?} in {t}");
+    }
+    assert!(!dir.join("r").exists());
+    // The same switch in the file's [bugs] is refused at parse, with its line and field.
+    let src = std::fs::read_to_string(file).unwrap() + "\n[bugs]\nearly_expiry = true\n";
+    let bad = dir.join("bullmq-early.toml");
+    std::fs::write(&bad, src).unwrap();
+    let o = durasim(&["check", bad.to_str().unwrap()]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("bugs.early_expiry") && t.contains("profile \"bullmq\""),
+        "{t}"
+    );
+    // Under the exact timer the switch acts, and the checker catches it.
+    let o = durasim(&[
+        "run",
+        "scenarios/zombie-worker.toml",
+        "--bug",
+        "early_expiry",
+        "--out",
+        dir.join("z").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+}

@@ -52,6 +52,16 @@ pub fn apply_bug_flags(bugs: &mut Bugs, names: &[String]) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// A `--bug` switch that cannot act under `scenario`'s queue (read from `file`) is bad input:
+/// the run would pass with it silently off (`bugs::refused_under`).
+pub fn check_bugs_apply(bugs: &Bugs, scenario: &Scenario, file: &str) -> anyhow::Result<()> {
+    let profile = scenario.queue.profile.as_deref().unwrap_or("durasim");
+    match crate::bugs::refused_under(bugs, &scenario.semantics(), profile) {
+        Some(m) => Err(bad(format!("{file}: --bug early_expiry: {m}"))),
+        None => Ok(()),
+    }
+}
+
 pub fn cmd_check(paths: &[PathBuf]) -> anyhow::Result<Outcome> {
     let mut errors = Vec::new();
     for p in paths {

@@ -5,7 +5,7 @@
 //! `trace.jsonl` (read a line at a time).
 //! Does not: run anything but `run::run_once`.
 
-use super::input::{apply_bug_flags, load_scenario};
+use super::input::{apply_bug_flags, check_bugs_apply, load_scenario};
 use super::{bad, Outcome};
 use crate::history::{to_json_line, TraceHash};
 use crate::report::summary::ReplayInfo;
@@ -59,6 +59,11 @@ fn replay_request(dir: &Path) -> anyhow::Result<(PathBuf, Scenario, RunRequest, 
     let mut request = RunRequest::for_scenario(&scenario);
     request.bugs = crate::scenario::Bugs::default();
     apply_bug_flags(&mut request.bugs, &info.bugs)?;
+    check_bugs_apply(
+        &request.bugs,
+        &scenario,
+        &scenario_path.display().to_string(),
+    )?;
     request.seed = info.seed;
     request.jobs = info.jobs_override;
     Ok((scenario_path, scenario, request, info))

@@ -8,7 +8,7 @@
 //! Does not: simulate or judge (`run::run_once`), or lay out the files (`report`).
 
 use super::args::{RunArgs, TraceFormat};
-use super::input::{apply_bug_flags, load_scenario};
+use super::input::{apply_bug_flags, check_bugs_apply, load_scenario};
 use super::print::print_summary;
 use super::{bad, default_out, output_error, report_error, Outcome};
 use crate::history::Record;
@@ -44,6 +44,11 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let (scenario, text) = load_scenario(&args.scenario)?;
     let mut request = RunRequest::for_scenario(&scenario);
     apply_bug_flags(&mut request.bugs, &args.bugs)?;
+    check_bugs_apply(
+        &request.bugs,
+        &scenario,
+        &args.scenario.display().to_string(),
+    )?;
     if let Some(seed) = args.seed {
         request.seed = seed;
     }

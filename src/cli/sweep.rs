@@ -7,7 +7,7 @@
 //! Does not: run or aggregate seeds (`sweep`) or lay out the files (`report::sweep_dir`).
 
 use super::args::{MergeArgs, SweepArgs};
-use super::input::{apply_bug_flags, load_scenario};
+use super::input::{apply_bug_flags, check_bugs_apply, load_scenario};
 use super::print::print_sweep_summary;
 use super::{bad, default_out, output_error, report_error, Outcome};
 use crate::report::junit::{check_junit_target, write_junit};
@@ -68,6 +68,11 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
     }
     let mut plan = Plan::new(scenario, &args.scenario.display().to_string(), seeds);
     apply_bug_flags(&mut plan.bugs, &args.bugs)?;
+    check_bugs_apply(
+        &plan.bugs,
+        &plan.scenario,
+        &args.scenario.display().to_string(),
+    )?;
     plan.shard = shard;
     crate::limits::check_sweep_seeds(&args.seeds, plan.seed_count())
         .map_err(|e| bad(e.to_string()))?;
@@ -132,6 +137,7 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
     plan.jobs = first.jobs_override;
     plan.bugs = Bugs::default();
     apply_bug_flags(&mut plan.bugs, &first.bugs)?;
+    check_bugs_apply(&plan.bugs, &plan.scenario, &first.scenario_file)?;
     let mut records = Vec::new();
     for s in &shards {
         records

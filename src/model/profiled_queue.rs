@@ -83,6 +83,12 @@ impl ProfiledQueue {
             || sem.dlq.retention_ms.is_some()
     }
 
+    /// Whether leases under `sem` end at the chapter's exact timer (the timer expiry and a
+    /// ready rescue), the only end the `early_expiry` bug switch moves.
+    pub fn exact_timer(sem: &Semantics) -> bool {
+        plain_expiry(sem)
+    }
+
     /// The chapter's queue `chapter`, built for the run, under the rules of `sem`.
     pub fn new(chapter: ChapterQueue, sem: Semantics) -> ProfiledQueue {
         ProfiledQueue {

@@ -426,6 +426,10 @@ impl Scenario {
                 );
             }
         }
+        let profile = self.queue.profile.as_deref().unwrap_or("durasim");
+        if let Some(m) = crate::bugs::refused_under(&self.bugs, &self.semantics(), profile) {
+            return err("bugs.early_expiry", m);
+        }
         Ok(())
     }
 }
