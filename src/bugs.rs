@@ -166,33 +166,10 @@ pub fn enable(bugs: &mut Bugs, name: &str) -> bool {
     true
 }
 
-/// Why the switches on in `bugs` cannot act on a run under `sem` (the scenario's resolved
-/// `[queue]`, profile `profile`), if one cannot: `early_expiry` moves the chapter's exact expiry
-/// timer, which a profile that detects a lease's end otherwise (a sweeper, a two-pass checker,
-/// worker liveness, never) or rescues it otherwise (after a retry delay, as a failure, as a
-/// stall) does not use. Such a run would pass with the switch silently off.
-pub fn refused_under(
-    bugs: &Bugs,
-    sem: &crate::profile::Semantics,
-    profile: &str,
-) -> Option<String> {
-    use crate::model::profiled_queue::ProfiledQueue;
-    use crate::profile::Word;
-    if !bugs.early_expiry || ProfiledQueue::exact_timer(sem) {
-        return None;
-    }
-    let timed: Vec<&str> = crate::profile::Profile::ALL
-        .iter()
-        .filter(|p| ProfiledQueue::exact_timer(&p.defaults()))
-        .map(|p| p.name())
-        .collect();
-    Some(format!(
-        "early_expiry moves the chapter's exact expiry timer, but [queue] profile {profile:?} ends a lease with expiry {:?} and on_expiry {:?}, which the switch does not change; allowed: a profile (or [queue] keys) with expiry \"timer\" and on_expiry \"ready\" ({})",
-        sem.expiry.kind.name(),
-        sem.on_expiry.name(),
-        timed.join(", ")
-    ))
-}
+/// Why the switches on cannot act on a run under a profile: with the scenario's validation
+/// (`scenario/validate.rs`), which refuses `[bugs]` with it, so that `scenario` needs nothing
+/// of this module (no module cycle); `--bug` is refused with it too.
+pub use crate::scenario::refused_under;
 
 /// The names of the switches that are on, in table order.
 pub fn enabled(bugs: &Bugs) -> Vec<&'static str> {

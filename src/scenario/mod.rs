@@ -30,6 +30,7 @@ pub use sections::{
     Written,
 };
 pub use swarm::Swarm;
+pub use validate::refused_under;
 
 pub use position::Positions;
 use serde::{Deserialize, Serialize};

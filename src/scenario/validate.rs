@@ -3,7 +3,9 @@
 //! and properties.
 //!
 //! Owns: `Scenario::validate`, which returns the first offending field's path and what is
-//! allowed (`parse` turns the path into a line).
+//! allowed (`parse` turns the path into a line), and `refused_under` (a bug switch that
+//! cannot act under the scenario's `[queue]` profile: `[bugs]` is refused here, `--bug` by the
+//! shell; `bugs::refused_under` names it too).
 //! Does not: parse TOML or locate fields (`mod.rs`, `position.rs`); warn about suspicious but
 //! valid settings (`scenario_warnings.rs`).
 
@@ -427,11 +429,39 @@ impl Scenario {
             }
         }
         let profile = self.queue.profile.as_deref().unwrap_or("durasim");
-        if let Some(m) = crate::bugs::refused_under(&self.bugs, &self.semantics(), profile) {
+        if let Some(m) = refused_under(&self.bugs, &self.semantics(), profile) {
             return err("bugs.early_expiry", m);
         }
         Ok(())
     }
+}
+
+/// Why the switches on in `bugs` cannot act on a run under `sem` (the scenario's resolved
+/// `[queue]`, profile `profile`), if one cannot: `early_expiry` moves the chapter's exact expiry
+/// timer, which a profile that detects a lease's end otherwise (a sweeper, a two-pass checker,
+/// worker liveness, never) or rescues it otherwise (after a retry delay, as a failure, as a
+/// stall) does not use. Such a run would pass with the switch silently off.
+pub fn refused_under(
+    bugs: &super::Bugs,
+    sem: &crate::profile::Semantics,
+    profile: &str,
+) -> Option<String> {
+    use crate::model::profiled_queue::ProfiledQueue;
+    use crate::profile::Word;
+    if !bugs.early_expiry || ProfiledQueue::exact_timer(sem) {
+        return None;
+    }
+    let timed: Vec<&str> = crate::profile::Profile::ALL
+        .iter()
+        .filter(|p| ProfiledQueue::exact_timer(&p.defaults()))
+        .map(|p| p.name())
+        .collect();
+    Some(format!(
+        "early_expiry moves the chapter's exact expiry timer, but [queue] profile {profile:?} ends a lease with expiry {:?} and on_expiry {:?}, which the switch does not change; allowed: a profile (or [queue] keys) with expiry \"timer\" and on_expiry \"ready\" ({})",
+        sem.expiry.kind.name(),
+        sem.on_expiry.name(),
+        timed.join(", ")
+    ))
 }
 
 pub(super) fn crash_points_allowed() -> String {

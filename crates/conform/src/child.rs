@@ -91,6 +91,10 @@ fn kill_here(point: KillPoint, l: &Lease, evidence: &str) {
     );
 }
 
+/// The held faults a real worker performs (`attempt` below); a scenario with any other row of
+/// `vocab::faults::HELD` is refused (`conform::args::unsupported`), not run with it left out.
+pub const PERFORMED: [Held; 3] = [Held::Stall, Held::Pause, Held::SlowHeartbeat];
+
 /// Records that held fault `h` strikes (`stall_began`, `pause_began`, `heartbeat_delayed`: the
 /// record and its length field in µs, as `vocab::faults::HELD` names them).
 fn held(store: &mut Store, h: Held, w: u32, l: &Lease, ms: u64) -> Result<()> {

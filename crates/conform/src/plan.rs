@@ -316,13 +316,16 @@ pub fn apply_script(scenario: &Scenario, index: usize, fate: &mut Fate) {
         FaultKind::PermanentError => fate.plan.error = Some(ErrorKind::SchemaInvalid),
         // A held fault (a stall, a pause after the first heartbeat, a slow first heartbeat):
         // the worker holds itself up as `child.rs` says.
-        FaultKind::Stall | FaultKind::Pause | FaultKind::SlowHeartbeat => {
-            let h = e.fault.held().expect("a held fault has its row");
-            fate.plan.lengths.set(h, e.length_of(h));
-        }
         // Not a worker's: `scripted_for` leaves them out (a relay crash is the relay's, a
         // payload mutation is refused by `unsupported`).
         FaultKind::RelayCrash | FaultKind::MutatePayload => {}
+        // A held fault (a stall, a pause after the first heartbeat, a slow first heartbeat,
+        // any row of `vocab::faults::HELD`): the worker holds itself up as `child.rs` says;
+        // one `child.rs` does not perform is refused by `unsupported`.
+        held => {
+            let h = held.held().expect("every other fault kind is a held one");
+            fate.plan.lengths.set(h, e.length_of(h));
+        }
     }
 }
 

@@ -119,6 +119,14 @@ pub fn unsupported(s: &Scenario) -> Option<String> {
         .any(|e| e.fault == durasim::scenario::FaultKind::MutatePayload)
     {
         "mutate_payload: a real queue row is not rewritten under a running job here (simulated only)"
+    } else if let Some(h) = durasim::vocab::faults::Held::ALL.into_iter().find(|h| {
+        !crate::child::PERFORMED.contains(h)
+            && (s.faults.held(*h).rate > 0.0 || s.script.iter().any(|e| e.fault == h.spec().kind))
+    }) {
+        return Some(format!(
+            "{}: the real worker does not perform this fault yet (crates/conform/src/child.rs; simulated only)",
+            h.spec().name
+        ));
     } else if s.arrivals.jobs + s.burst_jobs() + s.enqueue.len() as u64 > 20_000 {
         "more than 20,000 jobs: a real run takes real time (bench-size workloads are for the simulator)"
     } else {
