@@ -5,7 +5,6 @@
 //! `attempts_bounded` keeps the chapter's bound on leases).
 
 use durasim::check::Invariant;
-use durasim::run::{run_once, RunRequest};
 use durasim::scenario::Scenario;
 
 mod common;
@@ -28,23 +27,9 @@ fn scenario(count: &str) -> Scenario {
     Scenario::parse("attempts-count.toml", &text).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The run's history as lines, and how many records of each type `types` it holds.
+/// The run's history as lines, and the checker's report on the run.
 fn run(s: &Scenario) -> (Vec<String>, durasim::check::CheckReport) {
-    let mut request = RunRequest::for_scenario(s);
-    request.keep_trace = true;
-    let report = run_once(s, &request, None);
-    let mut file = Vec::new();
-    durasim::history::format::write_history(
-        &mut file,
-        report.trace.as_ref().unwrap(),
-        &report.outcome.names,
-    )
-    .unwrap();
-    let lines = String::from_utf8(file)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
+    let (report, lines) = common::run_with_history(s);
     (lines, report.check)
 }
 

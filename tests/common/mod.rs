@@ -10,7 +10,6 @@ use durasim::scenario::Scenario;
 
 /// Runs `s` with its defaults, keeping the trace: the report, and the history file the run
 /// writes, as lines.
-#[allow(dead_code)] // tests/attempts_count.rs shares `common` but runs its own
 pub fn run_with_history(s: &Scenario) -> (RunReport, Vec<String>) {
     let mut request = RunRequest::for_scenario(s);
     request.keep_trace = true;

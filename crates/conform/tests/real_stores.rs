@@ -366,6 +366,32 @@ fn postgres_and_pgmq_on_one_throwaway_cluster() {
     assert_eq!(of_type(&z.history, "result_committed").len(), 1);
     assert_eq!(of_type(&z.history, "effect_applied").len(), 1);
     assert_mid_commit_rolls_back(&pgmq, &t, "pgmq");
+
+    // A paused holder and a late first heartbeat: PostgreSQL's fenced UPDATE refuses the stale
+    // heartbeat as SQLite's does; pgmq's `set_vt` by message id accepts it under the other
+    // reader's lease (fenced_writes), and the outbox still leaves one result and one effect.
+    for (fault, sometimes) in [("pause", "paused"), ("slow_heartbeat", "heartbeat_delayed")] {
+        let run = held_at_first_heartbeat_fenced(&t, &url, "pg", fault, sometimes);
+        let hold = of_type(&run.history, "pause_began")
+            .into_iter()
+            .chain(of_type(&run.history, "heartbeat_delayed"))
+            .next()
+            .expect("the hold is recorded")["at"]
+            .as_i64()
+            .unwrap();
+        assert_stale_heartbeat_refused(&run.history, hold);
+
+        let run = held_on(&t, &pgmq, "pgmq", fault, sometimes);
+        assert_eq!(
+            violated(&run),
+            ["fenced_writes"],
+            "{fault} on pgmq: {}\n{:#?}",
+            run.stdout,
+            run.history
+        );
+        assert_eq!(of_type(&run.history, "result_committed").len(), 1);
+        assert_eq!(of_type(&run.history, "effect_applied").len(), 1);
+    }
     drop(server);
 }
 
@@ -440,18 +466,30 @@ violations = []
 sometimes = ["stale_fence_rejected", "lease_expired", "SOMETIMES"]
 "#;
 
-/// Runs [`HELD_AT_FIRST_HEARTBEAT`] with `fault` on SQLite; returns the run.
-fn held_at_first_heartbeat(t: &TempDir, fault: &str, sometimes: &str) -> Run {
-    let file = t.path(&format!("{fault}.toml"));
+/// Runs [`HELD_AT_FIRST_HEARTBEAT`] with `fault` on `store` (`tag` names its files); returns
+/// the run, whatever its verdict.
+fn held_on(t: &TempDir, store: &str, tag: &str, fault: &str, sometimes: &str) -> Run {
+    let file = t.path(&format!("{tag}-{fault}.toml"));
     let text = HELD_AT_FIRST_HEARTBEAT
         .replace("FAULT", fault)
         .replace("SOMETIMES", sometimes);
     std::fs::write(&file, text).unwrap();
-    let db = format!("sqlite:{}", t.path(&format!("{fault}.db")).display());
-    let run = conform(
-        &[&file.display().to_string(), "--store", &db],
-        &t.path(fault),
-    );
+    conform(
+        &[&file.display().to_string(), "--store", store],
+        &t.path(&format!("{tag}-{fault}")),
+    )
+}
+
+/// [`held_on`] on a fenced store (SQLite, PostgreSQL): every invariant holds, the held
+/// attempt's lease ran out and the other worker took the job, one result.
+fn held_at_first_heartbeat_fenced(
+    t: &TempDir,
+    store: &str,
+    tag: &str,
+    fault: &str,
+    sometimes: &str,
+) -> Run {
+    let run = held_on(t, store, tag, fault, sometimes);
     assert_eq!(run.code, 0, "{}", run.stdout);
     let leases = of_type(&run.history, "leased");
     assert_eq!(
@@ -468,13 +506,26 @@ fn held_at_first_heartbeat(t: &TempDir, fault: &str, sometimes: &str) -> Run {
     run
 }
 
+/// The first holder's heartbeat after the hold: refused by the fence, presenting token 1 while
+/// the other worker holds token 2, no earlier than `hold_at` + 2,000 ms.
+fn assert_stale_heartbeat_refused(h: &[Value], hold_at: i64) {
+    let refused = of_type(h, "rejected")
+        .into_iter()
+        .find(|r| r["presented"] == 1 && r["op"] == "heartbeat")
+        .expect("the held holder's heartbeat is refused");
+    assert_eq!(refused["reason"], "stale_fence");
+    assert_eq!(refused["held"], 2);
+    assert!(refused["at"].as_i64().unwrap() >= hold_at + 2_000_000);
+}
+
 /// A scripted `pause` is real: the worker sleeps right after its first heartbeat was accepted,
 /// the store's lease runs out, the other worker leases the job, and the paused one wakes up
 /// holding a stale token: its next heartbeat is refused by the fence.
 #[test]
 fn sqlite_runs_a_pause_after_the_first_heartbeat() {
     let t = TempDir::new("sqlite-pause");
-    let run = held_at_first_heartbeat(&t, "pause", "paused");
+    let db = format!("sqlite:{}", t.path("pause.db").display());
+    let run = held_at_first_heartbeat_fenced(&t, &db, "sqlite", "pause", "paused");
     let h = &run.history;
     let pause = of_type(h, "pause_began");
     assert_eq!(pause.len(), 1, "the pause is recorded");
@@ -491,12 +542,7 @@ fn sqlite_runs_a_pause_after_the_first_heartbeat() {
         at(leases[1]) > at(pause[0]),
         "the second lease falls in the pause"
     );
-    let refused = of_type(h, "rejected")
-        .into_iter()
-        .find(|r| r["presented"] == 1 && r["op"] == "heartbeat")
-        .expect("the woken holder's heartbeat is refused");
-    assert_eq!(refused["reason"], "stale_fence");
-    assert!(at(refused) >= at(pause[0]) + 2_000_000);
+    assert_stale_heartbeat_refused(h, at(pause[0]));
 }
 
 /// A scripted `slow_heartbeat` is real: the first heartbeat's UPDATE is sent 2,000 ms late,
@@ -505,7 +551,9 @@ fn sqlite_runs_a_pause_after_the_first_heartbeat() {
 #[test]
 fn sqlite_runs_a_slow_first_heartbeat() {
     let t = TempDir::new("sqlite-slow-heartbeat");
-    let run = held_at_first_heartbeat(&t, "slow_heartbeat", "heartbeat_delayed");
+    let db = format!("sqlite:{}", t.path("slow.db").display());
+    let run =
+        held_at_first_heartbeat_fenced(&t, &db, "sqlite", "slow_heartbeat", "heartbeat_delayed");
     let h = &run.history;
     let delayed = of_type(h, "heartbeat_delayed");
     assert_eq!(delayed.len(), 1, "the delay is recorded");
@@ -514,12 +562,5 @@ fn sqlite_runs_a_slow_first_heartbeat() {
         of_type(h, "heartbeat").iter().all(|r| r["fence"] != 1),
         "the first holder never renewed"
     );
-    let at = |r: &Value| r["at"].as_i64().unwrap();
-    let refused = of_type(h, "rejected")
-        .into_iter()
-        .find(|r| r["presented"] == 1 && r["op"] == "heartbeat")
-        .expect("the late heartbeat is refused");
-    assert_eq!(refused["reason"], "stale_fence");
-    assert_eq!(refused["held"], 2);
-    assert!(at(refused) >= at(delayed[0]) + 2_000_000);
+    assert_stale_heartbeat_refused(h, delayed[0]["at"].as_i64().unwrap());
 }
