@@ -254,7 +254,10 @@ impl Scenario {
                     return err(&field("job"), format!("no job {j} exists: this scenario creates jobs 0 to {} (arrivals.jobs + enqueue and burst entries), and at most {} more by reprocess (one per operator action)", planned.saturating_sub(1), possible - planned));
                 }
                 Some(_) if !worker_fault => {
-                    return err(&field("job"), "relay_crash does not take a job".into())
+                    return err(
+                        &field("job"),
+                        format!("{} does not take a job", s.fault.name()),
+                    )
                 }
                 _ => {}
             }

@@ -16,6 +16,9 @@
 //! [`HELD`] (taking the next free spare-draw slot), and the step in `model/worker.rs`
 //! (ARCHITECTURE.md, "Where to add a fault"). Its settings are off by default, and a run that
 //! leaves them off keeps its trace hash.
+//! The other kinds (`crash`, the two errors, `relay_crash`, `mutate_payload`) are each alone in
+//! their shape and are performed and recorded where they act (ARCHITECTURE.md says why, and what
+//! a fault of a new shape costs).
 
 use serde::{Deserialize, Serialize};
 
