@@ -10,17 +10,18 @@
 //! cross-checked. It could judge a history recorded from a real queue and database.
 //! Does not: keep the history (a violation keeps the few records that prove it).
 
+pub(super) use super::dlq::DlqTrack;
+pub(super) use super::event_track::EventTracks;
 use super::invariant::{Invariant, Sometimes};
 use super::job_track::JobTracks;
 pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
 pub use super::key_track::PayloadId;
-pub(super) use super::key_track::{DlqTrack, EventTracks, KeyTrack};
+pub(super) use super::key_track::{KeyTrack, KeyTracks};
 use super::metrics::{DepthTrack, Tally};
 use super::uniqueness::Resolved;
 pub use super::verdict::{CheckReport, Verdict, Violation};
 use crate::history::{Event, Observer, Record};
 use crate::ids::{Fence, JobId, SimTime, WorkerId};
-use crate::key_index::KeyIndex;
 use crate::vocab::config::RunConfig;
 use crate::vocab::faults::Held;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
@@ -32,12 +33,8 @@ pub struct Checker {
     names: Option<std::rc::Rc<KeyNames>>,
     /// Every job's track, packed (`job_track.rs`).
     jobs: JobTracks,
-    /// Per-key state, `keys[slot]` for the key in `slot` of `key_index` (slots in the order the
-    /// history first names each key).
-    pub(super) key_index: KeyIndex,
-    pub(super) keys: Vec<KeyTrack>,
-    /// Each key's newest job by slot (`uniqueness.rs`; `u32::MAX`: none yet).
-    pub(super) newest: Vec<u32>,
+    /// Every key's track, packed (`key_track.rs`).
+    pub(super) keys: KeyTracks,
     pub(super) events: EventTracks,
     pub(super) dlq: DlqTrack,
     pub(super) depth: DepthTrack,
@@ -64,9 +61,7 @@ impl Checker {
             config: RunConfig::default(),
             names: None,
             jobs: JobTracks::default(),
-            key_index: KeyIndex::default(),
-            keys: Vec::new(),
-            newest: Vec::new(),
+            keys: KeyTracks::default(),
             events: EventTracks::default(),
             dlq: DlqTrack::default(),
             depth: DepthTrack::default(),
@@ -82,9 +77,7 @@ impl Checker {
     pub fn with_capacity(jobs: usize) -> Checker {
         let mut c = Checker::new();
         c.jobs.reserve(jobs);
-        c.key_index = KeyIndex::with_capacity(jobs);
-        c.keys.reserve(jobs);
-        c.newest.reserve(jobs);
+        c.keys = KeyTracks::with_capacity(jobs);
         c.events.reserve(jobs + 1);
         c
     }
@@ -190,20 +183,21 @@ impl Checker {
         (unfinished, most)
     }
 
-    /// The key's track, created (empty) the first time the history names the key.
-    pub(super) fn key_mut(&mut self, key: &IdempotencyKey) -> &mut KeyTrack {
-        let (slot, new) = self.key_index.insert(*key);
-        if new {
-            self.keys.push(KeyTrack::default());
-        }
-        &mut self.keys[slot as usize]
+    /// Changes the key's track, created (empty) the first time the history names the key.
+    #[inline]
+    pub(super) fn update_key<R>(
+        &mut self,
+        key: &IdempotencyKey,
+        change: impl FnOnce(&mut KeyTrack) -> R,
+    ) -> R {
+        self.keys.update(key, change)
     }
 
-    /// The key's track so far (empty if the history never named it).
+    /// The key's track so far (empty if the history never named it; a copy: tracks are stored
+    /// packed).
+    #[inline]
     pub(super) fn key_track(&self, key: &IdempotencyKey) -> KeyTrack {
-        self.key_index
-            .get(key)
-            .map_or_else(KeyTrack::default, |slot| self.keys[slot as usize])
+        self.keys.get(key)
     }
 
     /// A job reached a terminal state: once only.
@@ -516,7 +510,7 @@ impl Checker {
                 output,
             } => self.effects_applied(r, *event, key, *job, *output),
             Event::DuplicateEvent { .. } => self.reached(Sometimes::RepublishAbsorbed),
-            Event::ReviewDone { key, .. } => self.key_mut(key).set_reviewed(),
+            Event::ReviewDone { key, .. } => self.update_key(key, |k| k.set_reviewed()),
             Event::PayloadMutated {
                 job,
                 content,

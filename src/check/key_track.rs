@@ -1,10 +1,20 @@
-//! What the checker remembers per key, per outbox event and about the DLQ, rebuilt from the
-//! records: a key's payload as recorded at enqueue, its first commit and its applied effect; an
-//! event's publishes; the DLQ's live entries and each tenant's accepted reprocesses.
-//! Does not: judge (the invariant families do) or keep per-job state (`job_track.rs`).
+//! What the checker remembers per key, rebuilt from the records: the key's payload as recorded
+//! at enqueue, its first commit, its result event, its applied effect, its newest job.
+//!
+//! Owns: [`PayloadId`], [`KeyTrack`] (the fields the invariant families read, as a plain value)
+//! and [`KeyTracks`]: every key's track, packed into 40 bytes (the 64-byte plain track and a
+//! 4-byte newest job before) and found through the checker's own index on keys. A key's job, its
+//! first committer and its newest job are one number unless the history gave the key a second
+//! job (a uniqueness mode other than `forever`, or a broken history); the applied event is the
+//! result event unless the history says otherwise; times, event ids and counts that do not fit
+//! their packed field are kept exactly in a side table, as in `job_track.rs`.
+//! Does not: judge (the invariant families do), keep per-job state (`job_track.rs`) or per-event
+//! state (`event_track.rs`).
 
 use crate::ids::{EventId, JobId, OperationId, SimTime};
-use std::collections::VecDeque;
+use crate::key_index::KeyIndex;
+use crate::vocab::key::IdempotencyKey;
+use std::collections::BTreeMap;
 
 /// What a payload is, as the history records it at enqueue: the operation and the content's
 /// fingerprint (the document is the key's). Two requests under one key carry the same payload
@@ -26,9 +36,8 @@ impl std::fmt::Display for PayloadId {
 }
 
 /// What the history said about one key. Optional fields are kept as values plus flags
-/// (`first_*` is meaningful once `results > 0`): a million keys are tracked, so the track is
-/// 64 bytes (the payload's operation beside the counts, the flags in one byte) where plain
-/// `Option`s and `bool`s took 80.
+/// (`first_*` is meaningful once `results > 0`). A plain value, read and changed through
+/// [`KeyTracks`], which stores it packed.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct KeyTrack {
     /// The payload's content; its operation is `operation` (see [`KeyTrack::payload`]).
@@ -42,6 +51,8 @@ pub(super) struct KeyTrack {
     pub results: u32,
     pub events: u32,
     operation: OperationId,
+    /// The newest job an `enqueued` record created under the key (`uniqueness.rs`).
+    newest: Option<JobId>,
     flags: u8,
 }
 
@@ -107,110 +118,354 @@ impl KeyTrack {
     pub fn set_reviewed(&mut self) {
         self.flags |= REVIEWED;
     }
-}
 
-/// What the checker remembers per outbox event: two bits, published and applied, for the whole
-/// run (a republish or a second apply can come until the end), and the run's publish counts.
-/// A record naming an event carries its key and job, so nothing else is kept (24 bytes an event
-/// before, of which the key and the job were never read back).
-#[derive(Clone, Debug, Default)]
-pub(super) struct EventTracks {
-    /// Two bits an event, 32 events a word: bit `2 * (e % 32)` published, the next applied.
-    bits: Vec<u64>,
-    /// Every `published` record, a republish included.
-    publishes: u64,
-    /// Events published at least once.
-    published: u64,
-}
-
-const EVENT_PUBLISHED: u64 = 1;
-const EVENT_APPLIED: u64 = 2;
-
-impl EventTracks {
-    pub fn reserve(&mut self, events: usize) {
-        self.bits.reserve(events.div_ceil(32));
+    /// The newest job the history created under the key, if any.
+    pub fn newest(&self) -> Option<JobId> {
+        self.newest
     }
 
-    /// The word and the shift of an event's two bits, growing the table to hold it.
-    fn slot(&mut self, event: EventId) -> (&mut u64, u32) {
-        let word = (event.0 / 32) as usize;
-        if self.bits.len() <= word {
-            self.bits.resize(word + 1, 0);
+    pub fn set_newest(&mut self, job: JobId) {
+        self.newest = Some(job);
+    }
+}
+
+/// A key's track as stored (40 bytes, no field wider than 4 bytes). `job` is the key's newest
+/// job, else its first committer: [`FIRST_JOB_APART`] says the first committer is another job
+/// (kept in the side table). The applied time is an offset from the first commit's time, the
+/// applied event is the result event unless [`APPLIED_EVENT_APART`] says otherwise; both are
+/// stored only once the effect was applied, the result event only once there is one. [`WIDE`]
+/// (or [`WIDE16`]) in a field: the exact value is in the side table.
+#[derive(Clone, Copy, Debug, Default)]
+struct Packed {
+    content: [u32; 2],
+    first_output: [u32; 2],
+    first_at: u32,
+    applied_at: u32,
+    result_event: u32,
+    job: u32,
+    results: u16,
+    events: u16,
+    operation: u16,
+    /// The plain track's flags in the low byte, and the bits below.
+    flags: u16,
+}
+
+const HAS_NEWEST: u16 = 1 << 8;
+const FIRST_JOB_APART: u16 = 1 << 9;
+const APPLIED_EVENT_APART: u16 = 1 << 10;
+
+/// A packed field whose value is in the side table.
+const WIDE: u32 = u32::MAX;
+/// A packed `u16` field whose value is in the side table.
+const WIDE16: u16 = u16::MAX;
+
+/// The side table's field numbers.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Field {
+    FirstAt,
+    AppliedAt,
+    ResultEvent,
+    AppliedEvent,
+    FirstJob,
+    Results,
+    Events,
+}
+
+fn split(v: u64) -> [u32; 2] {
+    [v as u32, (v >> 32) as u32]
+}
+
+fn join(v: [u32; 2]) -> u64 {
+    v[0] as u64 | (v[1] as u64) << 32
+}
+
+/// Every key's track, by the slot of the checker's index on keys (slots in the order the
+/// history first names each key).
+#[derive(Clone, Debug, Default)]
+pub(super) struct KeyTracks {
+    index: KeyIndex,
+    packed: Vec<Packed>,
+    /// Values apart from their packed field, by slot and field: exact, and empty in a run whose
+    /// keys each have one job, whose times stay below 2^32 - 1 units and whose effects are
+    /// applied from their result event.
+    wide: BTreeMap<(u32, Field), u64>,
+}
+
+impl KeyTracks {
+    pub fn with_capacity(keys: usize) -> KeyTracks {
+        KeyTracks {
+            index: KeyIndex::with_capacity(keys),
+            packed: Vec::with_capacity(keys),
+            wide: BTreeMap::new(),
         }
-        (&mut self.bits[word], 2 * (event.0 % 32) as u32)
     }
 
-    fn get(&self, event: EventId) -> u64 {
-        self.bits
-            .get((event.0 / 32) as usize)
-            .map_or(0, |w| (w >> (2 * (event.0 % 32))) & 3)
+    /// Keys the history named.
+    pub fn len(&self) -> usize {
+        self.packed.len()
     }
 
-    /// A `published` record for the event: whether it is its first.
-    pub fn publish(&mut self, event: EventId) -> bool {
-        let (word, shift) = self.slot(event);
-        let first = *word & (EVENT_PUBLISHED << shift) == 0;
-        *word |= EVENT_PUBLISHED << shift;
-        self.publishes += 1;
-        self.published += first as u64;
-        first
+    /// The key's track so far (empty if the history never named it).
+    #[inline]
+    pub fn get(&self, key: &IdempotencyKey) -> KeyTrack {
+        self.index
+            .get(key)
+            .map_or_else(KeyTrack::default, |slot| self.unpack(slot))
     }
 
-    /// An `effect_applied` record for the event: whether it had been applied already.
-    pub fn apply(&mut self, event: EventId) -> bool {
-        let (word, shift) = self.slot(event);
-        let twice = *word & (EVENT_APPLIED << shift) != 0;
-        *word |= EVENT_APPLIED << shift;
-        twice
+    /// The key in `slot` and its track.
+    pub fn at(&self, slot: u32) -> (IdempotencyKey, KeyTrack) {
+        (self.index.key(slot), self.unpack(slot))
     }
 
-    /// Whether the event was ever published.
-    pub fn published(&self, event: EventId) -> bool {
-        self.get(event) & EVENT_PUBLISHED != 0
+    /// Changes the key's track, created (empty) the first time the history names the key.
+    #[inline]
+    pub fn update<R>(
+        &mut self,
+        key: &IdempotencyKey,
+        change: impl FnOnce(&mut KeyTrack) -> R,
+    ) -> R {
+        let (slot, new) = self.index.insert(*key);
+        if new {
+            assert_eq!(
+                slot as usize,
+                self.packed.len(),
+                "slots are handed out in order"
+            );
+            self.packed.push(Packed::default());
+        }
+        let mut k = self.unpack(slot);
+        let r = change(&mut k);
+        self.packed[slot as usize] = self.pack(slot, &k);
+        r
     }
 
-    /// `published` records in all, and events published at least once.
-    pub fn publish_counts(&self) -> (u64, u64) {
-        (self.publishes, self.published)
+    fn wide(&self, slot: u32, field: Field) -> u64 {
+        *self
+            .wide
+            .get(&(slot, field))
+            .expect("a key's field apart from its packed form has its value in the side table")
     }
-}
 
-/// The DLQ as the checker sees it, and the reprocesses each tenant had accepted.
-#[derive(Clone, Debug, Default)]
-pub(super) struct DlqTrack {
-    /// Live entries, oldest first.
-    pub entries: VecDeque<JobId>,
-    pub size_max: u64,
-    /// Per tenant: when its accepted reprocesses happened (kept for the rate limit's window).
-    pub reprocesses: Vec<VecDeque<SimTime>>,
+    fn number(&self, slot: u32, field: Field, packed: u32) -> u64 {
+        match packed {
+            WIDE => self.wide(slot, field),
+            n => n as u64,
+        }
+    }
+
+    fn put_number(&mut self, slot: u32, field: Field, v: u64) -> u32 {
+        if v < WIDE as u64 {
+            v as u32
+        } else {
+            self.wide.insert((slot, field), v);
+            WIDE
+        }
+    }
+
+    fn number16(&self, slot: u32, field: Field, packed: u16) -> u32 {
+        match packed {
+            WIDE16 => self.wide(slot, field) as u32,
+            n => n as u32,
+        }
+    }
+
+    fn put_number16(&mut self, slot: u32, field: Field, v: u32) -> u16 {
+        if v < WIDE16 as u32 {
+            v as u16
+        } else {
+            self.wide.insert((slot, field), v as u64);
+            WIDE16
+        }
+    }
+
+    fn unpack(&self, slot: u32) -> KeyTrack {
+        let p = &self.packed[slot as usize];
+        let flags = (p.flags & 0xff) as u8;
+        let first_at = self.number(slot, Field::FirstAt, p.first_at);
+        let mut k = KeyTrack {
+            content: join(p.content),
+            first_at,
+            first_output: join(p.first_output),
+            first_job: match p.flags & FIRST_JOB_APART {
+                0 => JobId(p.job),
+                _ => JobId(self.wide(slot, Field::FirstJob) as u32),
+            },
+            results: self.number16(slot, Field::Results, p.results),
+            events: self.number16(slot, Field::Events, p.events),
+            operation: OperationId(p.operation),
+            newest: (p.flags & HAS_NEWEST != 0).then_some(JobId(p.job)),
+            flags,
+            ..KeyTrack::default()
+        };
+        if flags & HAS_RESULT_EVENT != 0 {
+            k.result_event = EventId(self.number(slot, Field::ResultEvent, p.result_event));
+        }
+        if flags & APPLIED != 0 {
+            k.applied_at = match p.applied_at {
+                WIDE => self.wide(slot, Field::AppliedAt),
+                d => first_at + d as u64,
+            };
+            k.applied_event = match p.flags & APPLIED_EVENT_APART {
+                0 => k.result_event,
+                _ => EventId(self.wide(slot, Field::AppliedEvent)),
+            };
+        }
+        k
+    }
+
+    fn pack(&mut self, slot: u32, k: &KeyTrack) -> Packed {
+        let job = k.newest.unwrap_or(k.first_job);
+        let mut flags = k.flags as u16;
+        if k.newest.is_some() {
+            flags |= HAS_NEWEST;
+        }
+        if k.first_job != job {
+            flags |= FIRST_JOB_APART;
+            self.wide
+                .insert((slot, Field::FirstJob), k.first_job.0 as u64);
+        }
+        let mut p = Packed {
+            content: split(k.content),
+            first_output: split(k.first_output),
+            first_at: self.put_number(slot, Field::FirstAt, k.first_at),
+            job: job.0,
+            results: self.put_number16(slot, Field::Results, k.results),
+            events: self.put_number16(slot, Field::Events, k.events),
+            operation: k.operation.0,
+            ..Packed::default()
+        };
+        let result_event = k.result_event();
+        if let Some(e) = result_event {
+            p.result_event = self.put_number(slot, Field::ResultEvent, e.0);
+        }
+        if let Some((at, event)) = k.applied() {
+            p.applied_at = match at.checked_sub(k.first_at).filter(|d| *d < WIDE as u64) {
+                Some(d) => d as u32,
+                None => {
+                    self.wide.insert((slot, Field::AppliedAt), at);
+                    WIDE
+                }
+            };
+            if result_event != Some(event) {
+                flags |= APPLIED_EVENT_APART;
+                self.wide.insert((slot, Field::AppliedEvent), event.0);
+            }
+        }
+        p.flags = flags;
+        p
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::{DocumentId, TenantId};
 
-    #[test]
-    fn an_event_keeps_two_bits_and_the_counts_are_exact() {
-        let mut e = EventTracks::default();
-        assert!(!e.published(EventId(70)));
-        assert!(e.publish(EventId(70)));
-        assert!(
-            !e.publish(EventId(70)),
-            "a republish is not a first publish"
-        );
-        assert!(e.publish(EventId(3)));
-        assert!(e.published(EventId(70)) && e.published(EventId(3)));
-        assert!(!e.published(EventId(71)) && !e.published(EventId(2)));
-        assert!(!e.apply(EventId(70)));
-        assert!(e.apply(EventId(70)), "a second apply is seen");
-        assert!(!e.apply(EventId(71)));
-        assert!(e.published(EventId(70)) && !e.published(EventId(71)));
-        assert_eq!(e.publish_counts(), (3, 2));
-        assert_eq!(e.bits.len(), 3);
+    fn key(document: u32) -> IdempotencyKey {
+        IdempotencyKey {
+            tenant: Some(TenantId(1)),
+            document: DocumentId(document),
+            version: 1,
+        }
+    }
+
+    /// Everything a family can read of a track.
+    fn seen(k: &KeyTrack) -> String {
+        format!(
+            "{:?} {} {:?} {:?} {:?} {} {} {:?} {}",
+            k.payload(),
+            k.enqueued(),
+            k.first_commit(),
+            k.result_event(),
+            k.applied(),
+            k.results,
+            k.events,
+            k.newest(),
+            k.reviewed()
+        )
     }
 
     #[test]
-    fn a_key_track_is_64_bytes() {
-        assert_eq!(std::mem::size_of::<KeyTrack>(), 64);
+    fn a_packed_key_track_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<Packed>(), 40);
+    }
+
+    #[test]
+    fn a_key_track_reads_back_as_it_was_written() {
+        let mut keys = KeyTracks::default();
+        assert_eq!(seen(&keys.get(&key(3))), seen(&KeyTrack::default()));
+        let mut want = KeyTrack::default();
+        let payload = PayloadId {
+            operation: OperationId(2),
+            content: 0xdead_beef_0000_0001,
+        };
+        for step in 0..6 {
+            let change = |k: &mut KeyTrack| match step {
+                0 => {
+                    k.set_newest(JobId(7));
+                    k.set_enqueued();
+                    k.set_payload(payload);
+                }
+                1 => {
+                    (k.first_at, k.first_job, k.first_output) = (1_000, JobId(7), 0xabc);
+                    k.results += 1;
+                    k.set_result_event(EventId(5));
+                    k.events += 1;
+                }
+                2 => k.set_applied(1_250, EventId(5)),
+                3 => k.set_reviewed(),
+                4 => k.results += 1,
+                _ => k.set_newest(JobId(9)),
+            };
+            change(&mut want);
+            keys.update(&key(3), change);
+            assert_eq!(seen(&keys.get(&key(3))), seen(&want), "after step {step}");
+        }
+        // One job, applied from its result event: nothing apart; a second job moves the first
+        // committer to the side table.
+        assert_eq!(keys.wide.len(), 1);
+        assert_eq!(keys.get(&key(3)).first_job, JobId(7));
+        assert_eq!(keys.len(), 1);
+        let (k, _) = keys.at(0);
+        assert_eq!(k, key(3));
+    }
+
+    #[test]
+    fn values_apart_from_their_packed_field_are_kept_exactly() {
+        let mut keys = KeyTracks::default();
+        let mut want = KeyTrack::default();
+        let change = |k: &mut KeyTrack| {
+            // Applied before any commit, from another event, at a time before the commit's.
+            k.set_applied(u64::MAX - 3, EventId(u64::MAX));
+            (k.first_at, k.first_job, k.first_output) = (1 << 40, JobId(u32::MAX), u64::MAX);
+            k.set_result_event(EventId(1 << 33));
+            k.results = 70_000;
+            k.events = u32::MAX;
+            k.set_newest(JobId(4));
+        };
+        change(&mut want);
+        keys.update(&key(0), change);
+        assert_eq!(seen(&keys.get(&key(0))), seen(&want));
+        assert_eq!(keys.get(&key(0)).first_job, JobId(u32::MAX));
+        // Narrow again: the packed field wins over a stale side-table value.
+        let narrow = |k: &mut KeyTrack| {
+            k.first_at = 10;
+            k.results = 2;
+            k.set_result_event(EventId(6));
+        };
+        narrow(&mut want);
+        keys.update(&key(0), narrow);
+        assert_eq!(seen(&keys.get(&key(0))), seen(&want));
+        // Applied before the first commit's time.
+        let mut early = KeyTrack::default();
+        let change = |k: &mut KeyTrack| {
+            k.first_at = 500;
+            k.results = 1;
+            k.set_applied(400, EventId(0));
+        };
+        change(&mut early);
+        keys.update(&key(1), change);
+        assert_eq!(seen(&keys.get(&key(1))), seen(&early));
     }
 }

@@ -5,7 +5,8 @@
 //! payload — against what the header's `unique` mode allows, recomputed from raw facts only:
 //! the key's newest job as the history created it and that job's state as its records left it
 //! (terminal, leased). The
-//! record's own verdict is never taken for granted. Also each key's newest job (4 bytes a key).
+//! record's own verdict is never taken for granted. The key's newest job is kept in its track
+//! (`key_track.rs`: no bytes of its own while the key has one job).
 //! Does not: compare payloads (`effects`: a dedupe onto a different payload, a refusal of the
 //! same one), or judge tenants (`tenancy`).
 //!
@@ -68,25 +69,10 @@ fn allowed(mode: Unique, terminal: bool, leased: bool) -> Option<Resolved> {
     }
 }
 
-const NO_JOB: u32 = u32::MAX;
-
 impl Checker {
     /// The newest job the history created under `key`, if any.
     fn newest_job(&self, key: &IdempotencyKey) -> Option<JobId> {
-        let slot = self.key_index.get(key)?;
-        match self.newest.get(slot as usize) {
-            Some(&j) if j != NO_JOB => Some(JobId(j)),
-            _ => None,
-        }
-    }
-
-    fn set_newest_job(&mut self, key: &IdempotencyKey, job: JobId) {
-        self.key_mut(key);
-        let i = self.key_index.get(key).expect("key_mut inserted it") as usize;
-        if self.newest.len() <= i {
-            self.newest.resize(i + 1, NO_JOB);
-        }
-        self.newest[i] = job.0;
+        self.key_track(key).newest()
     }
 
     /// An `enqueued` record: if the key already had a job, the mode must allow a second one.
@@ -95,7 +81,7 @@ impl Checker {
         if let Some(newest) = self.newest_job(key) {
             self.unique_judge(r, Resolved::NewJob, newest, key, job);
         }
-        self.set_newest_job(key, job);
+        self.update_key(key, |k| k.set_newest(job));
     }
 
     /// An `enqueue_deduped`, `enqueue_conflict` or `enqueue_replaced` record naming `existing`: it must be the key's
