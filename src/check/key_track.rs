@@ -131,7 +131,8 @@ impl KeyTrack {
 
 /// A key's track as stored (40 bytes, no field wider than 4 bytes). `job` is the key's newest
 /// job, else its first committer: [`FIRST_JOB_APART`] says the first committer is another job
-/// (kept in the side table). The applied time is an offset from the first commit's time, the
+/// (kept in the side table; before the first commit the first committer is not read, and reads
+/// back as `job`). The applied time is an offset from the first commit's time, the
 /// applied event is the result event unless [`APPLIED_EVENT_APART`] says otherwise; both are
 /// stored only once the effect was applied, the result event only once there is one. [`WIDE`]
 /// (or [`WIDE16`]) in a field: the exact value is in the side table.
@@ -320,7 +321,8 @@ impl KeyTracks {
         if k.newest.is_some() {
             flags |= HAS_NEWEST;
         }
-        if k.first_job != job {
+        // The first committer is unread until the first commit (`first_commit`).
+        if k.results > 0 && k.first_job != job {
             flags |= FIRST_JOB_APART;
             self.wide
                 .insert((slot, Field::FirstJob), k.first_job.0 as u64);
@@ -421,9 +423,10 @@ mod tests {
             change(&mut want);
             keys.update(&key(3), change);
             assert_eq!(seen(&keys.get(&key(3))), seen(&want), "after step {step}");
+            // One job, applied from its result event: nothing apart.
+            assert_eq!(keys.wide.is_empty(), step < 5, "after step {step}");
         }
-        // One job, applied from its result event: nothing apart; a second job moves the first
-        // committer to the side table.
+        // A second job moves the first committer to the side table.
         assert_eq!(keys.wide.len(), 1);
         assert_eq!(keys.get(&key(3)).first_job, JobId(7));
         assert_eq!(keys.len(), 1);
