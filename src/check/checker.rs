@@ -183,16 +183,6 @@ impl Checker {
         (unfinished, most)
     }
 
-    /// Changes the key's track, created (empty) the first time the history names the key.
-    #[inline]
-    pub(super) fn update_key<R>(
-        &mut self,
-        key: &IdempotencyKey,
-        change: impl FnOnce(&mut KeyTrack) -> R,
-    ) -> R {
-        self.keys.update(key, change)
-    }
-
     /// The key's track so far (empty if the history never named it; a copy: tracks are stored
     /// packed).
     #[inline]
@@ -262,7 +252,7 @@ impl Checker {
                 // The recorded visible time as it stands (a store's clock may put it a little
                 // before the record's own time); the enqueue time when none is recorded.
                 let visible_from = visible_at.unwrap_or(at);
-                self.unique_enqueued(r, *job, key);
+                self.unique_enqueued(r, *job, key, p);
                 self.jobs.set(
                     *job,
                     &JobTrack {
@@ -290,7 +280,6 @@ impl Checker {
                 );
                 self.depth_enqueued(at, *job, visible_from);
                 self.tenancy_enqueued(r, *job, *tenant, key);
-                self.effects_enqueued(key, p);
                 self.cross_check_hash(r, Some(*job), key, p, *payload, names);
                 let deadline = at.saturating_add(self.config.deadline);
                 self.cross_check_time(r, *job, "deadline_at", *deadline_at, deadline);
@@ -510,7 +499,7 @@ impl Checker {
                 output,
             } => self.effects_applied(r, *event, key, *job, *output),
             Event::DuplicateEvent { .. } => self.reached(Sometimes::RepublishAbsorbed),
-            Event::ReviewDone { key, .. } => self.update_key(key, |k| k.set_reviewed()),
+            Event::ReviewDone { key, .. } => self.keys.review(key),
             Event::PayloadMutated {
                 job,
                 content,

@@ -2,7 +2,7 @@
 //! at enqueue, its first commit, its result event, its applied effect, its newest job.
 //!
 //! Owns: [`PayloadId`], [`KeyTrack`] (the fields the invariant families read, as a plain value)
-//! and [`KeyTracks`]: every key's track, packed into 40 bytes (the 64-byte plain track and a
+//! and [`KeyTracks`]: every key's track, packed into 44 bytes (the 64-byte plain track and a
 //! 4-byte newest job before) and found through the checker's own index on keys. A key's job, its
 //! first committer and its newest job are one number unless the history gave the key a second
 //! job (a uniqueness mode other than `forever`, or a broken history); the applied event is the
@@ -115,6 +115,7 @@ impl KeyTrack {
         self.flags & REVIEWED != 0
     }
 
+    #[cfg(test)]
     pub fn set_reviewed(&mut self) {
         self.flags |= REVIEWED;
     }
@@ -129,18 +130,18 @@ impl KeyTrack {
     }
 }
 
-/// A key's track as stored (40 bytes, no field wider than 4 bytes). `job` is the key's newest
-/// job, else its first committer: [`FIRST_JOB_APART`] says the first committer is another job
-/// (kept in the side table; before the first commit the first committer is not read, and reads
-/// back as `job`). The applied time is an offset from the first commit's time, the
-/// applied event is the result event unless [`APPLIED_EVENT_APART`] says otherwise; both are
-/// stored only once the effect was applied, the result event only once there is one. [`WIDE`]
-/// (or [`WIDE16`]) in a field: the exact value is in the side table.
+/// A key's track as stored (44 bytes, aligned to 4). `job` is the key's newest job, else its
+/// first committer: [`FIRST_JOB_APART`] says the first committer is another job (kept in the
+/// side table; before the first commit the first committer is not read, and reads back as
+/// `job`). The applied time is an offset from the first commit's time; the applied event is the
+/// result event unless [`APPLIED_EVENT_APART`] says otherwise; both are stored only once the
+/// effect was applied, the result event only once there is one. [`WIDE`] (or [`WIDE16`]) in a
+/// field: the exact value is in the side table.
 #[derive(Clone, Copy, Debug, Default)]
 struct Packed {
     content: [u32; 2],
     first_output: [u32; 2],
-    first_at: u32,
+    first_at: [u32; 2],
     applied_at: u32,
     result_event: u32,
     job: u32,
@@ -163,7 +164,6 @@ const WIDE16: u16 = u16::MAX;
 /// The side table's field numbers.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 enum Field {
-    FirstAt,
     AppliedAt,
     ResultEvent,
     AppliedEvent,
@@ -187,8 +187,8 @@ pub(super) struct KeyTracks {
     index: KeyIndex,
     packed: Vec<Packed>,
     /// Values apart from their packed field, by slot and field: exact, and empty in a run whose
-    /// keys each have one job, whose times stay below 2^32 - 1 units and whose effects are
-    /// applied from their result event.
+    /// keys each have one job, whose effects are applied from their result event within 2^32 - 1
+    /// units of the first commit, and whose event ids and counts fit their fields.
     wide: BTreeMap<(u32, Field), u64>,
 }
 
@@ -220,12 +220,19 @@ impl KeyTracks {
     }
 
     /// Changes the key's track, created (empty) the first time the history names the key.
-    #[inline]
+    #[cfg(test)]
     pub fn update<R>(
         &mut self,
         key: &IdempotencyKey,
         change: impl FnOnce(&mut KeyTrack) -> R,
     ) -> R {
+        let slot = self.slot_mut(key);
+        self.change(slot, change)
+    }
+
+    /// The key's slot, created (empty) the first time the history names the key.
+    #[inline]
+    fn slot_mut(&mut self, key: &IdempotencyKey) -> usize {
         let (slot, new) = self.index.insert(*key);
         if new {
             assert_eq!(
@@ -235,9 +242,172 @@ impl KeyTracks {
             );
             self.packed.push(Packed::default());
         }
-        let mut k = self.unpack(slot);
+        slot as usize
+    }
+
+    /// The newest job the history created under `key`, if any.
+    #[inline]
+    pub fn newest(&self, key: &IdempotencyKey) -> Option<JobId> {
+        let p = &self.packed[self.index.get(key)? as usize];
+        (p.flags & HAS_NEWEST != 0).then_some(JobId(p.job))
+    }
+
+    /// Results committed under `key`.
+    #[inline]
+    pub fn results(&self, key: &IdempotencyKey) -> u32 {
+        self.index.get(key).map_or(0, |slot| {
+            self.number16(slot, Field::Results, self.packed[slot as usize].results)
+        })
+    }
+
+    /// An `enqueued` record created `job` under `key`: it is the key's newest job, and the first
+    /// enqueue's payload is the key's until a commit. Returns the newest job before it.
+    #[inline]
+    pub fn enqueue(
+        &mut self,
+        key: &IdempotencyKey,
+        job: JobId,
+        payload: PayloadId,
+    ) -> Option<JobId> {
+        let slot = self.slot_mut(key);
+        let p = &mut self.packed[slot];
+        if p.flags & (HAS_NEWEST | ENQUEUED as u16) == 0 && p.results == 0 {
+            // A key never enqueued nor committed (the usual case): no first committer to keep.
+            p.job = job.0;
+            p.flags |= HAS_NEWEST | ENQUEUED as u16;
+            (p.operation, p.content) = (payload.operation.0, split(payload.content));
+            return None;
+        }
+        self.change(slot, |k| {
+            let before = k.newest();
+            k.set_newest(job);
+            if !k.enqueued() {
+                k.set_enqueued();
+                k.set_payload(payload);
+            }
+            before
+        })
+    }
+
+    /// A `result_committed` record under `key` by `job` (with the job's payload, and its event
+    /// if any). Returns the first commit before this one, and the results committed with it.
+    #[inline]
+    pub fn commit(
+        &mut self,
+        key: &IdempotencyKey,
+        (at, job, output): (SimTime, JobId, u64),
+        payload: PayloadId,
+        event: Option<EventId>,
+    ) -> (Option<(SimTime, JobId, u64)>, u32) {
+        let slot = self.slot_mut(key);
+        let p = &mut self.packed[slot];
+        let first_job_packs = p.flags & HAS_NEWEST == 0 || p.job == job.0;
+        let event_packs = event.is_none_or(|e| e.0 < WIDE as u64);
+        if p.results == 0
+            && p.flags & APPLIED as u16 == 0
+            && first_job_packs
+            && event_packs
+            && p.events < WIDE16 - 1
+        {
+            // The first commit, before any apply (the usual case).
+            (p.first_at, p.job, p.first_output) = (split(at), job.0, split(output));
+            (p.operation, p.content) = (payload.operation.0, split(payload.content));
+            p.results = 1;
+            if let Some(e) = event {
+                p.result_event = e.0 as u32;
+                p.flags |= HAS_RESULT_EVENT as u16;
+                p.events += 1;
+            }
+            return (None, 1);
+        }
+        self.change(slot, |k| {
+            let first = k.first_commit();
+            if first.is_none() {
+                (k.first_at, k.first_job, k.first_output) = (at, job, output);
+                k.set_payload(payload);
+            }
+            k.results += 1;
+            if let Some(e) = event {
+                k.set_result_event(e);
+                k.events += 1;
+            }
+            (first, k.results)
+        })
+    }
+
+    /// An event for `key` published for the first time straight from the committer (no outbox
+    /// row): it counts as the key's event, and is its result event if it had none.
+    #[inline]
+    pub fn publish_direct(&mut self, key: &IdempotencyKey, event: EventId) {
+        let slot = self.slot_mut(key);
+        let p = &mut self.packed[slot];
+        let has_event = p.flags & HAS_RESULT_EVENT as u16 != 0;
+        if p.events < WIDE16 - 1 && (has_event || event.0 < WIDE as u64) {
+            p.events += 1;
+            if !has_event {
+                p.result_event = event.0 as u32;
+                p.flags |= HAS_RESULT_EVENT as u16;
+            }
+            return;
+        }
+        self.change(slot, |k| {
+            k.events += 1;
+            if k.result_event().is_none() {
+                k.set_result_event(event);
+            }
+        })
+    }
+
+    /// An `effect_applied` record for `key` from `event`. Returns when and from which event the
+    /// effect was applied before (if it was), and the key's first commit.
+    #[inline]
+    pub fn apply(
+        &mut self,
+        key: &IdempotencyKey,
+        at: SimTime,
+        event: EventId,
+    ) -> (Option<(SimTime, EventId)>, Option<(SimTime, JobId, u64)>) {
+        let slot = self.slot_mut(key);
+        let p = &mut self.packed[slot];
+        let first_at = join(p.first_at);
+        let from_result_event = p.flags & HAS_RESULT_EVENT as u16 != 0
+            && p.result_event != WIDE
+            && p.result_event as u64 == event.0;
+        let offset = at.checked_sub(first_at).filter(|d| *d < WIDE as u64);
+        if p.flags & (APPLIED as u16 | FIRST_JOB_APART) == 0
+            && p.results != 0
+            && p.results != WIDE16
+            && from_result_event
+        {
+            if let Some(d) = offset {
+                // Applied from the result event after the first commit (the usual case).
+                p.applied_at = d as u32;
+                p.flags |= APPLIED as u16;
+                let first = (first_at, JobId(p.job), join(p.first_output));
+                return (None, Some(first));
+            }
+        }
+        self.change(slot, |k| {
+            let earlier = k.applied();
+            if earlier.is_none() {
+                k.set_applied(at, event);
+            }
+            (earlier, k.first_commit())
+        })
+    }
+
+    /// The review of the key's effect finished.
+    #[inline]
+    pub fn review(&mut self, key: &IdempotencyKey) {
+        let slot = self.slot_mut(key);
+        self.packed[slot].flags |= REVIEWED as u16;
+    }
+
+    /// Changes the track in `slot` through its plain form (the rare cases).
+    fn change<R>(&mut self, slot: usize, change: impl FnOnce(&mut KeyTrack) -> R) -> R {
+        let mut k = self.unpack(slot as u32);
         let r = change(&mut k);
-        self.packed[slot as usize] = self.pack(slot, &k);
+        self.packed[slot] = self.pack(slot as u32, &k);
         r
     }
 
@@ -283,7 +453,7 @@ impl KeyTracks {
     fn unpack(&self, slot: u32) -> KeyTrack {
         let p = &self.packed[slot as usize];
         let flags = (p.flags & 0xff) as u8;
-        let first_at = self.number(slot, Field::FirstAt, p.first_at);
+        let first_at = join(p.first_at);
         let mut k = KeyTrack {
             content: join(p.content),
             first_at,
@@ -330,7 +500,7 @@ impl KeyTracks {
         let mut p = Packed {
             content: split(k.content),
             first_output: split(k.first_output),
-            first_at: self.put_number(slot, Field::FirstAt, k.first_at),
+            first_at: split(k.first_at),
             job: job.0,
             results: self.put_number16(slot, Field::Results, k.results),
             events: self.put_number16(slot, Field::Events, k.events),
@@ -389,8 +559,8 @@ mod tests {
     }
 
     #[test]
-    fn a_packed_key_track_is_40_bytes() {
-        assert_eq!(std::mem::size_of::<Packed>(), 40);
+    fn a_packed_key_track_is_44_bytes() {
+        assert_eq!(std::mem::size_of::<Packed>(), 44);
     }
 
     #[test]
@@ -432,6 +602,191 @@ mod tests {
         assert_eq!(keys.len(), 1);
         let (k, _) = keys.at(0);
         assert_eq!(k, key(3));
+    }
+
+    /// The operations the families call, on a plain track: what the packed ones must equal.
+    #[derive(Clone, Copy, Debug)]
+    enum Op {
+        Enqueue(u32, u64),
+        Commit(SimTime, u32, Option<u64>),
+        Publish(u64),
+        Apply(SimTime, u64),
+        Review,
+    }
+
+    fn plain(k: &mut KeyTrack, op: Op) -> String {
+        let payload = |content| PayloadId {
+            operation: OperationId(1),
+            content,
+        };
+        match op {
+            Op::Enqueue(job, content) => {
+                let before = k.newest();
+                k.set_newest(JobId(job));
+                if !k.enqueued() {
+                    k.set_enqueued();
+                    k.set_payload(payload(content));
+                }
+                format!("{before:?}")
+            }
+            Op::Commit(at, job, event) => {
+                let first = k.first_commit();
+                if first.is_none() {
+                    (k.first_at, k.first_job, k.first_output) = (at, JobId(job), at * 3);
+                    k.set_payload(payload(job as u64));
+                }
+                k.results += 1;
+                if let Some(e) = event {
+                    k.set_result_event(EventId(e));
+                    k.events += 1;
+                }
+                format!("{:?}", (first, k.results))
+            }
+            Op::Publish(e) => {
+                k.events += 1;
+                if k.result_event().is_none() {
+                    k.set_result_event(EventId(e));
+                }
+                String::new()
+            }
+            Op::Apply(at, e) => {
+                let earlier = k.applied();
+                if earlier.is_none() {
+                    k.set_applied(at, EventId(e));
+                }
+                format!("{:?}", (earlier, k.first_commit()))
+            }
+            Op::Review => {
+                k.set_reviewed();
+                String::new()
+            }
+        }
+    }
+
+    fn packed(keys: &mut KeyTracks, key: &IdempotencyKey, op: Op) -> String {
+        let payload = |content| PayloadId {
+            operation: OperationId(1),
+            content,
+        };
+        match op {
+            Op::Enqueue(job, content) => {
+                format!("{:?}", keys.enqueue(key, JobId(job), payload(content)))
+            }
+            Op::Commit(at, job, event) => {
+                let r = keys.commit(
+                    key,
+                    (at, JobId(job), at * 3),
+                    payload(job as u64),
+                    event.map(EventId),
+                );
+                format!("{r:?}")
+            }
+            Op::Publish(e) => {
+                keys.publish_direct(key, EventId(e));
+                String::new()
+            }
+            Op::Apply(at, e) => format!("{:?}", keys.apply(key, at, EventId(e))),
+            Op::Review => {
+                keys.review(key);
+                String::new()
+            }
+        }
+    }
+
+    #[test]
+    fn each_operation_on_a_packed_track_does_what_it_does_on_a_plain_one() {
+        use Op::*;
+        let big = u32::MAX as u64 + 5;
+        let histories: &[&[Op]] = &[
+            // The usual life of a key, then late records: a second commit, a second apply.
+            &[
+                Enqueue(4, 9),
+                Commit(100, 4, Some(1)),
+                Apply(120, 1),
+                Review,
+            ],
+            &[
+                Enqueue(4, 9),
+                Commit(100, 4, Some(1)),
+                Commit(130, 4, None),
+                Apply(140, 2),
+            ],
+            &[
+                Enqueue(4, 9),
+                Commit(100, 4, None),
+                Publish(8),
+                Publish(9),
+                Apply(90, 8),
+            ],
+            // A second job under the key (a mode other than `forever`), before and after a commit.
+            &[
+                Enqueue(4, 9),
+                Enqueue(6, 10),
+                Commit(100, 6, Some(2)),
+                Apply(150, 2),
+            ],
+            &[
+                Enqueue(4, 9),
+                Commit(100, 4, Some(2)),
+                Enqueue(6, 10),
+                Apply(150, 2),
+            ],
+            &[
+                Enqueue(4, 9),
+                Commit(100, 5, Some(2)),
+                Apply(100, 2),
+                Enqueue(5, 1),
+            ],
+            // Records a broken history can hold: an apply or a commit with no enqueue, an apply
+            // before the commit, ids and times too wide for their fields.
+            &[
+                Apply(50, 3),
+                Commit(100, 1, Some(3)),
+                Enqueue(1, 2),
+                Apply(60, 3),
+            ],
+            &[
+                Commit(big, 7, Some(big)),
+                Apply(big + 1, big),
+                Publish(big + 2),
+            ],
+            &[
+                Publish(big),
+                Enqueue(0, 0),
+                Commit(10, 0, None),
+                Apply(big * 2, big),
+            ],
+            &[
+                Enqueue(2, 2),
+                Commit(10, 2, Some(1)),
+                Apply(10 + big, 1),
+                Review,
+            ],
+        ];
+        for (n, history) in histories.iter().enumerate() {
+            let mut keys = KeyTracks::default();
+            let mut want = KeyTrack::default();
+            for (i, op) in history.iter().enumerate() {
+                let said = packed(&mut keys, &key(n as u32), *op);
+                assert_eq!(said, plain(&mut want, *op), "history {n}, step {i}");
+                let got = keys.get(&key(n as u32));
+                assert_eq!(seen(&got), seen(&want), "history {n}, step {i}");
+                assert_eq!(keys.newest(&key(n as u32)), want.newest());
+                assert_eq!(keys.results(&key(n as u32)), want.results);
+            }
+        }
+        // Counts past a packed field's range.
+        let mut keys = KeyTracks::default();
+        let mut want = KeyTrack::default();
+        for i in 0..70_000 {
+            let op = if i % 2 == 0 {
+                Commit(i, 3, Some(i))
+            } else {
+                Publish(i)
+            };
+            assert_eq!(packed(&mut keys, &key(0), op), plain(&mut want, op));
+        }
+        assert_eq!(seen(&keys.get(&key(0))), seen(&want));
     }
 
     #[test]

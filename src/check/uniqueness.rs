@@ -19,7 +19,7 @@
 //! - `replace`: the newest job takes the payload while it is neither leased (a lease not yet
 //!   released or recorded as expired) nor terminal; a new job otherwise.
 
-use super::checker::Checker;
+use super::checker::{Checker, PayloadId};
 use super::invariant::Invariant;
 use crate::history::Record;
 use crate::ids::JobId;
@@ -72,16 +72,23 @@ fn allowed(mode: Unique, terminal: bool, leased: bool) -> Option<Resolved> {
 impl Checker {
     /// The newest job the history created under `key`, if any.
     fn newest_job(&self, key: &IdempotencyKey) -> Option<JobId> {
-        self.key_track(key).newest()
+        self.keys.newest(key)
     }
 
     /// An `enqueued` record: if the key already had a job, the mode must allow a second one.
-    /// Call before the new job's track is set.
-    pub(super) fn unique_enqueued(&mut self, r: &Record, job: JobId, key: &IdempotencyKey) {
-        if let Some(newest) = self.newest_job(key) {
+    /// The job becomes the key's newest (and the key takes its payload if it is the key's first
+    /// enqueue: `effects` compares later submits with it). Call before the new job's track is
+    /// set.
+    pub(super) fn unique_enqueued(
+        &mut self,
+        r: &Record,
+        job: JobId,
+        key: &IdempotencyKey,
+        payload: PayloadId,
+    ) {
+        if let Some(newest) = self.keys.enqueue(key, job, payload) {
             self.unique_judge(r, Resolved::NewJob, newest, key, job);
         }
-        self.update_key(key, |k| k.set_newest(job));
     }
 
     /// An `enqueue_deduped`, `enqueue_conflict` or `enqueue_replaced` record naming `existing`: it must be the key's
