@@ -1,14 +1,18 @@
 //! Delivery: the relay, the consumer and the review stage.
 //!
-//! Owns: relay ticks (pruning, publishing the outbox's pending events, relay crashes), delivering
-//! one event to the consumer and starting its review.
-//! Does not: decide duplicates (the consumer model does) or store events (the outbox does).
+//! Owns: relay ticks (pruning, publishing the outbox's pending events), delivering one event to
+//! the consumer and starting its review, and what a fault of the delivery side
+//! (`vocab::faults::STRUCK`) does at each site (`Site`) and what its record's field holds.
+//! Does not: decide duplicates (the consumer model does), store events (the outbox does) or
+//! decide whether a fault strikes (`sim/faults.rs`, `strikes`).
 
+use super::faults::strikes;
 use super::kernel::{Ev, Sim};
-use crate::history::{Event, Observer};
+use crate::history::{Event, Observer, StruckRecord};
 use crate::ids::{EventId, JobId};
 use crate::model::consumer::HandleOutcome;
 use crate::model::semantics::QueueSemantics;
+use crate::vocab::faults::{Site, Struck};
 use crate::vocab::key::IdempotencyKey;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
@@ -26,14 +30,13 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 self.deliver(e.id, e.key, e.job, e.output, e.sends + 1, false);
             }
             self.outbox.note_sent(count);
-            // One draw per tick whatever the rate and the script say, so a frozen run (rate 0,
-            // the crash scripted) keeps the relay stream where the seeded run had it.
-            let drawn = self.relay_stream.unit() < self.rates.relay_crash;
-            let crash = self.script.relay_crash_due(self.now) | drawn;
-            if crash {
-                self.record(Event::RelayCrashed {
-                    unmarked: count as u32,
-                });
+            // Site::RelayTick: the batch went out and is not marked yet.
+            if let Some(fault) = self.struck_at(Site::RelayTick, None) {
+                self.record(Event::Struck(StruckRecord {
+                    fault,
+                    job: None,
+                    value: count as u64,
+                }));
                 // A crashed relay comes back after its restart delay (default: the next tick).
                 if let Some(restart_ms) = self.scenario.relay.restart_ms {
                     self.schedule(self.now + restart_ms, Ev::RelayTick);
@@ -47,6 +50,31 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             }
         }
         self.schedule(self.now + self.scenario.relay.interval_ms, Ev::RelayTick);
+    }
+
+    /// The first fault of `site` (in `vocab::faults::STRUCK`'s order) that strikes this step of
+    /// it (of `job`, when the site takes one), if any. The step owns its block of the site's
+    /// spare draws whatever strikes, and every fault of the site is asked (the relay crash draws
+    /// the relay's stream every tick, whatever the rate: a frozen run, its crashes scripted,
+    /// keeps that stream where the seeded run had it).
+    fn struck_at(&mut self, site: Site, job: Option<JobId>) -> Option<Struck> {
+        let spare = &mut self.site_spares[site as usize];
+        let step = spare.next_step();
+        let mut first = None;
+        for fault in Struck::at(site) {
+            let hit = strikes(
+                fault,
+                &self.rates,
+                &mut self.relay_stream,
+                spare,
+                step,
+                &mut self.script,
+                self.now,
+                job,
+            );
+            first = first.or(hit.then_some(fault));
+        }
+        first
     }
 
     /// One event reaches the consumer, which applies it once and hands the document to review.
