@@ -25,13 +25,18 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         }
         let count = self.outbox.pending().len();
         if count > 0 {
-            for i in 0..count {
-                let e = self.outbox.pending()[i];
-                self.deliver(e.id, e.key, e.job, e.output, e.sends + 1, false);
+            let (mut sent, mut consumer_crashed) = (0, false);
+            while sent < count && !consumer_crashed {
+                let e = self.outbox.pending()[sent];
+                consumer_crashed = self.deliver(e.id, e.key, e.job, e.output, e.sends + 1, false);
+                sent += 1;
             }
-            self.outbox.note_sent(count);
-            // Site::RelayTick: the batch went out and is not marked yet.
-            if let Some(fault) = self.struck_at(Site::RelayTick, None) {
+            self.outbox.note_sent(sent);
+            if consumer_crashed {
+                // Site::ConsumerApplied: the relay heard nothing back, so the batch stays
+                // unmarked and goes out again at its next tick.
+            } else if let Some(fault) = self.struck_at(Site::RelayTick, None) {
+                // Site::RelayTick: the batch went out and is not marked yet.
                 self.record(Event::Struck(StruckRecord {
                     fault,
                     job: None,
@@ -78,6 +83,8 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     }
 
     /// One event reaches the consumer, which applies it once and hands the document to review.
+    /// True when the consumer crashed right after applying a relayed event
+    /// (`Site::ConsumerApplied`); a direct (naive) publish has no relay to send it again.
     pub(super) fn deliver(
         &mut self,
         event: EventId,
@@ -86,7 +93,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         output: u64,
         send: u32,
         direct: bool,
-    ) {
+    ) -> bool {
         self.record(Event::Published {
             event,
             key,
@@ -116,8 +123,19 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                         job: job.0,
                     },
                 );
+                if !direct {
+                    if let Some(fault) = self.struck_at(Site::ConsumerApplied, Some(job)) {
+                        self.record(Event::Struck(StruckRecord {
+                            fault,
+                            job: Some(job),
+                            value: event.0,
+                        }));
+                        return true;
+                    }
+                }
             }
             HandleOutcome::DuplicateEvent => self.record(Event::DuplicateEvent { event, key }),
         }
+        false
     }
 }

@@ -44,10 +44,13 @@ pub enum FaultKind {
     Pause,
     /// The attempt's first heartbeat reaches the queue `slow_heartbeat_ms` after it was sent.
     SlowHeartbeat,
+    /// The consumer dies right after applying a relayed event's effect, before the relay hears
+    /// it was handled.
+    ConsumerCrash,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 8] = [
+    pub const ALL: [FaultKind; 9] = [
         FaultKind::Crash,
         FaultKind::Stall,
         FaultKind::TransientError,
@@ -56,6 +59,7 @@ impl FaultKind {
         FaultKind::MutatePayload,
         FaultKind::Pause,
         FaultKind::SlowHeartbeat,
+        FaultKind::ConsumerCrash,
     ];
 
     /// The name a scenario file uses.
@@ -112,7 +116,7 @@ impl FaultKind {
 }
 
 /// The fault kinds the sweep's coverage gate counts, in report order.
-pub const COVERED: [FaultKind; 7] = [
+pub const COVERED: [FaultKind; 8] = [
     FaultKind::Crash,
     FaultKind::Stall,
     FaultKind::TransientError,
@@ -120,6 +124,7 @@ pub const COVERED: [FaultKind; 7] = [
     FaultKind::RelayCrash,
     FaultKind::Pause,
     FaultKind::SlowHeartbeat,
+    FaultKind::ConsumerCrash,
 ];
 
 /// A fault that holds an attempt up for a seeded length. Its discriminant indexes [`HELD`] and
@@ -269,13 +274,14 @@ pub const HELD: [HeldSpec; HELD_KINDS] = [
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Struck {
     RelayCrash = 0,
+    ConsumerCrash = 1,
 }
 
 /// How many struck fault kinds there are.
-pub const STRUCK_KINDS: usize = 1;
+pub const STRUCK_KINDS: usize = 2;
 
 impl Struck {
-    pub const ALL: [Struck; STRUCK_KINDS] = [Struck::RelayCrash];
+    pub const ALL: [Struck; STRUCK_KINDS] = [Struck::RelayCrash, Struck::ConsumerCrash];
 
     #[inline]
     pub fn spec(self) -> &'static StruckSpec {
@@ -306,18 +312,25 @@ pub enum Site {
     /// published: the batch stays unmarked (sent again at a later tick), and the relay comes
     /// back after `[relay] restart_ms` (default: its next tick). The field: the unmarked rows.
     RelayTick = 0,
+    /// An event the relay sent, right after the consumer applied its effect (and, in the same
+    /// step, remembered its event id) and before the relay hears back: the rest of the batch is
+    /// not sent, the batch stays unmarked and goes out again at the relay's next tick, where the
+    /// consumer must absorb the event it already applied. The field: the event id; the record
+    /// names the event's job.
+    ConsumerApplied = 1,
 }
 
 /// How many sites there are.
-pub const SITES: usize = 1;
+pub const SITES: usize = 2;
 
 impl Site {
-    pub const ALL: [Site; SITES] = [Site::RelayTick];
+    pub const ALL: [Site; SITES] = [Site::RelayTick, Site::ConsumerApplied];
 
     /// The component that fails there.
     pub fn component(self) -> Component {
         match self {
             Site::RelayTick => Component::Relay,
+            Site::ConsumerApplied => Component::Consumer,
         }
     }
 
@@ -325,6 +338,7 @@ impl Site {
     pub fn takes_job(self) -> bool {
         match self {
             Site::RelayTick => false,
+            Site::ConsumerApplied => true,
         }
     }
 }
@@ -376,19 +390,34 @@ pub struct StruckSpec {
 }
 
 /// One row per [`Struck`], in its order.
-pub const STRUCK: [StruckSpec; STRUCK_KINDS] = [StruckSpec {
-    kind: FaultKind::RelayCrash,
-    name: "relay_crash",
-    site: Site::RelayTick,
-    draw: StruckDraw::RelayStream,
-    record: "relay_crashed",
-    field: "unmarked",
-    label: "RELAY CRASH",
-    sometimes: "relay_crashed",
-    count: Counter::RelayCrashes,
-    requires: &["republish_absorbed"],
-    about: "the relay dies after sending a batch and before marking it published",
-}];
+pub const STRUCK: [StruckSpec; STRUCK_KINDS] = [
+    StruckSpec {
+        kind: FaultKind::RelayCrash,
+        name: "relay_crash",
+        site: Site::RelayTick,
+        draw: StruckDraw::RelayStream,
+        record: "relay_crashed",
+        field: "unmarked",
+        label: "RELAY CRASH",
+        sometimes: "relay_crashed",
+        count: Counter::RelayCrashes,
+        requires: &["republish_absorbed"],
+        about: "the relay dies after sending a batch and before marking it published",
+    },
+    StruckSpec {
+        kind: FaultKind::ConsumerCrash,
+        name: "consumer_crash",
+        site: Site::ConsumerApplied,
+        draw: StruckDraw::Spare(0),
+        record: "consumer_crashed",
+        field: "event",
+        label: "CONSUMER CRASH",
+        sometimes: "consumer_crashed",
+        count: Counter::ConsumerCrashes,
+        requires: &["republish_absorbed"],
+        about: "the consumer dies right after applying an event's effect, before the relay hears it was handled",
+    },
+];
 
 /// A length for each held fault (`None`: it does not strike). `Copy`, indexed by [`Held`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
