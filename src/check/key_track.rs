@@ -56,6 +56,9 @@ pub(super) struct KeyTrack {
     flags: u8,
 }
 
+/// A key's first commit: when, by which job, with which output.
+pub(super) type FirstCommit = (SimTime, JobId, u64);
+
 const ENQUEUED: u8 = 1;
 const HAS_RESULT_EVENT: u8 = 2;
 const APPLIED: u8 = 4;
@@ -87,7 +90,7 @@ impl KeyTrack {
     }
 
     /// The first result committed for the key: when, by which job, with which output.
-    pub fn first_commit(&self) -> Option<(SimTime, JobId, u64)> {
+    pub fn first_commit(&self) -> Option<FirstCommit> {
         (self.results > 0).then_some((self.first_at, self.first_job, self.first_output))
     }
 
@@ -298,7 +301,7 @@ impl KeyTracks {
         (at, job, output): (SimTime, JobId, u64),
         payload: PayloadId,
         event: Option<EventId>,
-    ) -> (Option<(SimTime, JobId, u64)>, u32) {
+    ) -> (Option<FirstCommit>, u32) {
         let slot = self.slot_mut(key);
         let p = &mut self.packed[slot];
         let first_job_packs = p.flags & HAS_NEWEST == 0 || p.job == job.0;
@@ -366,7 +369,7 @@ impl KeyTracks {
         key: &IdempotencyKey,
         at: SimTime,
         event: EventId,
-    ) -> (Option<(SimTime, EventId)>, Option<(SimTime, JobId, u64)>) {
+    ) -> (Option<(SimTime, EventId)>, Option<FirstCommit>) {
         let slot = self.slot_mut(key);
         let p = &mut self.packed[slot];
         let first_at = join(p.first_at);
