@@ -80,12 +80,9 @@ mod tests {
     fn every_low_byte_is_covered() {
         const S: Suffix = Suffix::new(b"\nextract\n0000000000000000");
         for x in 0..=255u64 {
-            for high in [0u64, 1 << 8, 0xdead_beef_0000_0000, u64::MAX & !0xFF] {
+            for high in [0u64, 1 << 8, 0xdead_beef_0000_0000, !0xFF] {
                 let h = high | x;
-                assert_eq!(
-                    S.feed(h),
-                    fnv1a_from(h, b"\nextract\n0000000000000000")
-                );
+                assert_eq!(S.feed(h), fnv1a_from(h, b"\nextract\n0000000000000000"));
             }
         }
     }
