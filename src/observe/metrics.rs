@@ -103,8 +103,10 @@ pub struct Metrics {
     pub tenants: Vec<TenantMetrics>,
     /// Each job's tenant, 2 bytes a job.
     job_tenant: Vec<u16>,
-    /// Each job's leases so far, 4 bytes a job: the attempt number when a recorder leaves it out.
-    job_leases: Vec<u32>,
+    /// Each job's leases so far, one byte a job: the attempt number when a recorder leaves it
+    /// out. From 255 leases on the byte holds 255 and the count is in `job_leases_wide`.
+    job_leases: Vec<u8>,
+    job_leases_wide: std::collections::BTreeMap<u32, u32>,
 }
 
 impl Metrics {
@@ -137,7 +139,25 @@ impl Metrics {
             tenants: Vec::new(),
             job_tenant: Vec::with_capacity(jobs),
             job_leases: Vec::with_capacity(jobs),
+            job_leases_wide: std::collections::BTreeMap::new(),
         }
+    }
+
+    /// Counts a lease of `job`; returns its leases so far.
+    #[inline]
+    fn leased(&mut self, job: JobId) -> u32 {
+        if self.job_leases.len() <= job.index() {
+            self.job_leases.resize(job.index() + 1, 0);
+        }
+        let n = &mut self.job_leases[job.index()];
+        if *n < u8::MAX - 1 {
+            *n += 1;
+            return *n as u32;
+        }
+        let wide = self.job_leases_wide.entry(job.0).or_insert(*n as u32);
+        *n = u8::MAX;
+        *wide += 1;
+        *wide
     }
 
     #[inline]
@@ -313,12 +333,9 @@ impl Observer for Metrics {
                 ..
             } => {
                 self.counts.add(Counter::Attempts, 1);
-                if self.job_leases.len() <= job.index() {
-                    self.job_leases.resize(job.index() + 1, 0);
-                }
-                self.job_leases[job.index()] += 1;
+                let leases = self.leased(*job);
                 // An external recorder may leave out what the simulator computes.
-                let attempt = attempt.unwrap_or(self.job_leases[job.index()]);
+                let attempt = attempt.unwrap_or(leases);
                 let visible_at = visible_at.unwrap_or(at);
                 self.counts.raise(Counter::MaxAttemptsSeen, attempt as u64);
                 let wait = at.saturating_sub(visible_at);
@@ -541,5 +558,33 @@ mod tests {
             };
             assert_eq!(m.figure(c), expected, "{c:?}");
         }
+    }
+
+    /// A job's lease count is one byte until it passes 254, then exact in the side table: the
+    /// attempt number a recorder leaves out is the count either way.
+    #[test]
+    fn a_jobs_lease_count_is_exact_past_its_byte() {
+        let mut m = Metrics::new(1, 0, None);
+        for n in 1..=600u32 {
+            for job in [JobId(2), JobId(5)] {
+                let attempt = (job == JobId(5)).then_some(1);
+                m.observe(&Record {
+                    at: n as u64,
+                    event: Event::Leased {
+                        job,
+                        worker: WorkerId(0),
+                        fence: crate::ids::Fence(n as u64),
+                        attempt,
+                        lease_until: None,
+                        visible_at: None,
+                    },
+                });
+            }
+            assert_eq!(m.figure(Counter::MaxAttemptsSeen), Some(n as u64));
+        }
+        assert_eq!(m.job_leases[..], [0, 0, 255, 0, 0, 255]);
+        assert_eq!(m.job_leases_wide.get(&2), Some(&600));
+        assert_eq!(m.leased(JobId(5)), 601);
+        assert_eq!(m.leased(JobId(1)), 1);
     }
 }
