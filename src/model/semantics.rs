@@ -113,8 +113,10 @@ pub enum Rescued {
 pub trait QueueSemantics {
     // ---- reads ----------------------------------------------------------------------------
 
-    /// The job's current row (its key, tenant, payload, clocks, fence, attempt and state).
-    fn job(&self, job: JobId) -> &Job;
+    /// The job's current row (its key, tenant, payload, clocks, fence, attempt and state). A
+    /// finished job's clocks read 0 where the queue keeps finished rows compact (it holds no
+    /// lease and waits for nothing: see `model::job_rows`).
+    fn job(&self, job: JobId) -> Job;
     /// Jobs ever created.
     fn len(&self) -> usize;
     /// Whether no job was ever created.
@@ -217,7 +219,7 @@ pub struct ChapterQueue {
 
 impl QueueSemantics for ChapterQueue {
     #[inline]
-    fn job(&self, job: JobId) -> &Job {
+    fn job(&self, job: JobId) -> Job {
         self.queue.job(job)
     }
     #[inline]
@@ -234,7 +236,7 @@ impl QueueSemantics for ChapterQueue {
     }
     #[inline]
     fn deadline_at(&self, job: JobId) -> SimTime {
-        self.queue.job(job).deadline_at(self.queue.config())
+        self.queue.deadline_at(job)
     }
     #[inline]
     fn enqueue(&mut self, now: SimTime, request: EnqueueRequest) -> EnqueueOutcome {
@@ -255,7 +257,7 @@ impl QueueSemantics for ChapterQueue {
     /// Just after `lease_until`: an exact timer.
     #[inline]
     fn lease_check_at(&self, job: JobId) -> Option<SimTime> {
-        Some(self.queue.expiry_time(self.queue.job(job).lease_until))
+        Some(self.queue.expiry_time(self.queue.lease_until(job)))
     }
     #[inline]
     fn check_lease(&mut self, now: SimTime, job: JobId, fence: Fence) -> LeaseCheck {
@@ -278,7 +280,7 @@ impl QueueSemantics for ChapterQueue {
         Rescued::Ready
     }
     fn release_rescued(&mut self, job: JobId, fence: Fence) -> bool {
-        self.queue.job(job).fence == fence && self.queue.release(job)
+        self.queue.fence(job) == fence && self.queue.release(job)
     }
     /// Every write is fenced: a stale one is refused, no coin.
     #[inline]

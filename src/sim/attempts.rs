@@ -301,7 +301,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     }
 
     pub(super) fn commit(&mut self, w: WorkerId, job: JobId) {
-        let j = *self.queue.job(job);
+        let j = self.queue.job(job);
         let output = self.workers[w.index()]
             .attempt
             .as_ref()
