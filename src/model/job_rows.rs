@@ -142,6 +142,7 @@ impl JobRows {
     }
 
     /// A new job, `JobId(len)`, in state `Waiting`. Jobs are created in time order.
+    #[inline]
     pub fn push(
         &mut self,
         tenant: TenantId,
@@ -197,6 +198,7 @@ impl JobRows {
         self.kept[job.index()].payload = payload;
     }
 
+    #[inline]
     pub fn created_at(&self, job: JobId) -> SimTime {
         let low = self.kept[job.index()].created_low as u64;
         let high = match self.epochs.as_slice() {
@@ -230,6 +232,35 @@ impl JobRows {
         &mut self.live[k.slot_or_fence as usize]
     }
 
+    /// The live part of the job if it is in `state` (a state that is not an end: such a job's
+    /// row is always whole).
+    #[inline]
+    pub fn live_in(&self, job: JobId, state: JobState) -> Option<&Live> {
+        debug_assert!(!state.is_terminal());
+        let k = &self.kept[job.index()];
+        (k.state == state).then(|| &self.live[k.slot_or_fence as usize])
+    }
+
+    /// A job that has not ended: its live part; one that has: its end.
+    #[inline]
+    pub fn unfinished(&self, job: JobId) -> Result<&Live, JobState> {
+        let k = &self.kept[job.index()];
+        match k.state.is_terminal() {
+            true => Err(k.state),
+            false => Ok(&self.live[k.slot_or_fence as usize]),
+        }
+    }
+
+    /// The job's `lease_until`: 0 once its row is compact (it holds no lease).
+    #[inline]
+    pub fn lease_until(&self, job: JobId) -> SimTime {
+        let k = &self.kept[job.index()];
+        match k.whole {
+            true => self.live[k.slot_or_fence as usize].lease_until,
+            false => 0,
+        }
+    }
+
     /// The job's latest fence, whole row or compact.
     #[inline]
     pub fn fence(&self, job: JobId) -> Fence {
@@ -259,6 +290,7 @@ impl JobRows {
 
     /// The job ends in `state`; its live slot goes back to the slab unless finished rows are
     /// kept whole.
+    #[inline]
     pub fn finish(&mut self, job: JobId, state: JobState) {
         assert!(state.is_terminal(), "{} is not an end", state.name());
         let keep_whole = self.keep_whole;

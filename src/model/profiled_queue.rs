@@ -31,6 +31,7 @@ use crate::profile::{
     backoff, retention, AttemptsCount, BackoffFormula, Effective, ExpiryKind, OnExpiry,
     RescueWrite, Semantics, WriteGuard,
 };
+use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 
 /// What the profile's rules need to know of a job beyond its row.
@@ -198,6 +199,12 @@ impl ProfiledQueue {
 impl QueueSemantics for ProfiledQueue {
     fn job(&self, job: JobId) -> Job {
         self.chapter.job(job)
+    }
+    fn lease_until(&self, job: JobId) -> SimTime {
+        self.chapter.lease_until(job)
+    }
+    fn key_and_payload(&self, job: JobId) -> (IdempotencyKey, PayloadHash) {
+        self.chapter.key_and_payload(job)
     }
     fn len(&self) -> usize {
         self.chapter.len()

@@ -11,66 +11,13 @@ use crate::ids::{Fence, JobId, SimTime, TenantId};
 use crate::key_index::KeyIndex;
 use crate::model::job_rows::{JobRows, Live};
 pub use crate::model::job_rows::{Job, JobState};
+pub use config::QueueConfig;
 use crate::profile::unique::{self, Decision, Existing};
 use crate::profile::Unique;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-#[derive(Clone, Copy, Debug)]
-pub struct QueueConfig {
-    pub lease_ms: u64,
-    pub deadline_ms: u64,
-    pub attempts_max: u32,
-    /// Bug switch `no_fencing`: ack / nack / heartbeat accept any token.
-    pub bug_no_fencing: bool,
-    /// Bug switch `skip_deadline_check`: lease jobs whose deadline has passed.
-    pub bug_skip_deadline_check: bool,
-    /// Bug switch `unbounded_retries`: re-lease an expired job whatever its attempt count.
-    pub bug_unbounded_retries: bool,
-    /// Bug switch `reuse_on_conflict`: same key, different payload silently reuses the job.
-    pub bug_reuse_on_conflict: bool,
-    /// Bug switch `token_reuse`: a re-lease after expiry keeps the old fencing token.
-    pub bug_token_reuse: bool,
-    /// Bug switch `backoff_ignored`: a retried job is visible at once.
-    pub bug_backoff_ignored: bool,
-    /// Bug switch `deadline_tripled`: deadlineAt = createdAt + 3 x deadline_ms.
-    pub bug_deadline_tripled: bool,
-    /// Bug switch `depth_never_decrements`: leasing a job does not decrement the depth.
-    pub bug_depth_never_decrements: bool,
-    /// Bug switch `heartbeat_not_stored`: a heartbeat does not move leaseUntil.
-    pub bug_heartbeat_not_stored: bool,
-    /// Bug switch `early_expiry`: a lease expires at leaseUntil instead of just after it.
-    pub bug_early_expiry: bool,
-    /// Bug switch `unfenced_heartbeat`: heartbeats skip the token check.
-    pub bug_unfenced_heartbeat: bool,
-    /// What a submit of a key already known does (`[queue] unique`; durasim: unique for ever).
-    pub unique: Unique,
-}
-
-impl QueueConfig {
-    /// A queue with these settings and no bug switch on.
-    pub fn new(lease_ms: u64, deadline_ms: u64, attempts_max: u32) -> QueueConfig {
-        QueueConfig {
-            lease_ms,
-            deadline_ms,
-            attempts_max,
-            bug_no_fencing: false,
-            bug_skip_deadline_check: false,
-            bug_unbounded_retries: false,
-            bug_reuse_on_conflict: false,
-            bug_token_reuse: false,
-            bug_backoff_ignored: false,
-            bug_deadline_tripled: false,
-            bug_depth_never_decrements: false,
-            bug_heartbeat_not_stored: false,
-            bug_early_expiry: false,
-            bug_unfenced_heartbeat: false,
-            unique: Unique::Forever,
-        }
-    }
-}
 
 impl Job {
     pub fn deadline_at(&self, config: &QueueConfig) -> SimTime {
@@ -244,6 +191,11 @@ impl Queue {
         self.rows.fence(job)
     }
 
+    #[inline]
+    pub fn payload(&self, job: JobId) -> PayloadHash {
+        self.rows.payload(job)
+    }
+
     pub fn state(&self, job: JobId) -> JobState {
         self.rows.state(job)
     }
@@ -254,11 +206,9 @@ impl Queue {
     }
 
     /// A leased job's `lease_until`; 0 for a job that holds no lease or whose row is compact.
+    #[inline]
     pub fn lease_until(&self, job: JobId) -> SimTime {
-        match self.rows.is_whole(job) {
-            true => self.rows.live(job).lease_until,
-            false => 0,
-        }
+        self.rows.lease_until(job)
     }
 
     pub fn len(&self) -> usize {
@@ -347,10 +297,8 @@ impl Queue {
     /// The job's `visible_at` has come (end of backoff, or a delayed first enqueue).
     /// Returns false when the wake-up is stale (the job moved on meanwhile).
     pub fn make_visible(&mut self, now: SimTime, job: JobId, visible_at: SimTime) -> bool {
-        if self.rows.state(job) != JobState::Waiting
-            || self.rows.live(job).visible_at != visible_at
-            || visible_at > now
-        {
+        let waiting = self.rows.live_in(job, JobState::Waiting);
+        if waiting.is_none_or(|j| j.visible_at != visible_at) || visible_at > now {
             return false;
         }
         self.set_ready(job);
@@ -385,13 +333,11 @@ impl Queue {
     pub fn lease_next(&mut self, now: SimTime) -> LeaseOutcome {
         while let Some(Reverse((visible_at, id))) = self.ready.pop() {
             let job = JobId(id);
-            if self.rows.state(job) != JobState::Ready
-                || self.rows.live(job).visible_at != visible_at
-            {
-                continue; // a stale heap entry
-            }
+            let j = match self.rows.live_in(job, JobState::Ready) {
+                Some(j) if j.visible_at == visible_at => *j,
+                _ => continue, // a stale heap entry
+            };
             assert!(visible_at <= now, "job {id} leased before it is visible");
-            let j = *self.rows.live(job);
             let deadline_at = self.deadline_at(job);
             if now > deadline_at && !self.config.bug_skip_deadline_check {
                 self.finish(job, JobState::Cancelled);
@@ -440,11 +386,7 @@ impl Queue {
     /// The fence check shared by every worker call: the token must be the job's current one and
     /// the job must not be terminal. `no_fencing` drops the first half.
     fn check_fence(&self, job: JobId, fence: Fence) -> Result<(), Rejection> {
-        let state = self.rows.state(job);
-        if state.is_terminal() {
-            return Err(Rejection::Terminal(state));
-        }
-        let held = self.rows.fence(job);
+        let held = self.rows.unfinished(job).map_err(Rejection::Terminal)?.fence;
         if held != fence && !self.config.bug_no_fencing {
             return Err(Rejection::StaleFence {
                 held,
@@ -469,12 +411,11 @@ impl Queue {
         if state != JobState::Leased {
             return Err(Rejection::NotLeased(state));
         }
-        if self.config.bug_heartbeat_not_stored {
-            return Ok(now + self.config.lease_ms);
+        let lease_until = now + self.config.lease_ms;
+        if !self.config.bug_heartbeat_not_stored {
+            self.rows.live_mut(job).lease_until = lease_until;
         }
-        let j = self.rows.live_mut(job);
-        j.lease_until = now + self.config.lease_ms;
-        Ok(j.lease_until)
+        Ok(lease_until)
     }
 
     /// Confirms the job: terminal `acked`.
@@ -539,10 +480,10 @@ impl Queue {
 
     /// A lease-expiry timer for the lease `fence` fired at `now`.
     pub fn check_expiry(&mut self, now: SimTime, job: JobId, fence: Fence) -> ExpiryOutcome {
-        if self.rows.state(job) != JobState::Leased || self.rows.fence(job) != fence {
-            return ExpiryOutcome::Stale;
-        }
-        let lease_until = self.rows.live(job).lease_until;
+        let lease_until = match self.rows.live_in(job, JobState::Leased) {
+            Some(j) if j.fence == fence => j.lease_until,
+            _ => return ExpiryOutcome::Stale,
+        };
         if self.expiry_time(lease_until) > now {
             return ExpiryOutcome::StillLeased { lease_until };
         }
@@ -635,5 +576,6 @@ fn less_one(count: usize) -> usize {
     count - 1
 }
 
+mod config;
 #[cfg(test)]
 mod tests;

@@ -22,6 +22,7 @@ use crate::model::queue::{
     EnqueueOutcome, EnqueueRequest, ExpiryOutcome, Job, LeaseOutcome, Queue, Rejection, Reopen,
 };
 use crate::model::retry::{Decision, ErrorKind, RetryPolicy};
+use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 
 /// A holder's write (heartbeat, ack, retry, dead-letter) as the queue receives it.
@@ -117,6 +118,15 @@ pub trait QueueSemantics {
     /// finished job's clocks read 0 where the queue keeps finished rows compact (it holds no
     /// lease and waits for nothing: see `model::job_rows`).
     fn job(&self, job: JobId) -> Job;
+    /// The job's `lease_until`, as [`QueueSemantics::job`] reads it, without the rest.
+    fn lease_until(&self, job: JobId) -> SimTime {
+        self.job(job).lease_until
+    }
+    /// The job's key and payload, as [`QueueSemantics::job`] reads them, without the rest.
+    fn key_and_payload(&self, job: JobId) -> (IdempotencyKey, PayloadHash) {
+        let j = self.job(job);
+        (j.key, j.payload)
+    }
     /// Jobs ever created.
     fn len(&self) -> usize;
     /// Whether no job was ever created.
@@ -221,6 +231,14 @@ impl QueueSemantics for ChapterQueue {
     #[inline]
     fn job(&self, job: JobId) -> Job {
         self.queue.job(job)
+    }
+    #[inline]
+    fn lease_until(&self, job: JobId) -> SimTime {
+        self.queue.lease_until(job)
+    }
+    #[inline]
+    fn key_and_payload(&self, job: JobId) -> (IdempotencyKey, PayloadHash) {
+        (self.queue.key_of(job), self.queue.payload(job))
     }
     #[inline]
     fn len(&self) -> usize {
