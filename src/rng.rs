@@ -29,6 +29,9 @@ pub enum Purpose {
     AttemptSpare = 9,
     /// The coin of a write that may or may not take effect (SQS's stale delete).
     StaleWrite = 10,
+    /// The spare draws each step of a delivery-side site owns for its faults, one stream per
+    /// site, read by position (see `sim::faults::SpareDraws::of_site`).
+    SiteSpare = 11,
 }
 
 /// One independent stream of random numbers.

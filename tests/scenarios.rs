@@ -268,6 +268,11 @@ fn every_bug_switch_is_caught_by_its_invariant_on_its_scenario() {
         ),
         ("slow-heartbeat", "no_fencing", Invariant::FencedWrites),
         (
+            "consumer-crash",
+            "no_consumer_dedupe",
+            Invariant::NoDuplicateEffect,
+        ),
+        (
             "relay-republish",
             "republish_miscount",
             Invariant::SummaryMatchesHistory,

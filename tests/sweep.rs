@@ -286,7 +286,8 @@ fn shrunk_scenarios_reproduce_their_failure() {
                         && scenario.faults.transient_error == 0.0
                 );
                 assert!(
-                    scenario.faults.permanent_error == 0.0 && scenario.faults.relay_crash == 0.0
+                    scenario.faults.permanent_error == 0.0
+                        && scenario.faults.struck.iter().all(|r| *r == 0.0)
                 );
                 assert!(
                     info.to.jobs <= info.from.jobs && info.to.faults <= info.from.faults,

@@ -44,9 +44,10 @@ impl Textbook {
     /// The queue a scenario is, or why it is not one.
     pub fn of(s: &Scenario) -> Result<Textbook, String> {
         let f = &s.faults;
-        let faults = [f.crash, f.transient_error, f.permanent_error, f.relay_crash];
+        let faults = [f.crash, f.transient_error, f.permanent_error];
         if faults
             .iter()
+            .chain(f.struck.iter())
             .chain(f.held.iter().map(|h| &h.rate))
             .any(|&r| r != 0.0)
             || f.outage.is_some()

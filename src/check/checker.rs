@@ -508,7 +508,7 @@ impl Checker {
                 event, key, direct, ..
             } => self.effects_published(*event, key, *direct),
             Event::MarkedPublished { .. } | Event::OutboxPruned { .. } => {}
-            Event::RelayCrashed { .. } => self.reached(Sometimes::RelayCrashed),
+            Event::Struck(s) => self.reached(Sometimes::Struck(s.fault)),
             Event::EffectApplied {
                 event,
                 key,

@@ -6,7 +6,7 @@
 //! Does not: evaluate anything (see `checker` and the family files: `leases`, `policy`,
 //! `effects`, `dlq`, `tenancy`, `metrics`).
 
-use crate::vocab::faults::{Held, HELD_KINDS};
+use crate::vocab::faults::{Held, Struck, HELD_KINDS, STRUCK_KINDS};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -162,13 +162,15 @@ pub enum Sometimes {
     PayloadConflict,
     EnqueueDeduped,
     WorkerCrashed,
-    RelayCrashed,
     ReprocessSucceeded,
     DlqEvicted,
     OperatorAtCancelled,
     RenewedLeaseExpired,
     /// A held fault struck (`stalled`, `paused`, ...: its row of `vocab::faults::HELD`).
     Held(Held),
+    /// A fault of the delivery side struck (`relay_crashed`, ...: its row of
+    /// `vocab::faults::STRUCK`).
+    Struck(Struck),
 }
 
 /// The properties before the stall's, and after it, in report order.
@@ -185,7 +187,7 @@ const BEFORE_STALL: [Sometimes; 13] = [
     Sometimes::PayloadConflict,
     Sometimes::EnqueueDeduped,
     Sometimes::WorkerCrashed,
-    Sometimes::RelayCrashed,
+    Sometimes::Struck(Struck::RelayCrash),
 ];
 const AFTER_STALL: [Sometimes; 4] = [
     Sometimes::ReprocessSucceeded,
@@ -193,11 +195,12 @@ const AFTER_STALL: [Sometimes; 4] = [
     Sometimes::OperatorAtCancelled,
     Sometimes::RenewedLeaseExpired,
 ];
-const COUNT: usize = BEFORE_STALL.len() + AFTER_STALL.len() + HELD_KINDS;
+const COUNT: usize = BEFORE_STALL.len() + AFTER_STALL.len() + HELD_KINDS + STRUCK_KINDS - 1;
 
 impl Sometimes {
-    /// Every property in report order: the stall's where it always was, the other held
-    /// faults' last, in `Held` order.
+    /// Every property in report order: the stall's and the relay crash's where they always
+    /// were, the other held faults' after the fixed ones, in `Held` order, then the other struck
+    /// faults', in `Struck` order.
     pub const ALL: [Sometimes; COUNT] = {
         let mut out = [Sometimes::StaleFenceRejected; COUNT];
         let mut i = 0;
@@ -215,6 +218,11 @@ impl Sometimes {
         while h < HELD_KINDS {
             out[i + k + h] = Sometimes::Held(Held::ALL[h]);
             h += 1;
+        }
+        let mut s = 1;
+        while s < STRUCK_KINDS {
+            out[i + k + h + s - 1] = Sometimes::Struck(Struck::ALL[s]);
+            s += 1;
         }
         out
     };
@@ -236,13 +244,18 @@ impl Sometimes {
             Sometimes::PayloadConflict => 9,
             Sometimes::EnqueueDeduped => 10,
             Sometimes::WorkerCrashed => 11,
-            Sometimes::RelayCrashed => 12,
             Sometimes::Held(Held::Stall) => STALL,
             Sometimes::ReprocessSucceeded => STALL + 1,
             Sometimes::DlqEvicted => STALL + 2,
             Sometimes::OperatorAtCancelled => STALL + 3,
             Sometimes::RenewedLeaseExpired => STALL + 4,
             Sometimes::Held(h) => STALL + 4 + h as usize,
+            // The relay crash (`Struck` 0) keeps the place it had before the table; the others
+            // come after the held faults.
+            Sometimes::Struck(s) => match s as usize {
+                0 => 12,
+                i => STALL + 4 + HELD_KINDS + i - 1,
+            },
         }
     }
 
@@ -260,12 +273,12 @@ impl Sometimes {
             Sometimes::PayloadConflict => "payload_conflict",
             Sometimes::EnqueueDeduped => "enqueue_deduped",
             Sometimes::WorkerCrashed => "worker_crashed",
-            Sometimes::RelayCrashed => "relay_crashed",
             Sometimes::ReprocessSucceeded => "reprocess_succeeded",
             Sometimes::DlqEvicted => "dlq_evicted",
             Sometimes::OperatorAtCancelled => "operator_at_cancelled",
             Sometimes::RenewedLeaseExpired => "renewed_lease_expired",
             Sometimes::Held(h) => h.spec().sometimes,
+            Sometimes::Struck(s) => s.spec().sometimes,
         }
     }
 

@@ -14,7 +14,7 @@ use super::invariant::Invariant;
 use crate::history::{Event, Op, Record};
 use crate::ids::{JobId, SimTime};
 use crate::vocab::counters::{self, Counter, Counts, Group};
-use crate::vocab::faults::{Held, HeldCounts};
+use crate::vocab::faults::{Held, HeldCounts, Struck, STRUCK_KINDS};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -59,7 +59,8 @@ pub(super) struct Tally {
     heartbeats: u64,
     ack_rejections: u64,
     worker_crashes: u64,
-    relay_crashes: u64,
+    /// Each struck fault's strikes (`vocab::faults::STRUCK`), indexed by `Struck`.
+    struck: [u64; STRUCK_KINDS],
     held: HeldCounts,
     dlq_permanent: u64,
     dlq_max_attempts: u64,
@@ -104,7 +105,7 @@ impl Tally {
             Event::Heartbeat { .. } => self.heartbeats += 1,
             Event::Rejected { op: Op::Ack, .. } => self.ack_rejections += 1,
             Event::WorkerCrashed { .. } => self.worker_crashes += 1,
-            Event::RelayCrashed { .. } => self.relay_crashes += 1,
+            Event::Struck(s) => self.struck[s.fault as usize] += 1,
             Event::Held(h) => self.held.add(h.fault),
             Event::DlqEvicted { .. } => self.evicted += 1,
             Event::Reprocessed { .. } => self.reprocessed += 1,
@@ -298,7 +299,6 @@ impl Checker {
             (Counter::AckRejections, t.ack_rejections),
             (Counter::MaxAttemptsSeen, max_attempts),
             (Counter::WorkerCrashes, t.worker_crashes),
-            (Counter::RelayCrashes, t.relay_crashes),
             (Counter::DlqPermanentError, t.dlq_permanent),
             (Counter::DlqMaxAttemptsExceeded, t.dlq_max_attempts),
             (Counter::DlqOther, t.dlq_other),
@@ -308,7 +308,10 @@ impl Checker {
             (Counter::ReprocessRefused, t.refused),
             (Counter::ReprocessRateLimited, t.rate_limited),
             (Counter::RetriesTotal, t.retries),
-        ] {
+        ]
+        .into_iter()
+        .chain(Struck::ALL.map(|s| (s.spec().count, t.struck[s as usize])))
+        {
             figures.set(c, Some(v));
         }
         (figures, t.held)

@@ -21,7 +21,7 @@ pub use trace_hash::TraceHash;
 
 use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use crate::vocab::config::RunConfig;
-use crate::vocab::faults::Held;
+use crate::vocab::faults::{Held, Struck};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 use serde::Serialize;
@@ -254,9 +254,6 @@ pub enum Event {
     OutboxPruned {
         rows: u64,
     },
-    RelayCrashed {
-        unmarked: u32,
-    },
     EffectApplied {
         event: EventId,
         key: IdempotencyKey,
@@ -303,6 +300,10 @@ pub enum Event {
     /// written as its row says. Last, as serde wants an untagged variant.
     #[serde(untagged)]
     Held(HeldRecord),
+    /// A fault of the delivery side struck (`vocab::faults::STRUCK`): `relay_crashed`, ...,
+    /// each written as its row says.
+    #[serde(untagged)]
+    Struck(StruckRecord),
 }
 
 /// A held fault holding an attempt up: a stall (`stall_began`: the extraction hangs `stall`
@@ -330,6 +331,34 @@ impl Serialize for HeldRecord {
         st.serialize_field("job", &self.job)?;
         st.serialize_field("fence", &self.fence)?;
         st.serialize_field(spec.field, &self.ms)?;
+        st.end()
+    }
+}
+
+/// A fault of the delivery side striking at its site (`vocab::faults::STRUCK`): a relay crash
+/// (`relay_crashed`: the relay died after sending a batch of `unmarked` rows and before marking
+/// them published), and every other row. Written as `{type: <record>, [job], <field>: value}`,
+/// the row's names (`job` when its site takes one; what `value` holds is the site's), so each
+/// keeps its own record type in the file and the hash: `relay_crashed` is hashed as it was when
+/// it was a variant of its own (its type text, then `unmarked`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StruckRecord {
+    pub fault: Struck,
+    pub job: Option<JobId>,
+    pub value: u64,
+}
+
+impl Serialize for StruckRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let spec = self.fault.spec();
+        // As serde's derive writes an internally tagged variant: the tag, then the fields.
+        let mut st = s.serialize_struct("Event", 2 + self.job.is_some() as usize)?;
+        st.serialize_field("type", spec.record)?;
+        if let Some(job) = &self.job {
+            st.serialize_field("job", job)?;
+        }
+        st.serialize_field(spec.field, &self.value)?;
         st.end()
     }
 }
@@ -364,7 +393,6 @@ impl Event {
             Event::Published { .. } => "published",
             Event::MarkedPublished { .. } => "marked_published",
             Event::OutboxPruned { .. } => "outbox_pruned",
-            Event::RelayCrashed { .. } => "relay_crashed",
             Event::EffectApplied { .. } => "effect_applied",
             Event::DuplicateEvent { .. } => "duplicate_event",
             Event::ReviewDone { .. } => "review_done",
@@ -374,6 +402,7 @@ impl Event {
             Event::DepthSampled { .. } => "depth_sampled",
             Event::RunEnded { .. } => "run_ended",
             Event::Held(r) => r.fault.spec().record,
+            Event::Struck(r) => r.fault.spec().record,
         }
     }
 }
@@ -451,6 +480,41 @@ mod tests {
             hash(&[dl("permanent_error")]),
             hash(&[dl("max_attempts_exceeded")])
         );
+    }
+
+    // The generic record writes `relay_crashed` exactly as the variant it replaced,
+    // `RelayCrashed { unmarked: u32 }`, did (the same type text and field values, so the same
+    // hash too: the golden hashes of `tests/scenarios.rs` with relay crashes pin that).
+    #[test]
+    fn a_struck_record_is_written_as_its_own_variant_was() {
+        #[derive(Serialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum Before {
+            RelayCrashed { unmarked: u32 },
+        }
+        let now = Record {
+            at: 5,
+            event: Event::Struck(StruckRecord {
+                fault: Struck::RelayCrash,
+                job: None,
+                value: 7,
+            }),
+        };
+        #[derive(Serialize)]
+        struct BeforeRecord {
+            at: SimTime,
+            #[serde(flatten)]
+            event: Before,
+        }
+        let before = BeforeRecord {
+            at: 5,
+            event: Before::RelayCrashed { unmarked: 7 },
+        };
+        assert_eq!(
+            serde_json::to_string(&now).unwrap(),
+            serde_json::to_string(&before).unwrap()
+        );
+        assert_eq!(now.event.type_name(), "relay_crashed");
     }
 
     #[test]

@@ -449,7 +449,7 @@ impl Observer for Metrics {
             }
             Event::MarkedPublished { count } => self.counts.add(Counter::Published, *count as u64),
             Event::OutboxPruned { rows } => self.counts.add(Counter::OutboxPruned, *rows),
-            Event::RelayCrashed { .. } => self.counts.add(Counter::RelayCrashes, 1),
+            Event::Struck(s) => self.counts.add(s.fault.spec().count, 1),
             Event::EffectApplied { event, .. } => {
                 self.counts.add(Counter::ConsumerApplied, 1);
                 let i = event.0 as usize;

@@ -13,6 +13,7 @@
 //! Does not: decide anything; every slice comes from a record.
 
 use crate::history::{Event, Op, Record};
+use crate::vocab::faults::Component;
 use crate::vocab::key::KeyNames;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -300,8 +301,18 @@ impl Builder {
             Event::DlqEvicted { job, capacity, retention } => {
                 self.instant(PIPELINE, QUEUE, "DLQ EVICTED", "dlq", at, json!({"job": job.0, "capacity": capacity, "retention": retention}))
             }
-            Event::RelayCrashed { unmarked } => {
-                self.instant(PIPELINE, RELAY, "RELAY CRASH", "fault", at, json!({"unmarked": unmarked}))
+            Event::Struck(st) => {
+                let spec = st.fault.spec();
+                let tid = match spec.site.component() {
+                    Component::Relay => RELAY,
+                    Component::Consumer => CONSUMER,
+                };
+                let mut args = json!({});
+                if let Some(job) = st.job {
+                    args["job"] = json!(job.0);
+                }
+                args[spec.field] = json!(st.value);
+                self.instant(PIPELINE, tid, spec.label, "fault", at, args)
             }
             Event::EffectApplied { event, job, .. } => {
                 self.instant(PIPELINE, CONSUMER, "apply", "consumer", at, json!({"event": event.0, "job": job.0}));

@@ -328,7 +328,7 @@ mod tests {
             enqueueConflicts effects extractCalls resultsCommitted dedupedCommits \
             payloadConflicts outboxEvents published republished consumerApplied \
             consumerDuplicates reviewsDone leases granted expired heartbeats staleRejections \
-            ackRejections maxAttemptsSeen crashes worker relay stalls pauses slowHeartbeats \
+            ackRejections maxAttemptsSeen crashes worker relay consumer stalls pauses slowHeartbeats \
             dlq permanent_error max_attempts_exceeded other evicted size_max reprocessed \
             reprocessRefused reprocessRateLimited outbox pruned rowsMax rowsFinal bytesPerRow \
             bytesMax retries total peakPerS peakSecond peakRatePerS100ms outageFromMs \

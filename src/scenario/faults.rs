@@ -1,5 +1,6 @@
-//! The `[faults]` section: the random fault rates, the provider outage, and the held faults'
-//! rates and lengths (one pair of keys each, read from `vocab::faults::HELD`).
+//! The `[faults]` section: the random fault rates, the provider outage, the held faults' rates
+//! and lengths (one pair of keys each, read from `vocab::faults::HELD`) and the delivery side's
+//! faults' rates (one key each, read from `vocab::faults::STRUCK`).
 //!
 //! Owns: `Faults` and its defaults, its (de)serialiser (fixed keys plus the table's, an unknown
 //! key refused with the key's position, as serde's derive does), `Outage`.
@@ -7,7 +8,7 @@
 
 use super::dist::Dist;
 use crate::model::worker::CrashPoint;
-use crate::vocab::faults::{Held, HELD_KINDS};
+use crate::vocab::faults::{Held, Struck, HELD_KINDS, STRUCK_KINDS};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug)]
@@ -16,7 +17,9 @@ pub struct Faults {
     pub crash_points: Vec<String>,
     pub transient_error: f64,
     pub permanent_error: f64,
-    pub relay_crash: f64,
+    /// The rates of the delivery side's faults (`vocab::faults::STRUCK`: a relay crash, ...),
+    /// key: its name; read through [`Faults::struck`].
+    pub struck: [f64; STRUCK_KINDS],
     /// A transient outage of the model provider: every extraction started in [from_ms, to_ms)
     /// fails with provider_unavailable.
     pub outage: Option<Outage>,
@@ -41,21 +44,32 @@ impl Faults {
     pub fn held_mut(&mut self, h: Held) -> &mut HeldFault {
         &mut self.held[h as usize]
     }
+    /// The rate of struck fault `s`: the probability that a step of its site meets it.
+    #[inline]
+    pub fn struck(&self, s: Struck) -> f64 {
+        self.struck[s as usize]
+    }
+    #[inline]
+    pub fn struck_mut(&mut self, s: Struck) -> &mut f64 {
+        &mut self.struck[s as usize]
+    }
 }
 
-/// The keys of `[faults]` besides the held faults', in file order.
-const FAULTS_FIXED: [&str; 6] = [
+/// The keys of `[faults]` besides the held and struck faults', in file order (the struck
+/// faults' rates come before `outage`).
+const FAULTS_FIXED: [&str; 5] = [
     "crash",
     "crash_points",
     "transient_error",
     "permanent_error",
-    "relay_crash",
     "outage",
 ];
 
 fn faults_keys() -> &'static [&'static str] {
     static KEYS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
-        let mut k = FAULTS_FIXED.to_vec();
+        let mut k = FAULTS_FIXED[..4].to_vec();
+        k.extend(Struck::ALL.map(|s| s.spec().name));
+        k.push(FAULTS_FIXED[4]);
         for h in Held::ALL {
             k.extend([h.spec().name, h.spec().length_key]);
         }
@@ -72,7 +86,9 @@ impl Serialize for Faults {
         m.serialize_entry("crash_points", &self.crash_points)?;
         m.serialize_entry("transient_error", &self.transient_error)?;
         m.serialize_entry("permanent_error", &self.permanent_error)?;
-        m.serialize_entry("relay_crash", &self.relay_crash)?;
+        for st in Struck::ALL {
+            m.serialize_entry(st.spec().name, &self.struck(st))?;
+        }
         for h in Held::ALL {
             m.serialize_entry(h.spec().name, &self.held(h).rate)?;
             m.serialize_entry(h.spec().length_key, &self.held(h).ms)?;
@@ -106,8 +122,8 @@ impl<'de> Deserialize<'de> for Faults {
                         Key::Fixed(1) => f.crash_points = map.next_value()?,
                         Key::Fixed(2) => f.transient_error = map.next_value()?,
                         Key::Fixed(3) => f.permanent_error = map.next_value()?,
-                        Key::Fixed(4) => f.relay_crash = map.next_value()?,
                         Key::Fixed(_) => f.outage = Some(map.next_value()?),
+                        Key::Struck(s) => *f.struck_mut(s) = map.next_value()?,
                         Key::Rate(h) => f.held_mut(h).rate = map.next_value()?,
                         Key::Held(h) => f.held_mut(h).ms = map.next_value()?,
                     }
@@ -141,7 +157,7 @@ impl Default for Faults {
                 .collect(),
             transient_error: 0.0,
             permanent_error: 0.0,
-            relay_crash: 0.0,
+            struck: [0.0; STRUCK_KINDS],
             outage: None,
             held: Held::ALL.map(|h| {
                 let (min, max) = h.spec().default_ms;

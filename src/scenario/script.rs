@@ -5,14 +5,16 @@
 //! Does not: name the fault kinds (`vocab/faults.rs`), check them against the scenario's jobs (`validate.rs`) or apply them (`sim/faults.rs`,
 //! `sim/kernel.rs`).
 
-use crate::vocab::faults::Held;
+use crate::vocab::faults::{Held, Struck};
 use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::faults::FaultKind;
 
 /// A deterministic injection. Worker faults hit the first attempt of `job` leased at or after
-/// `at_ms` (or exactly attempt number `attempt`); `relay_crash` hits the first relay tick at or
-/// after `at_ms` that publishes something; `mutate_payload` changes the job's payload at `at_ms`.
+/// `at_ms` (or exactly attempt number `attempt`); a fault of the delivery side
+/// (`vocab::faults::STRUCK`) hits the first step of its site at or after `at_ms` (of `job`, when
+/// the site takes one): `relay_crash`, the first relay tick that publishes something;
+/// `mutate_payload` changes the job's payload at `at_ms`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Script {
     pub at_ms: u64,
@@ -109,7 +111,9 @@ impl<'de> Deserialize<'de> for Script {
                         Key::Fixed(3) => e.job = Some(map.next_value()?),
                         Key::Fixed(4) => e.attempt = Some(map.next_value()?),
                         Key::Fixed(_) => e.payload = Some(map.next_value()?),
-                        Key::Rate(_) => unreachable!("no rate keys in a script entry"),
+                        Key::Rate(_) | Key::Struck(_) => {
+                            unreachable!("no rate keys in a script entry")
+                        }
                         Key::Held(h) => {
                             if let Some((other, _)) = e.length {
                                 return Err(A::Error::custom(format!(
@@ -137,6 +141,8 @@ pub(super) enum Key {
     /// A held fault's rate (`[faults]` only).
     Rate(Held),
     Held(Held),
+    /// A struck fault's rate (`[faults]` only).
+    Struck(Struck),
 }
 
 /// Reads a key of a table whose keys are `fixed` plus the held faults' length keys, refusing
@@ -144,7 +150,7 @@ pub(super) enum Key {
 /// key's own deserializer so the parser's error carries the key's position.
 pub(super) struct KeySeed {
     pub fixed: &'static [&'static str],
-    /// Whether the held faults' rate keys are keys too (`[faults]`).
+    /// Whether the held and struck faults' rate keys are keys too (`[faults]`).
     pub rates: bool,
     pub all: &'static [&'static str],
 }
@@ -167,6 +173,11 @@ impl<'de> serde::de::Visitor<'de> for KeySeed {
         }
         if let Some(h) = Held::by_length_key(v) {
             return Ok(Key::Held(h));
+        }
+        if let Some(s) = Struck::ALL.into_iter().find(|s| s.spec().name == v) {
+            if self.rates {
+                return Ok(Key::Struck(s));
+            }
         }
         match Held::ALL.into_iter().find(|h| h.spec().name == v) {
             Some(h) if self.rates => Ok(Key::Rate(h)),

@@ -14,7 +14,7 @@ use crate::check::{Invariant, Sometimes};
 use crate::limits::MAX_JOBS;
 use crate::messages::clip;
 use crate::model::worker::CrashPoint;
-use crate::vocab::faults::Held;
+use crate::vocab::faults::{Held, Struck};
 use crate::vocab::key::{validate_document, validate_tenant, MAX_VERSION};
 
 impl Scenario {
@@ -110,6 +110,8 @@ impl Scenario {
                 );
             }
         }
+        let struck =
+            Struck::ALL.map(|s| (format!("faults.{}", s.spec().name), self.faults.struck(s)));
         let held = Held::ALL.map(|h| {
             (
                 format!("faults.{}", h.spec().name),
@@ -123,9 +125,9 @@ impl Scenario {
             ("faults.crash", self.faults.crash),
             ("faults.transient_error", self.faults.transient_error),
             ("faults.permanent_error", self.faults.permanent_error),
-            ("faults.relay_crash", self.faults.relay_crash),
         ]
         .into_iter()
+        .chain(struck.iter().map(|(f, p)| (f.as_str(), *p)))
         .chain(held.iter().map(|(f, p)| (f.as_str(), *p)))
         {
             if !(0.0..=1.0).contains(&p) {

@@ -103,7 +103,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         );
         // The attempt's block of spare draws (see SPARE_DRAWS), and the held faults drawn
         // outside the block.
-        let ordinal = self.spare_draws[w.index()].next_attempt();
+        let ordinal = self.spare_draws[w.index()].next_step();
         super::faults::draw_held(
             &mut plan,
             &mut self.pause_streams[w.index()],

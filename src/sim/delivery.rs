@@ -1,14 +1,18 @@
 //! Delivery: the relay, the consumer and the review stage.
 //!
-//! Owns: relay ticks (pruning, publishing the outbox's pending events, relay crashes), delivering
-//! one event to the consumer and starting its review.
-//! Does not: decide duplicates (the consumer model does) or store events (the outbox does).
+//! Owns: relay ticks (pruning, publishing the outbox's pending events), delivering one event to
+//! the consumer and starting its review, and what a fault of the delivery side
+//! (`vocab::faults::STRUCK`) does at each site (`Site`) and what its record's field holds.
+//! Does not: decide duplicates (the consumer model does), store events (the outbox does) or
+//! decide whether a fault strikes (`sim/faults.rs`, `strikes`).
 
+use super::faults::strikes;
 use super::kernel::{Ev, Sim};
-use crate::history::{Event, Observer};
+use crate::history::{Event, Observer, StruckRecord};
 use crate::ids::{EventId, JobId};
 use crate::model::consumer::HandleOutcome;
 use crate::model::semantics::QueueSemantics;
+use crate::vocab::faults::{Site, Struck};
 use crate::vocab::key::IdempotencyKey;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
@@ -21,19 +25,23 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         }
         let count = self.outbox.pending().len();
         if count > 0 {
-            for i in 0..count {
-                let e = self.outbox.pending()[i];
-                self.deliver(e.id, e.key, e.job, e.output, e.sends + 1, false);
+            let (mut sent, mut consumer_crashed) = (0, false);
+            while sent < count && !consumer_crashed {
+                let e = self.outbox.pending()[sent];
+                consumer_crashed = self.deliver(e.id, e.key, e.job, e.output, e.sends + 1, false);
+                sent += 1;
             }
-            self.outbox.note_sent(count);
-            // One draw per tick whatever the rate and the script say, so a frozen run (rate 0,
-            // the crash scripted) keeps the relay stream where the seeded run had it.
-            let drawn = self.relay_stream.unit() < self.rates.relay_crash;
-            let crash = self.script.relay_crash_due(self.now) | drawn;
-            if crash {
-                self.record(Event::RelayCrashed {
-                    unmarked: count as u32,
-                });
+            self.outbox.note_sent(sent);
+            if consumer_crashed {
+                // Site::ConsumerApplied: the relay heard nothing back, so the batch stays
+                // unmarked and goes out again at its next tick.
+            } else if let Some(fault) = self.struck_at(Site::RelayTick, None) {
+                // Site::RelayTick: the batch went out and is not marked yet.
+                self.record(Event::Struck(StruckRecord {
+                    fault,
+                    job: None,
+                    value: count as u64,
+                }));
                 // A crashed relay comes back after its restart delay (default: the next tick).
                 if let Some(restart_ms) = self.scenario.relay.restart_ms {
                     self.schedule(self.now + restart_ms, Ev::RelayTick);
@@ -49,7 +57,34 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         self.schedule(self.now + self.scenario.relay.interval_ms, Ev::RelayTick);
     }
 
+    /// The first fault of `site` (in `vocab::faults::STRUCK`'s order) that strikes this step of
+    /// it (of `job`, when the site takes one), if any. The step owns its block of the site's
+    /// spare draws whatever strikes, and every fault of the site is asked (the relay crash draws
+    /// the relay's stream every tick, whatever the rate: a frozen run, its crashes scripted,
+    /// keeps that stream where the seeded run had it).
+    fn struck_at(&mut self, site: Site, job: Option<JobId>) -> Option<Struck> {
+        let spare = &mut self.site_spares[site as usize];
+        let step = spare.next_step();
+        let mut first = None;
+        for fault in Struck::at(site) {
+            let hit = strikes(
+                fault,
+                &self.rates,
+                &mut self.relay_stream,
+                spare,
+                step,
+                &mut self.script,
+                self.now,
+                job,
+            );
+            first = first.or(hit.then_some(fault));
+        }
+        first
+    }
+
     /// One event reaches the consumer, which applies it once and hands the document to review.
+    /// True when the consumer crashed right after applying a relayed event
+    /// (`Site::ConsumerApplied`); a direct (naive) publish has no relay to send it again.
     pub(super) fn deliver(
         &mut self,
         event: EventId,
@@ -58,7 +93,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         output: u64,
         send: u32,
         direct: bool,
-    ) {
+    ) -> bool {
         self.record(Event::Published {
             event,
             key,
@@ -88,8 +123,19 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                         job: job.0,
                     },
                 );
+                if !direct {
+                    if let Some(fault) = self.struck_at(Site::ConsumerApplied, Some(job)) {
+                        self.record(Event::Struck(StruckRecord {
+                            fault,
+                            job: Some(job),
+                            value: event.0,
+                        }));
+                        return true;
+                    }
+                }
             }
             HandleOutcome::DuplicateEvent => self.record(Event::DuplicateEvent { event, key }),
         }
+        false
     }
 }

@@ -3,8 +3,9 @@
 //! Owns: how each attempt's fate is decided (stall, extraction length, crash and crash point,
 //! transient and permanent errors, the model's output), in a fixed order of draws from the
 //! worker's own stream, and the held faults drawn elsewhere (`draw_held`: from the pause stream
-//! or the attempt's spare draws, as `vocab::faults::HELD` says); which scripted faults are
-//! still armed.
+//! or the attempt's spare draws, as `vocab::faults::HELD` says); whether a fault of the delivery
+//! side strikes a step of its site (`strikes`: drawn as `vocab::faults::STRUCK` says, or
+//! scripted); which scripted faults are still armed.
 //! Does not: apply anything; the kernel does, through the model.
 
 use crate::ids::{JobId, SimTime};
@@ -12,7 +13,9 @@ use crate::model::retry::ErrorKind;
 use crate::model::worker::{AttemptPlan, CrashPoint};
 use crate::rng::{range_of, unit_of, Stream};
 use crate::scenario::{FaultKind, Scenario};
-use crate::vocab::faults::{Draw, Held, Lengths, HELD_KINDS};
+use crate::vocab::faults::{
+    Draw, Held, Lengths, Site, Struck, StruckDraw, HELD_KINDS, STRUCK_KINDS,
+};
 use std::collections::BTreeMap;
 
 /// The random fault settings of a run (after swarm draws, if any).
@@ -22,7 +25,8 @@ pub struct FaultRates {
     pub crash_points: Vec<CrashPoint>,
     pub transient_error: f64,
     pub permanent_error: f64,
-    pub relay_crash: f64,
+    /// Each struck fault's rate (`vocab::faults::STRUCK`), indexed by `Struck`.
+    pub struck: [f64; STRUCK_KINDS],
     /// Each held fault's rate (`vocab::faults::HELD`), indexed by `Held`.
     pub held: [f64; HELD_KINDS],
 }
@@ -39,7 +43,7 @@ impl FaultRates {
                 .collect(),
             transient_error: s.faults.transient_error,
             permanent_error: s.faults.permanent_error,
-            relay_crash: s.faults.relay_crash,
+            struck: s.faults.struck,
             held: Held::ALL.map(|h| s.faults.held(h).rate),
         }
     }
@@ -56,11 +60,13 @@ struct Armed {
     length: Option<(Held, u64)>,
 }
 
-/// Scripted worker faults by job, and scripted relay crashes in time order.
+/// Scripted worker faults by job, and each struck fault's scripted strikes in time order.
 #[derive(Clone, Debug, Default)]
 pub struct Script {
     by_job: BTreeMap<JobId, Vec<Armed>>,
-    relay_crashes: Vec<SimTime>,
+    /// Per struck fault: (at, the job its site's step must be of, if it takes one), earliest
+    /// first.
+    struck: [Vec<(SimTime, Option<JobId>)>; STRUCK_KINDS],
     fired: Vec<bool>,
 }
 
@@ -71,8 +77,11 @@ impl Script {
             ..Script::default()
         };
         for (index, e) in s.script.iter().enumerate() {
+            if let Some(st) = e.fault.struck() {
+                script.struck[st as usize].push((e.at_ms, e.job.map(JobId)));
+                continue;
+            }
             match e.fault {
-                FaultKind::RelayCrash => script.relay_crashes.push(e.at_ms),
                 FaultKind::MutatePayload => {}
                 fault => script
                     .by_job
@@ -88,8 +97,9 @@ impl Script {
                     }),
             }
         }
-        script.relay_crashes.sort_unstable();
-        script.relay_crashes.reverse(); // pop from the back = earliest first
+        for entries in &mut script.struck {
+            entries.sort_by_key(|(at, _)| *at); // stable: entries at one time keep file order
+        }
         script
     }
 
@@ -107,9 +117,8 @@ impl Script {
                 FaultKind::Crash => plan.crash = a.point,
                 FaultKind::TransientError => plan.error = Some(ErrorKind::ProviderUnavailable),
                 FaultKind::PermanentError => plan.error = Some(ErrorKind::SchemaInvalid),
-                FaultKind::RelayCrash | FaultKind::MutatePayload => {
-                    unreachable!("not a worker fault")
-                }
+                FaultKind::MutatePayload => unreachable!("not a worker fault"),
+                k if k.struck().is_some() => unreachable!("not a worker fault"),
                 held => {
                     let h = held.held().expect("every other fault kind is a held one");
                     plan.lengths.set(h, a.length.map(|(_, ms)| ms));
@@ -120,16 +129,46 @@ impl Script {
         });
     }
 
-    /// True (once) when a scripted relay crash is due at this tick.
-    pub fn relay_crash_due(&mut self, now: SimTime) -> bool {
-        match self.relay_crashes.last() {
-            Some(&at) if at <= now => {
-                self.relay_crashes.pop();
+    /// True (once per entry) when a scripted strike of `fault` is due at this step of its site
+    /// (of `job`, when the site takes one): the earliest entry at or before `now` that names
+    /// no job or this one.
+    pub fn struck_due(&mut self, fault: Struck, now: SimTime, job: Option<JobId>) -> bool {
+        let entries = &mut self.struck[fault as usize];
+        let due = entries
+            .iter()
+            .take_while(|(at, _)| *at <= now)
+            .position(|(_, j)| j.is_none() || *j == job);
+        match due {
+            Some(i) => {
+                entries.remove(i);
                 true
             }
-            _ => false,
+            None => false,
         }
     }
+}
+
+/// Whether struck fault `fault` strikes this step of its site: drawn (as its row's
+/// [`StruckDraw`] says: the relay's stream, drawn whatever the rate; or slot `n` of the step's
+/// spare draws, read only when the rate is not 0) or scripted. Both are always asked, so a
+/// scripted strike that coincides with a drawn one is used up.
+#[allow(clippy::too_many_arguments)]
+pub fn strikes(
+    fault: Struck,
+    rates: &FaultRates,
+    relay: &mut Stream,
+    spare: &mut SpareDraws,
+    step: u64,
+    script: &mut Script,
+    now: SimTime,
+    job: Option<JobId>,
+) -> bool {
+    let rate = rates.struck[fault as usize];
+    let drawn = match fault.spec().draw {
+        StruckDraw::RelayStream => relay.unit() < rate,
+        StruckDraw::Spare(n) => rate > 0.0 && unit_of(spare.slot(step, n)) < rate,
+    };
+    script.struck_due(fault, now, job) | drawn
 }
 
 /// A provider outage: an extraction started inside it fails at once (the provider answers 503
@@ -185,17 +224,19 @@ pub fn draw_plan(
 
 /// Draws reserved for fault kinds to come. Every attempt of worker `w` owns [`SPARE_DRAWS`]
 /// draws of `w`'s spare stream, at positions `n * SPARE_DRAWS ..` for the worker's `n`-th
-/// attempt (counted by [`SpareDraws::next_attempt`], which the kernel calls once per attempt
-/// whatever the rates are). A new fault kind takes the next free slot and reads it with
+/// attempt (counted by [`SpareDraws::next_step`], which the kernel calls once per attempt
+/// whatever the rates are); so does every step of a site of the delivery side
+/// (`vocab::faults::Site`), in the site's own spare stream ([`SpareDraws::of_site`]). A new fault kind takes the next free slot and reads it with
 /// [`SpareDraws::slot`]: no other draw moves, so adding it changes no golden hash of a run
 /// that leaves it off, and a frozen run (rates 0, faults scripted) still reads every other
 /// stream where the seeded run did. Nothing is drawn until a slot is read.
 ///
 /// Slots in use: those `vocab::faults::HELD` gives as `Draw::Spare(n)` (two each: `n`, `n + 1`;
-/// the table's test checks that no two faults share a slot and none is past the block).
+/// the table's test checks that no two faults share a slot and none is past the block), and, in
+/// a site's stream, those `vocab::faults::STRUCK` gives as `StruckDraw::Spare(n)` (one each).
 pub const SPARE_DRAWS: u64 = 8;
 
-/// One worker's spare draws (see [`SPARE_DRAWS`]).
+/// One worker's, or one site's, spare draws (see [`SPARE_DRAWS`]).
 #[derive(Clone, Debug)]
 pub struct SpareDraws {
     stream: Stream,
@@ -210,9 +251,18 @@ impl SpareDraws {
         }
     }
 
-    /// The ordinal of the worker's next attempt, which owns the next block of spare draws.
+    /// The spare draws of the steps of `site` (each relay tick that sends something, ...).
+    pub fn of_site(seed: u64, site: Site) -> SpareDraws {
+        SpareDraws {
+            stream: Stream::new(seed, crate::rng::Purpose::SiteSpare, site as u64),
+            attempts: 0,
+        }
+    }
+
+    /// The ordinal of the worker's next attempt (or the site's next step), which owns the next
+    /// block of spare draws.
     #[inline]
-    pub fn next_attempt(&mut self) -> u64 {
+    pub fn next_step(&mut self) -> u64 {
         let n = self.attempts;
         self.attempts += 1;
         n
@@ -263,7 +313,7 @@ mod tests {
     fn spare_slots_are_per_attempt_and_move_nothing() {
         let mut a = SpareDraws::new(5, 2);
         let mut b = SpareDraws::new(5, 2);
-        let (a0, a1) = (a.next_attempt(), a.next_attempt());
+        let (a0, a1) = (a.next_step(), a.next_step());
         assert_eq!((a0, a1), (0, 1));
         // Reading slots in any order, or not at all, gives every slot the same value.
         let late = a.slot(a1, 3);

@@ -29,6 +29,7 @@ use crate::model::semantics::{ChapterQueue, QueueSemantics};
 use crate::model::worker::Attempt;
 use crate::rng::{Purpose, Stream};
 use crate::scenario::{DepthSampling, FaultKind, Scenario};
+use crate::vocab::faults::{Site, SITES};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use std::collections::VecDeque;
 
@@ -132,6 +133,9 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     pub(super) spare_draws: Vec<SpareDraws>,
     pub(super) idle: VecDeque<WorkerId>,
     pub(super) relay_stream: Stream,
+    /// Per delivery-side site (`vocab::faults::Site`): the spare draws each of its steps owns
+    /// for the faults of `vocab::faults::STRUCK`.
+    pub(super) site_spares: [SpareDraws; SITES],
     pub(super) jitter_stream: Stream,
     pub(super) review_stream: Stream,
     pub(super) arrivals: ArrivalProcess,
@@ -300,6 +304,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             spare_draws: (0..workers).map(|w| SpareDraws::new(seed, w)).collect(),
             idle: (0..workers).map(WorkerId).collect(),
             relay_stream: Stream::new(seed, Purpose::Relay, 0),
+            site_spares: Site::ALL.map(|site| SpareDraws::of_site(seed, site)),
             jitter_stream: Stream::new(seed, Purpose::Jitter, 0),
             review_stream: Stream::new(seed, Purpose::Review, 0),
             arrivals: ArrivalProcess::new(

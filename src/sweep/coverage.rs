@@ -9,7 +9,7 @@ use super::summary::{Coverage, FaultCoverage, SometimesCoverage};
 use super::Plan;
 use crate::check::Sometimes;
 use crate::model::worker::CrashPoint;
-use crate::vocab::faults::{FaultKind, Held, Outlasts, COVERED};
+use crate::vocab::faults::{FaultKind, Held, Outlasts, Struck, COVERED};
 
 /// The fault kinds the coverage gate counts, in report order (`vocab::faults::COVERED`).
 pub fn fault_kinds() -> impl Iterator<Item = &'static str> {
@@ -39,9 +39,11 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
         FaultKind::Crash => on(f.crash, sw.crash),
         FaultKind::TransientError => on(f.transient_error, sw.transient_error),
         FaultKind::PermanentError => on(f.permanent_error, sw.permanent_error),
-        FaultKind::RelayCrash => on(f.relay_crash, sw.relay_crash),
+        // `[swarm]` has a range for the relay crash alone among the struck faults.
+        FaultKind::RelayCrash => on(f.struck(Struck::RelayCrash), sw.relay_crash),
         // `[swarm]` has a range for the stall alone among the held faults.
         FaultKind::Stall => on(f.held(Held::Stall).rate, sw.stall),
+        k if k.struck().is_some() => on(f.struck(k.struck().expect("struck")), None),
         held => on(f.held(held.held().expect("a held fault")).rate, None),
     });
     let on_kind = |k: FaultKind| kinds[k.coverage_index().expect("covered")];
@@ -88,8 +90,14 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
     if on_kind(FaultKind::PermanentError) {
         required.push(Sometimes::DeadLettered);
     }
-    if on_kind(FaultKind::RelayCrash) {
-        required.extend([Sometimes::RelayCrashed, Sometimes::RepublishAbsorbed]);
+    for st in Struck::ALL.into_iter().filter(|st| on_kind(st.spec().kind)) {
+        required.push(Sometimes::Struck(st));
+        required.extend(
+            st.spec()
+                .requires
+                .iter()
+                .filter_map(|n| Sometimes::parse(n)),
+        );
     }
     for h in Held::ALL.into_iter().filter(|h| on_kind(h.spec().kind)) {
         let spec = h.spec();

@@ -17,7 +17,7 @@ use crate::ids::JobId;
 use crate::run::{run_once, RunReport, RunRequest};
 use crate::scenario::{Expect, FaultKind, Scenario, Script};
 use crate::vocab::counters::Counter;
-use crate::vocab::faults::{Held, COVERED};
+use crate::vocab::faults::{Held, Struck, COVERED, STRUCK_KINDS};
 use crate::vocab::key::KeyNames;
 
 /// Whether a job's document fails validation on every attempt (not an injected fault).
@@ -47,7 +47,7 @@ pub fn fault_evidence(e: &Event) -> bool {
             | Event::WorkerCrashed { .. }
             | Event::Held(_)
             | Event::AttemptFailed { .. }
-            | Event::RelayCrashed { .. }
+            | Event::Struck(_)
     )
 }
 
@@ -109,7 +109,9 @@ pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<
                     out.push(entry(at, fault, *job, attempt));
                 }
             }
-            Event::RelayCrashed { .. } => out.push(Script::new(r.at, FaultKind::RelayCrash, None)),
+            Event::Struck(st) => {
+                out.push(Script::new(r.at, st.fault.spec().kind, st.job.map(|j| j.0)))
+            }
             _ => {}
         }
     }
@@ -164,7 +166,7 @@ pub fn freeze(
     s.faults.crash = 0.0;
     s.faults.transient_error = 0.0;
     s.faults.permanent_error = 0.0;
-    s.faults.relay_crash = 0.0;
+    s.faults.struck = [0.0; STRUCK_KINDS];
     for h in Held::ALL {
         s.faults.held_mut(h).rate = 0.0;
     }
@@ -220,15 +222,15 @@ pub enum FreezeError {
     Parse(#[from] crate::scenario::ScenarioError),
 }
 
-/// The counts a frozen run pins: its outcomes, its results and the crashes its faults caused.
-const FROZEN_COUNTERS: [Counter; 7] = [
+/// The counts a frozen run pins: its outcomes, its results and the crashes its faults caused
+/// (the worker's, and each struck fault's count: `vocab::faults::STRUCK`).
+const FROZEN_COUNTERS: [Counter; 6] = [
     Counter::Enqueued,
     Counter::Acked,
     Counter::DeadLettered,
     Counter::Cancelled,
     Counter::ResultsCommitted,
     Counter::WorkerCrashes,
-    Counter::RelayCrashes,
 ];
 
 /// `durasim run --freeze FILE`: the run as an explicit scenario, its expectations pinned to what
@@ -254,7 +256,10 @@ pub fn freeze_run(
             .map(|i| i.name().to_string())
             .collect(),
     );
-    for c in FROZEN_COUNTERS {
+    for c in FROZEN_COUNTERS
+        .into_iter()
+        .chain(Struck::ALL.map(|st| st.spec().count))
+    {
         e.counts.set(c, m.figure(c));
     }
     // A run with an unseeded step cannot be pinned: no two runs of it share a trace.

@@ -10,6 +10,7 @@ use crate::model::worker::CrashPoint;
 use crate::rng::{Purpose, Stream};
 use crate::scenario::Scenario;
 use crate::sim::faults::FaultRates;
+use crate::vocab::faults::Struck;
 use serde::{Deserialize, Serialize};
 
 /// What one seed drew.
@@ -64,7 +65,7 @@ pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
     );
     let transient_error = rate(&mut s, r.transient_error, f.transient_error);
     let permanent_error = rate(&mut s, r.permanent_error, f.permanent_error);
-    let relay_crash = rate(&mut s, r.relay_crash, f.relay_crash);
+    let relay_crash = rate(&mut s, r.relay_crash, f.struck(Struck::RelayCrash));
     let workers = int(
         &mut s,
         r.workers.map(|[a, b]| [a as u64, b as u64]),
@@ -123,7 +124,7 @@ pub fn apply(base: &Scenario, d: &SwarmDraw) -> Scenario {
     s.faults.held_mut(crate::vocab::faults::Held::Stall).rate = d.stall;
     s.faults.transient_error = d.transient_error;
     s.faults.permanent_error = d.permanent_error;
-    s.faults.relay_crash = d.relay_crash;
+    *s.faults.struck_mut(Struck::RelayCrash) = d.relay_crash;
     s.faults.crash_points = d.crash_points.clone();
     s.workers.count = d.workers;
     s.queue.lease_ms = d.lease_ms;

@@ -144,6 +144,7 @@ counters! {
         AckRejections:            Leases   "ackRejections",         -,                            -;
         WorkerCrashes:            Crashes  "worker",                "worker_crashes",             -;
         RelayCrashes:             Crashes  "relay",                 "relay_crashes",              -;
+        ConsumerCrashes:          Crashes  "consumer",              "consumer_crashes",           -;
         DlqPermanentError:        Dlq      "permanent_error",       "dlq_permanent_error",        -;
         DlqMaxAttemptsExceeded:   Dlq      "max_attempts_exceeded", "dlq_max_attempts_exceeded",  -;
         /// Entries whose reason is not a code (only with `raw_dlq_reason`).

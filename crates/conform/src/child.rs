@@ -13,7 +13,7 @@ use crate::spec::Spec;
 use crate::store::{Committed, Lease, OutboxRow, Store};
 use anyhow::Result;
 use durasim::model::retry::ErrorKind;
-use durasim::vocab::faults::Held;
+use durasim::vocab::faults::{Held, Struck};
 use serde_json::json;
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -94,6 +94,11 @@ fn kill_here(point: KillPoint, l: &Lease, evidence: &str) {
 /// The held faults a real worker performs (`attempt` below); a scenario with any other row of
 /// `vocab::faults::HELD` is refused (`conform::args::unsupported`), not run with it left out.
 pub const PERFORMED: [Held; 3] = [Held::Stall, Held::Pause, Held::SlowHeartbeat];
+
+/// The delivery side's faults the real relay and consumer perform (`relay` below); a scenario
+/// with any other row of `vocab::faults::STRUCK` is refused (`conform::args::unsupported`), not
+/// run with it left out.
+pub const PERFORMED_STRUCK: [Struck; 1] = [Struck::RelayCrash];
 
 /// Records that held fault `h` strikes (`stall_began`, `pause_began`, `heartbeat_delayed`: the
 /// record and its length field in µs, as `vocab::faults::HELD` names them).
@@ -214,7 +219,7 @@ pub fn relay(spec: &Spec, slot: u32, generation: u32) -> Result<()> {
         .script
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.fault == durasim::scenario::FaultKind::RelayCrash)
+        .filter(|(_, e)| e.fault.struck() == Some(Struck::RelayCrash))
         .map(|(i, _)| i)
         .collect();
     loop {

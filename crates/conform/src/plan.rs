@@ -180,7 +180,9 @@ pub fn relay_killed(
     generation: u32,
     batch: u64,
 ) -> bool {
-    let p = scenario.faults.relay_crash;
+    let p = scenario
+        .faults
+        .struck(durasim::vocab::faults::Struck::RelayCrash);
     if p <= 0.0 {
         return false;
     }
@@ -292,7 +294,7 @@ pub fn scripted_for(
         .enumerate()
         .filter(|(_, e)| {
             e.job == Some(job)
-                && !matches!(e.fault, FaultKind::RelayCrash | FaultKind::MutatePayload)
+                && e.fault.strikes_attempt()
                 && leased_ms >= e.at_ms
                 && e.attempt.is_none_or(|a| a == attempt)
         })
@@ -314,11 +316,9 @@ pub fn apply_script(scenario: &Scenario, index: usize, fate: &mut Fate) {
         }
         FaultKind::TransientError => fate.plan.error = Some(ErrorKind::ProviderUnavailable),
         FaultKind::PermanentError => fate.plan.error = Some(ErrorKind::SchemaInvalid),
-        // A held fault (a stall, a pause after the first heartbeat, a slow first heartbeat):
-        // the worker holds itself up as `child.rs` says.
-        // Not a worker's: `scripted_for` leaves them out (a relay crash is the relay's, a
-        // payload mutation is refused by `unsupported`).
-        FaultKind::RelayCrash | FaultKind::MutatePayload => {}
+        // Not a worker's: `scripted_for` leaves them out (a fault of the delivery side is the
+        // relay's or the consumer's, a payload mutation is refused by `unsupported`).
+        k if !k.strikes_attempt() => {}
         // A held fault (a stall, a pause after the first heartbeat, a slow first heartbeat,
         // any row of `vocab::faults::HELD`): the worker holds itself up as `child.rs` says;
         // one `child.rs` does not perform is refused by `unsupported`.

@@ -437,6 +437,35 @@ fn a_queue_profile_the_store_does_not_implement_is_refused() {
     );
 }
 
+#[test]
+fn a_delivery_side_fault_the_real_consumer_does_not_perform_is_refused() {
+    let t = TempDir::new("consumer-crash");
+    let db = t.path("cc.db");
+    let o = Command::new(BIN)
+        .args([
+            &root()
+                .join("scenarios/consumer-crash.toml")
+                .display()
+                .to_string(),
+            "--store",
+            &format!("sqlite:{}", db.display()),
+            "--out",
+        ])
+        .arg(t.path("out"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("consumer_crash") && err.contains("simulated only"),
+        "{err}"
+    );
+    assert!(
+        !db.exists() && !t.path("out").exists(),
+        "nothing is written"
+    );
+}
+
 /// One job, two workers, a 400 ms lease renewed every 100 ms, a 3,000 ms extraction, and one
 /// held fault on the first attempt's first heartbeat (`FAULT`), 2,000 ms long: wide margins
 /// (the lease is gone 1,500 ms before the fault ends, and the second worker is still extracting

@@ -283,9 +283,6 @@ impl<R: BufRead> HistoryReader<R> {
             "outbox_pruned" => Event::OutboxPruned {
                 rows: g.number("rows")?,
             },
-            "relay_crashed" => Event::RelayCrashed {
-                unmarked: g.u32("unmarked")?,
-            },
             "effect_applied" => Event::EffectApplied {
                 event: g.event("event")?,
                 key: g.key("key")?,
@@ -322,17 +319,27 @@ impl<R: BufRead> HistoryReader<R> {
             "run_ended" => Event::RunEnded {
                 quiescent: g.bool("quiescent")?,
             },
-            held => {
-                let fault =
-                    crate::vocab::faults::Held::by_record(held).expect("every spec has a case");
-                Event::Held(crate::history::HeldRecord {
+            other => match crate::vocab::faults::Struck::by_record(other) {
+                Some(fault) => Event::Struck(crate::history::StruckRecord {
                     fault,
-                    worker: g.worker("worker")?,
-                    job: g.job("job")?,
-                    fence: g.fence("fence")?,
-                    ms: g.number(fault.spec().field)?,
-                })
-            }
+                    job: match fault.spec().site.takes_job() {
+                        true => Some(g.job("job")?),
+                        false => None,
+                    },
+                    value: g.number(fault.spec().field)?,
+                }),
+                None => {
+                    let fault = crate::vocab::faults::Held::by_record(other)
+                        .expect("every spec has a case");
+                    Event::Held(crate::history::HeldRecord {
+                        fault,
+                        worker: g.worker("worker")?,
+                        job: g.job("job")?,
+                        fence: g.fence("fence")?,
+                        ms: g.number(fault.spec().field)?,
+                    })
+                }
+            },
         })
     }
 }

@@ -5,7 +5,7 @@
 //! Does not: say which fields are required (the code in `records.rs` and
 //! `docs/history-format.md` do).
 
-use crate::vocab::faults::Held;
+use crate::vocab::faults::{Held, Struck};
 use std::sync::LazyLock;
 
 /// Each record type and the fields it may carry (besides `at` and `type`). Which of them are
@@ -128,7 +128,6 @@ pub(super) const SPECS: &[(&str, &[&str])] = &[
     ),
     ("marked_published", &["count"]),
     ("outbox_pruned", &["rows"]),
-    ("relay_crashed", &["unmarked"]),
     ("effect_applied", &["event", "key", "job", "output"]),
     ("duplicate_event", &["event", "key"]),
     ("review_done", &["event", "key", "job"]),
@@ -139,10 +138,11 @@ pub(super) const SPECS: &[(&str, &[&str])] = &[
     ("run_ended", &["quiescent"]),
 ];
 
-const _: () = assert!(SPECS.len() == 34);
+const _: () = assert!(SPECS.len() == 33);
 
-/// Every record type with its fields: [`SPECS`], and each held fault's record
-/// (`vocab::faults::HELD`: `{worker, job, fence, <field>}`) after `worker_restarted`.
+/// Every record type with its fields: [`SPECS`], each held fault's record
+/// (`vocab::faults::HELD`: `{worker, job, fence, <field>}`) after `worker_restarted`, and each
+/// struck fault's (`vocab::faults::STRUCK`: `{[job], <field>}`) after `outbox_pruned`.
 pub(super) fn specs() -> &'static [(&'static str, &'static [&'static str])] {
     static ALL: LazyLock<Vec<(&'static str, &'static [&'static str])>> = LazyLock::new(|| {
         let at = SPECS
@@ -156,7 +156,21 @@ pub(super) fn specs() -> &'static [(&'static str, &'static [&'static str])] {
                 Box::leak(Box::new(["worker", "job", "fence", h.spec().field]));
             all.push((h.spec().record, fields));
         }
-        all.extend_from_slice(&SPECS[at..]);
+        let relay = SPECS
+            .iter()
+            .position(|s| s.0 == "outbox_pruned")
+            .expect("outbox_pruned is a record type")
+            + 1;
+        all.extend_from_slice(&SPECS[at..relay]);
+        for s in Struck::ALL {
+            let spec = s.spec();
+            let fields: &'static [&'static str] = match spec.site.takes_job() {
+                true => Box::leak(Box::new(["job", spec.field])),
+                false => Box::leak(Box::new([spec.field])),
+            };
+            all.push((spec.record, fields));
+        }
+        all.extend_from_slice(&SPECS[relay..]);
         all
     });
     &ALL

@@ -11,7 +11,7 @@ use crate::files::{open_regular, read_capped, read_line_capped};
 use crate::history::{Event, Record};
 use crate::report::error::ReportError;
 use crate::vocab::counters::Counter;
-use crate::vocab::faults::Held;
+use crate::vocab::faults::{Held, Struck};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -345,13 +345,13 @@ pub fn from_records(records: &[Record]) -> (Vec<Fault>, Vec<Review>) {
                 Some(at + h.ms),
                 format!("{} ms", h.ms),
             ),
-            Event::RelayCrashed { unmarked } => b.fault(
+            Event::Struck(st) if st.fault == Struck::RelayCrash => b.fault(
                 at,
                 FaultKind::RelayCrash,
                 None,
                 None,
                 None,
-                format!("{unmarked} unmarked"),
+                format!("{} unmarked", st.value),
             ),
             Event::Reprocessed {
                 old_job,

@@ -127,6 +127,14 @@ pub fn unsupported(s: &Scenario) -> Option<String> {
             "{}: the real worker does not perform this fault yet (crates/conform/src/child.rs; simulated only)",
             h.spec().name
         ));
+    } else if let Some(st) = durasim::vocab::faults::Struck::ALL.into_iter().find(|st| {
+        !crate::child::PERFORMED_STRUCK.contains(st)
+            && (s.faults.struck(*st) > 0.0 || s.script.iter().any(|e| e.fault == st.spec().kind))
+    }) {
+        return Some(format!(
+            "{}: the real relay and consumer do not perform this fault yet (crates/conform/src/child.rs; simulated only)",
+            st.spec().name
+        ));
     } else if s.arrivals.jobs + s.burst_jobs() + s.enqueue.len() as u64 > 20_000 {
         "more than 20,000 jobs: a real run takes real time (bench-size workloads are for the simulator)"
     } else {
