@@ -381,14 +381,35 @@ mod tests {
         assert!(!rows.is_whole(a));
         let j = rows.job(a, key());
         assert_eq!(
-            (j.payload, j.created_at, j.fence, j.attempt, j.state, j.tenant),
-            (PayloadHash(7), 100, Fence(3), 2, JobState::Acked, TenantId(1))
+            (
+                j.payload,
+                j.created_at,
+                j.fence,
+                j.attempt,
+                j.state,
+                j.tenant
+            ),
+            (
+                PayloadHash(7),
+                100,
+                Fence(3),
+                2,
+                JobState::Acked,
+                TenantId(1)
+            )
         );
-        assert_eq!((j.visible_at, j.lease_until, j.lease_expired), (0, 0, false));
+        assert_eq!(
+            (j.visible_at, j.lease_until, j.lease_expired),
+            (0, 0, false)
+        );
         let b = rows.push(TenantId(2), PayloadHash(8), 200, live(4, 1));
         assert_eq!(rows.live_slots(), 1, "the finished job's slot is reused");
         assert_eq!(*rows.live(b), live(4, 1));
-        assert_eq!(rows.job(a, key()).fence, Fence(3), "the old row is untouched");
+        assert_eq!(
+            rows.job(a, key()).fence,
+            Fence(3),
+            "the old row is untouched"
+        );
     }
 
     #[test]
@@ -397,7 +418,12 @@ mod tests {
         let t0 = 3 << 32;
         let a = rows.push(TenantId(0), PayloadHash(1), 5, live(u32::MAX as u64, 1));
         let b = rows.push(TenantId(0), PayloadHash(1), t0 + 7, live(1 << 40, 1));
-        let c = rows.push(TenantId(0), PayloadHash(1), t0 + 9, live(u32::MAX as u64 - 1, 1));
+        let c = rows.push(
+            TenantId(0),
+            PayloadHash(1),
+            t0 + 9,
+            live(u32::MAX as u64 - 1, 1),
+        );
         let d = rows.push(TenantId(0), PayloadHash(1), (9 << 32) + 1, live(6, 1));
         for job in [a, b, c, d] {
             rows.finish(job, JobState::DeadLettered);

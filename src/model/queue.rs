@@ -9,13 +9,13 @@
 
 use crate::ids::{Fence, JobId, SimTime, TenantId};
 use crate::key_index::KeyIndex;
-use crate::model::job_rows::{JobRows, Live};
 pub use crate::model::job_rows::{Job, JobState};
-pub use config::QueueConfig;
+use crate::model::job_rows::{JobRows, Live};
 use crate::profile::unique::{self, Decision, Existing};
 use crate::profile::Unique;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
+pub use config::QueueConfig;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -386,7 +386,11 @@ impl Queue {
     /// The fence check shared by every worker call: the token must be the job's current one and
     /// the job must not be terminal. `no_fencing` drops the first half.
     fn check_fence(&self, job: JobId, fence: Fence) -> Result<(), Rejection> {
-        let held = self.rows.unfinished(job).map_err(Rejection::Terminal)?.fence;
+        let held = self
+            .rows
+            .unfinished(job)
+            .map_err(Rejection::Terminal)?
+            .fence;
         if held != fence && !self.config.bug_no_fencing {
             return Err(Rejection::StaleFence {
                 held,

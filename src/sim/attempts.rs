@@ -309,8 +309,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             .plan
             .output;
         let outcome = if self.bug_naive {
-            self.outbox
-                .naive_write_result(key, job, payload, output)
+            self.outbox.naive_write_result(key, job, payload, output)
         } else {
             self.outbox.commit(key, job, payload, output)
         };
