@@ -127,13 +127,17 @@ impl JobRows {
     /// Finished jobs keep their whole row from now on: a queue that can reopen a finished job
     /// (a profile's by-id write or rescue) needs its clocks back. Set before any job exists.
     pub fn keep_finished_whole(&mut self) {
-        assert!(self.kept.is_empty(), "set before the first job");
+        assert!(self.is_empty(), "set before the first job");
         self.keep_whole = true;
     }
 
     #[inline]
     pub fn len(&self) -> usize {
         self.kept.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
     }
 
     /// Slots in the live slab (live rows, plus the free ones waiting for reuse).

@@ -216,7 +216,7 @@ impl Queue {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.rows.len() == 0
+        self.rows.is_empty()
     }
 
     /// Visible jobs not under a live lease: the queue depth.
