@@ -16,6 +16,7 @@ pub mod codes;
 pub mod config;
 pub mod counters;
 pub mod faults;
+pub mod fnv_suffix;
 pub mod key;
 pub mod payload;
 pub mod queue_params;
