@@ -294,3 +294,46 @@ fn a_history_in_microseconds_is_judged_the_same_and_its_messages_say_microsecond
     assert!(printed.contains(" µs"), "{printed}");
     assert!(!says_ms(&printed), "{printed}");
 }
+
+/// A history recorded outside the simulator may name its jobs with any integers: job
+/// 4,000,000,000 (and u64::MAX) is judged like job 0, from ids mapped densely in order of first
+/// appearance, never as an index into a table of four billion entries (which would abort the
+/// process, not answer).
+#[test]
+fn a_history_naming_job_four_billion_is_judged_without_a_table_that_large() {
+    use serde_json::Value;
+    let s = load("bench-pipeline");
+    let mut request = RunRequest::for_scenario(&s);
+    request.jobs = Some(50);
+    request.keep_trace = true;
+    let report = run_once(&s, &request, None);
+    let mut file = Vec::new();
+    write_history(
+        &mut file,
+        report.trace.as_ref().unwrap(),
+        &report.outcome.names,
+    )
+    .unwrap();
+    let text = String::from_utf8(file).unwrap();
+    let mut lines = text.lines();
+    let mut huge = format!("{}\n", lines.next().unwrap());
+    let mut renamed = 0;
+    for line in lines {
+        let mut record: Value = serde_json::from_str(line).unwrap();
+        for field in ["job", "existing", "old_job", "new_job"] {
+            if let Some(n) = record.get(field).and_then(Value::as_u64) {
+                // Job 0 is u64::MAX, every other job n is 4,000,000,000 + n.
+                let id = if n == 0 { u64::MAX } else { 4_000_000_000 + n };
+                record[field] = Value::from(id);
+                renamed += 1;
+            }
+        }
+        huge.push_str(&serde_json::to_string(&record).unwrap());
+        huge.push('\n');
+    }
+    assert!(renamed > 100, "{renamed}");
+    let mut reader = HistoryReader::from_reader("huge", huge.as_bytes(), Limits::default());
+    let judged = durasim::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(verdicts(&judged.check), verdicts(&report.check));
+    assert_eq!(judged.check.sometimes, report.check.sometimes);
+}

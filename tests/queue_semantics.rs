@@ -35,7 +35,7 @@ struct Wrapped {
 }
 
 impl QueueSemantics for Wrapped {
-    fn job(&self, job: JobId) -> &Job {
+    fn job(&self, job: JobId) -> Job {
         self.inner.job(job)
     }
     fn len(&self) -> usize {

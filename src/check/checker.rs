@@ -10,17 +10,18 @@
 //! cross-checked. It could judge a history recorded from a real queue and database.
 //! Does not: keep the history (a violation keeps the few records that prove it).
 
+pub(super) use super::dlq::DlqTrack;
+pub(super) use super::event_track::EventTracks;
 use super::invariant::{Invariant, Sometimes};
 use super::job_track::JobTracks;
 pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
 pub use super::key_track::PayloadId;
-pub(super) use super::key_track::{DlqTrack, EventTracks, KeyTrack};
+pub(super) use super::key_track::{KeyTrack, KeyTracks};
 use super::metrics::{DepthTrack, Tally};
 use super::uniqueness::Resolved;
 pub use super::verdict::{CheckReport, Verdict, Violation};
 use crate::history::{Event, Observer, Record};
 use crate::ids::{Fence, JobId, SimTime, WorkerId};
-use crate::key_index::KeyIndex;
 use crate::vocab::config::RunConfig;
 use crate::vocab::faults::Held;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
@@ -32,12 +33,8 @@ pub struct Checker {
     names: Option<std::rc::Rc<KeyNames>>,
     /// Every job's track, packed (`job_track.rs`).
     jobs: JobTracks,
-    /// Per-key state, `keys[slot]` for the key in `slot` of `key_index` (slots in the order the
-    /// history first names each key).
-    pub(super) key_index: KeyIndex,
-    pub(super) keys: Vec<KeyTrack>,
-    /// Each key's newest job by slot (`uniqueness.rs`; `u32::MAX`: none yet).
-    pub(super) newest: Vec<u32>,
+    /// Every key's track, packed (`key_track.rs`).
+    pub(super) keys: KeyTracks,
     pub(super) events: EventTracks,
     pub(super) dlq: DlqTrack,
     pub(super) depth: DepthTrack,
@@ -64,9 +61,7 @@ impl Checker {
             config: RunConfig::default(),
             names: None,
             jobs: JobTracks::default(),
-            key_index: KeyIndex::default(),
-            keys: Vec::new(),
-            newest: Vec::new(),
+            keys: KeyTracks::default(),
             events: EventTracks::default(),
             dlq: DlqTrack::default(),
             depth: DepthTrack::default(),
@@ -82,9 +77,7 @@ impl Checker {
     pub fn with_capacity(jobs: usize) -> Checker {
         let mut c = Checker::new();
         c.jobs.reserve(jobs);
-        c.key_index = KeyIndex::with_capacity(jobs);
-        c.keys.reserve(jobs);
-        c.newest.reserve(jobs);
+        c.keys = KeyTracks::with_capacity(jobs);
         c.events.reserve(jobs + 1);
         c
     }
@@ -190,20 +183,11 @@ impl Checker {
         (unfinished, most)
     }
 
-    /// The key's track, created (empty) the first time the history names the key.
-    pub(super) fn key_mut(&mut self, key: &IdempotencyKey) -> &mut KeyTrack {
-        let (slot, new) = self.key_index.insert(*key);
-        if new {
-            self.keys.push(KeyTrack::default());
-        }
-        &mut self.keys[slot as usize]
-    }
-
-    /// The key's track so far (empty if the history never named it).
+    /// The key's track so far (empty if the history never named it; a copy: tracks are stored
+    /// packed).
+    #[inline]
     pub(super) fn key_track(&self, key: &IdempotencyKey) -> KeyTrack {
-        self.key_index
-            .get(key)
-            .map_or_else(KeyTrack::default, |slot| self.keys[slot as usize])
+        self.keys.get(key)
     }
 
     /// A job reached a terminal state: once only.
@@ -268,7 +252,7 @@ impl Checker {
                 // The recorded visible time as it stands (a store's clock may put it a little
                 // before the record's own time); the enqueue time when none is recorded.
                 let visible_from = visible_at.unwrap_or(at);
-                self.unique_enqueued(r, *job, key);
+                self.unique_enqueued(r, *job, key, p);
                 self.jobs.set(
                     *job,
                     &JobTrack {
@@ -296,7 +280,6 @@ impl Checker {
                 );
                 self.depth_enqueued(at, *job, visible_from);
                 self.tenancy_enqueued(r, *job, *tenant, key);
-                self.effects_enqueued(key, p);
                 self.cross_check_hash(r, Some(*job), key, p, *payload, names);
                 let deadline = at.saturating_add(self.config.deadline);
                 self.cross_check_time(r, *job, "deadline_at", *deadline_at, deadline);
@@ -516,7 +499,7 @@ impl Checker {
                 output,
             } => self.effects_applied(r, *event, key, *job, *output),
             Event::DuplicateEvent { .. } => self.reached(Sometimes::RepublishAbsorbed),
-            Event::ReviewDone { key, .. } => self.key_mut(key).set_reviewed(),
+            Event::ReviewDone { key, .. } => self.keys.review(key),
             Event::PayloadMutated {
                 job,
                 content,

@@ -15,6 +15,17 @@ use crate::history::Record;
 use crate::ids::{JobId, SimTime, TenantId};
 use crate::vocab::codes::DLQ_REASONS;
 use crate::vocab::key::IdempotencyKey;
+use std::collections::VecDeque;
+
+/// The DLQ as the checker sees it, and the reprocesses each tenant had accepted.
+#[derive(Clone, Debug, Default)]
+pub(super) struct DlqTrack {
+    /// Live entries, oldest first.
+    pub entries: VecDeque<JobId>,
+    pub size_max: u64,
+    /// Per tenant: when its accepted reprocesses happened (kept for the rate limit's window).
+    pub reprocesses: Vec<VecDeque<SimTime>>,
+}
 
 impl Checker {
     pub(super) fn dlq_push(&mut self, r: &Record, job: JobId, reason: &str) {
@@ -287,9 +298,7 @@ impl Checker {
                     version: t.key.version + 1,
                     ..t.key
                 };
-                self.key_index
-                    .get(&next)
-                    .is_some_and(|slot| self.keys[slot as usize].enqueued())
+                self.key_track(&next).enqueued()
             }
             // `no_such_job` with a job the history enqueued.
             _ => false,

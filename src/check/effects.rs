@@ -14,14 +14,6 @@ use crate::ids::{EventId, JobId, SimTime};
 use crate::vocab::key::IdempotencyKey;
 
 impl Checker {
-    pub(super) fn effects_enqueued(&mut self, key: &IdempotencyKey, payload: PayloadId) {
-        let k = self.key_mut(key);
-        if !k.enqueued() {
-            k.set_enqueued();
-            k.set_payload(payload);
-        }
-    }
-
     /// The payload a new request under `existing`'s key is compared with: the existing job's, as
     /// enqueued or last mutated (the queue's enqueue-time check).
     fn existing_payload(&mut self, existing: JobId) -> PayloadId {
@@ -114,18 +106,7 @@ impl Checker {
         let at = r.at;
         let u = self.unit();
         let payload = self.read_job(job, |t| t.payload);
-        let k = self.key_mut(key);
-        let first = k.first_commit();
-        if first.is_none() {
-            (k.first_at, k.first_job, k.first_output) = (at, job, output);
-            k.set_payload(payload);
-        }
-        k.results += 1;
-        let results = k.results;
-        if let Some(e) = event {
-            k.set_result_event(e);
-            k.events += 1;
-        }
+        let (first, results) = self.keys.commit(key, (at, job, output), payload, event);
         if results > 1 {
             let (first_at, first_job, _) = first.unwrap_or_default();
             self.violate(
@@ -184,7 +165,7 @@ impl Checker {
     /// An accepted ack: the job's key must have a committed result already.
     pub(super) fn effects_acked(&mut self, r: &Record, job: JobId) {
         let key = self.read_job(job, |t| t.key);
-        if self.key_track(&key).results == 0 {
+        if self.keys.results(&key) == 0 {
             self.violate_job(Invariant::AckedWithResult, r, job, || {
                 format!("{job} was acked, but its key has no committed result: the work is marked done with no effect")
             });
@@ -194,11 +175,7 @@ impl Checker {
     pub(super) fn effects_published(&mut self, event: EventId, key: &IdempotencyKey, direct: bool) {
         let first_publish = self.events.publish(event);
         if direct && first_publish {
-            let k = self.key_mut(key);
-            k.events += 1;
-            if k.result_event().is_none() {
-                k.set_result_event(event);
-            }
+            self.keys.publish_direct(key, event);
         }
     }
 
@@ -213,12 +190,7 @@ impl Checker {
         let at = r.at;
         let u = self.unit();
         let twice = self.events.apply(event);
-        let k = self.key_mut(key);
-        let earlier = k.applied();
-        if earlier.is_none() {
-            k.set_applied(at, event);
-        }
-        let first = k.first_commit();
+        let (earlier, first) = self.keys.apply(key, at, event);
         if twice || earlier.is_some() {
             self.violate(
                 Invariant::NoDuplicateEffect,
@@ -248,9 +220,8 @@ impl Checker {
     /// order the history first named them: stable, and no sort.
     pub(super) fn effects_finish(&mut self, end: SimTime, unsettled: &str) {
         let u = self.unit();
-        let keys = std::mem::take(&mut self.keys);
-        for (slot, k) in keys.iter().enumerate() {
-            let key = self.key_index.key(slot as u32);
+        for slot in 0..self.keys.len() {
+            let (key, k) = self.keys.at(slot as u32);
             if k.results > 0 && k.events == 0 {
                 let (when, job, _) = k.first_commit().unwrap_or_default();
                 self.violate(
@@ -296,6 +267,5 @@ impl Checker {
                 );
             }
         }
-        self.keys = keys;
     }
 }

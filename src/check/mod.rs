@@ -10,6 +10,7 @@ mod backoff;
 pub mod checker;
 mod dlq;
 mod effects;
+mod event_track;
 pub mod invariant;
 mod job_track;
 mod key_track;

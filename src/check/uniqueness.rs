@@ -5,7 +5,8 @@
 //! payload — against what the header's `unique` mode allows, recomputed from raw facts only:
 //! the key's newest job as the history created it and that job's state as its records left it
 //! (terminal, leased). The
-//! record's own verdict is never taken for granted. Also each key's newest job (4 bytes a key).
+//! record's own verdict is never taken for granted. The key's newest job is kept in its track
+//! (`key_track.rs`: no bytes of its own while the key has one job).
 //! Does not: compare payloads (`effects`: a dedupe onto a different payload, a refusal of the
 //! same one), or judge tenants (`tenancy`).
 //!
@@ -18,7 +19,7 @@
 //! - `replace`: the newest job takes the payload while it is neither leased (a lease not yet
 //!   released or recorded as expired) nor terminal; a new job otherwise.
 
-use super::checker::Checker;
+use super::checker::{Checker, PayloadId};
 use super::invariant::Invariant;
 use crate::history::Record;
 use crate::ids::JobId;
@@ -68,34 +69,26 @@ fn allowed(mode: Unique, terminal: bool, leased: bool) -> Option<Resolved> {
     }
 }
 
-const NO_JOB: u32 = u32::MAX;
-
 impl Checker {
     /// The newest job the history created under `key`, if any.
     fn newest_job(&self, key: &IdempotencyKey) -> Option<JobId> {
-        let slot = self.key_index.get(key)?;
-        match self.newest.get(slot as usize) {
-            Some(&j) if j != NO_JOB => Some(JobId(j)),
-            _ => None,
-        }
-    }
-
-    fn set_newest_job(&mut self, key: &IdempotencyKey, job: JobId) {
-        self.key_mut(key);
-        let i = self.key_index.get(key).expect("key_mut inserted it") as usize;
-        if self.newest.len() <= i {
-            self.newest.resize(i + 1, NO_JOB);
-        }
-        self.newest[i] = job.0;
+        self.keys.newest(key)
     }
 
     /// An `enqueued` record: if the key already had a job, the mode must allow a second one.
-    /// Call before the new job's track is set.
-    pub(super) fn unique_enqueued(&mut self, r: &Record, job: JobId, key: &IdempotencyKey) {
-        if let Some(newest) = self.newest_job(key) {
+    /// The job becomes the key's newest (and the key takes its payload if it is the key's first
+    /// enqueue: `effects` compares later submits with it). Call before the new job's track is
+    /// set.
+    pub(super) fn unique_enqueued(
+        &mut self,
+        r: &Record,
+        job: JobId,
+        key: &IdempotencyKey,
+        payload: PayloadId,
+    ) {
+        if let Some(newest) = self.keys.enqueue(key, job, payload) {
             self.unique_judge(r, Resolved::NewJob, newest, key, job);
         }
-        self.set_newest_job(key, job);
     }
 
     /// An `enqueue_deduped`, `enqueue_conflict` or `enqueue_replaced` record naming `existing`: it must be the key's

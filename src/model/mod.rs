@@ -5,6 +5,7 @@
 
 pub mod consumer;
 pub mod dead_letter;
+pub mod job_rows;
 pub mod outbox;
 pub mod profiled_queue;
 pub mod queue;

@@ -31,6 +31,7 @@ use crate::profile::{
     backoff, retention, AttemptsCount, BackoffFormula, Effective, ExpiryKind, OnExpiry,
     RescueWrite, Semantics, WriteGuard,
 };
+use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 
 /// What the profile's rules need to know of a job beyond its row.
@@ -90,7 +91,10 @@ impl ProfiledQueue {
     }
 
     /// The chapter's queue `chapter`, built for the run, under the rules of `sem`.
-    pub fn new(chapter: ChapterQueue, sem: Semantics) -> ProfiledQueue {
+    /// Its finished jobs keep their whole rows: a by-id write or a rescue can reopen one, and
+    /// the backoff and the guards read a finished job's clocks.
+    pub fn new(mut chapter: ChapterQueue, sem: Semantics) -> ProfiledQueue {
+        chapter.queue.keep_finished_rows_whole();
         ProfiledQueue {
             chapter,
             eff: Effective::of(&sem),
@@ -148,7 +152,7 @@ impl ProfiledQueue {
     /// The profile's guard on a write that is not fenced as the chapter's: `Ok` when the store
     /// applies it.
     fn guard(&self, now: SimTime, op: WriteOp, w: Write) -> Result<(), Refused> {
-        let j = *self.chapter.queue.job(w.job);
+        let j = self.chapter.queue.job(w.job);
         let guard_of = self.guard_of(op);
         let current = j.fence == w.fence;
         let terminal = j.state.is_terminal();
@@ -193,8 +197,14 @@ impl ProfiledQueue {
 }
 
 impl QueueSemantics for ProfiledQueue {
-    fn job(&self, job: JobId) -> &Job {
+    fn job(&self, job: JobId) -> Job {
         self.chapter.job(job)
+    }
+    fn lease_until(&self, job: JobId) -> SimTime {
+        self.chapter.lease_until(job)
+    }
+    fn key_and_payload(&self, job: JobId) -> (IdempotencyKey, PayloadHash) {
+        self.chapter.key_and_payload(job)
     }
     fn len(&self) -> usize {
         self.chapter.len()
@@ -300,7 +310,7 @@ impl QueueSemantics for ProfiledQueue {
 
     fn write_draws_coin(&self, op: WriteOp, job: JobId, fence: Fence) -> bool {
         !self.plain_writes
-            && self.chapter.queue.job(job).fence != fence
+            && self.chapter.queue.fence(job) != fence
             && guard::draws(self.guard_of(op))
     }
 

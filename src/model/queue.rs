@@ -9,124 +9,27 @@
 
 use crate::ids::{Fence, JobId, SimTime, TenantId};
 use crate::key_index::KeyIndex;
+pub use crate::model::job_rows::{Job, JobState};
+use crate::model::job_rows::{JobRows, Live};
 use crate::profile::unique::{self, Decision, Existing};
 use crate::profile::Unique;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
+pub use config::QueueConfig;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-#[derive(Clone, Copy, Debug)]
-pub struct QueueConfig {
-    pub lease_ms: u64,
-    pub deadline_ms: u64,
-    pub attempts_max: u32,
-    /// Bug switch `no_fencing`: ack / nack / heartbeat accept any token.
-    pub bug_no_fencing: bool,
-    /// Bug switch `skip_deadline_check`: lease jobs whose deadline has passed.
-    pub bug_skip_deadline_check: bool,
-    /// Bug switch `unbounded_retries`: re-lease an expired job whatever its attempt count.
-    pub bug_unbounded_retries: bool,
-    /// Bug switch `reuse_on_conflict`: same key, different payload silently reuses the job.
-    pub bug_reuse_on_conflict: bool,
-    /// Bug switch `token_reuse`: a re-lease after expiry keeps the old fencing token.
-    pub bug_token_reuse: bool,
-    /// Bug switch `backoff_ignored`: a retried job is visible at once.
-    pub bug_backoff_ignored: bool,
-    /// Bug switch `deadline_tripled`: deadlineAt = createdAt + 3 x deadline_ms.
-    pub bug_deadline_tripled: bool,
-    /// Bug switch `depth_never_decrements`: leasing a job does not decrement the depth.
-    pub bug_depth_never_decrements: bool,
-    /// Bug switch `heartbeat_not_stored`: a heartbeat does not move leaseUntil.
-    pub bug_heartbeat_not_stored: bool,
-    /// Bug switch `early_expiry`: a lease expires at leaseUntil instead of just after it.
-    pub bug_early_expiry: bool,
-    /// Bug switch `unfenced_heartbeat`: heartbeats skip the token check.
-    pub bug_unfenced_heartbeat: bool,
-    /// What a submit of a key already known does (`[queue] unique`; durasim: unique for ever).
-    pub unique: Unique,
-}
-
-impl QueueConfig {
-    /// A queue with these settings and no bug switch on.
-    pub fn new(lease_ms: u64, deadline_ms: u64, attempts_max: u32) -> QueueConfig {
-        QueueConfig {
-            lease_ms,
-            deadline_ms,
-            attempts_max,
-            bug_no_fencing: false,
-            bug_skip_deadline_check: false,
-            bug_unbounded_retries: false,
-            bug_reuse_on_conflict: false,
-            bug_token_reuse: false,
-            bug_backoff_ignored: false,
-            bug_deadline_tripled: false,
-            bug_depth_never_decrements: false,
-            bug_heartbeat_not_stored: false,
-            bug_early_expiry: false,
-            bug_unfenced_heartbeat: false,
-            unique: Unique::Forever,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JobState {
-    /// Waiting for `visible_at` (first enqueue in the future, or a retry backoff).
-    Waiting,
-    /// Visible and not under a live lease: counted in the queue depth.
-    Ready,
-    Leased,
-    Acked,
-    DeadLettered,
-    Cancelled,
-}
-
-impl JobState {
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            JobState::Acked | JobState::DeadLettered | JobState::Cancelled
-        )
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            JobState::Waiting => "waiting",
-            JobState::Ready => "ready",
-            JobState::Leased => "leased",
-            JobState::Acked => "acked",
-            JobState::DeadLettered => "dead_lettered",
-            JobState::Cancelled => "cancelled",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct Job {
-    pub key: IdempotencyKey,
-    pub tenant: TenantId,
-    pub payload: PayloadHash,
-    pub created_at: SimTime,
-    pub visible_at: SimTime,
-    pub lease_until: SimTime,
-    pub fence: Fence,
-    pub attempt: u32,
-    pub state: JobState,
-    /// The lease ran out and nobody has re-leased the job since.
-    pub lease_expired: bool,
-    /// The next pick files the job in the DLQ instead of leasing it (BullMQ's job stalled more
-    /// than `maxStalledCount`).
-    pub doomed: bool,
-}
-
 impl Job {
     pub fn deadline_at(&self, config: &QueueConfig) -> SimTime {
-        if config.bug_deadline_tripled {
-            return self.created_at + 3 * config.deadline_ms;
-        }
-        self.created_at + config.deadline_ms
+        deadline_at(self.created_at, config)
     }
+}
+
+fn deadline_at(created_at: SimTime, config: &QueueConfig) -> SimTime {
+    if config.bug_deadline_tripled {
+        return created_at + 3 * config.deadline_ms;
+    }
+    created_at + config.deadline_ms
 }
 
 /// What a producer asks for.
@@ -211,7 +114,8 @@ pub enum ExpiryOutcome {
 #[derive(Clone, Debug)]
 pub struct Queue {
     config: QueueConfig,
-    jobs: Vec<Job>,
+    /// The jobs' rows: whole while live, compact once finished (`job_rows.rs`).
+    rows: JobRows,
     /// Candidates for leasing, by (visible_at, job). Entries can go stale; they are validated
     /// when popped (state Ready and visible_at unchanged).
     ready: BinaryHeap<Reverse<(SimTime, u32)>>,
@@ -219,9 +123,11 @@ pub struct Queue {
     fence_counter: u64,
     /// The index on keys. Under `unique = "forever"` every new key creates exactly one job and
     /// no other, so a key's slot is its job's id; under the other modes a known key can get
-    /// another job, and `latest[slot]` is the key's newest (kept only then: 4 bytes a key).
+    /// another job, `latest[slot]` is the key's newest and `slot_of[job]` the job's key (kept
+    /// only then: 4 bytes a key and 4 a job).
     by_key: KeyIndex,
     latest: Vec<u32>,
+    slot_of: Vec<u32>,
     terminal_count: usize,
 }
 
@@ -229,37 +135,88 @@ impl Queue {
     pub fn new(config: QueueConfig) -> Queue {
         Queue {
             config,
-            jobs: Vec::new(),
+            rows: JobRows::default(),
             ready: BinaryHeap::new(),
             ready_count: 0,
             fence_counter: 0,
             by_key: KeyIndex::default(),
             latest: Vec::new(),
+            slot_of: Vec::new(),
             terminal_count: 0,
         }
     }
 
     pub fn with_capacity(config: QueueConfig, jobs: usize) -> Queue {
         let mut q = Queue::new(config);
-        q.jobs.reserve(jobs);
+        q.rows = JobRows::with_capacity(jobs);
         q.by_key = KeyIndex::with_capacity(jobs);
         q
+    }
+
+    /// Finished jobs keep their whole row (clocks and flags): set by a semantics that can
+    /// reopen a finished job or reads a finished job's clocks, before the first job.
+    pub fn keep_finished_rows_whole(&mut self) {
+        self.rows.keep_finished_whole();
     }
 
     pub fn config(&self) -> &QueueConfig {
         &self.config
     }
 
-    pub fn job(&self, job: JobId) -> &Job {
-        &self.jobs[job.index()]
+    /// The job's row, put together (a finished job's compact row reads no clocks: see [`Job`]).
+    #[inline]
+    pub fn job(&self, job: JobId) -> Job {
+        self.rows.job(job, self.key_of(job))
+    }
+
+    /// The job's idempotency key.
+    #[inline]
+    pub fn key_of(&self, job: JobId) -> IdempotencyKey {
+        self.by_key.key(self.key_slot(job))
+    }
+
+    /// The slot of the job's key in the unique index (keys are numbered densely in the order
+    /// they were first enqueued).
+    #[inline]
+    pub fn key_slot(&self, job: JobId) -> u32 {
+        match self.config.unique {
+            Unique::Forever => job.0,
+            _ => self.slot_of[job.index()],
+        }
+    }
+
+    /// The job's latest fence.
+    #[inline]
+    pub fn fence(&self, job: JobId) -> Fence {
+        self.rows.fence(job)
+    }
+
+    #[inline]
+    pub fn payload(&self, job: JobId) -> PayloadHash {
+        self.rows.payload(job)
+    }
+
+    pub fn state(&self, job: JobId) -> JobState {
+        self.rows.state(job)
+    }
+
+    /// When the job's deadline passes.
+    pub fn deadline_at(&self, job: JobId) -> SimTime {
+        deadline_at(self.rows.created_at(job), &self.config)
+    }
+
+    /// A leased job's `lease_until`; 0 for a job that holds no lease or whose row is compact.
+    #[inline]
+    pub fn lease_until(&self, job: JobId) -> SimTime {
+        self.rows.lease_until(job)
     }
 
     pub fn len(&self) -> usize {
-        self.jobs.len()
+        self.rows.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.jobs.is_empty()
+        self.rows.is_empty()
     }
 
     /// Visible jobs not under a live lease: the queue depth.
@@ -268,7 +225,7 @@ impl Queue {
     }
 
     pub fn all_terminal(&self) -> bool {
-        self.terminal_count == self.jobs.len()
+        self.terminal_count == self.rows.len()
     }
 
     /// The enqueue-time idempotency check, then a new job. `now` becomes createdAt, so
@@ -276,16 +233,15 @@ impl Queue {
     /// when to call [`Queue::make_visible`]. A known key is resolved by the uniqueness mode
     /// against the key's newest job (`profile::unique::decide`).
     pub fn enqueue(&mut self, now: SimTime, request: EnqueueRequest) -> EnqueueOutcome {
-        let id = JobId(self.jobs.len() as u32);
+        let id = JobId(self.rows.len() as u32);
         let (slot, new) = self.by_key.insert(request.key);
-        let forever = self.config.unique == Unique::Forever;
         if !new {
             let existing = self.latest_of(slot);
-            let j = &self.jobs[existing.index()];
-            let existing_payload = j.payload;
+            let existing_payload = self.rows.payload(existing);
+            let state = self.rows.state(existing);
             let seen = Existing {
-                terminal: j.state.is_terminal(),
-                leased: j.state == JobState::Leased,
+                terminal: state.is_terminal(),
+                leased: state == JobState::Leased,
                 same_payload: existing_payload == request.payload
                     || self.config.bug_reuse_on_conflict,
             };
@@ -299,7 +255,7 @@ impl Queue {
                     }
                 }
                 Decision::Replace => {
-                    self.jobs[existing.index()].payload = request.payload;
+                    self.rows.set_payload(existing, request.payload);
                     return EnqueueOutcome::Replaced {
                         existing,
                         replaced: existing_payload,
@@ -307,27 +263,23 @@ impl Queue {
                 }
             }
         }
-        if forever {
+        if self.config.unique == Unique::Forever {
             assert_eq!(slot, id.0, "unique for ever: one job per key");
-        } else if new {
-            debug_assert_eq!(slot as usize, self.latest.len());
-            self.latest.push(id.0);
         } else {
-            self.latest[slot as usize] = id.0;
+            if new {
+                debug_assert_eq!(slot as usize, self.latest.len());
+                self.latest.push(id.0);
+            } else {
+                self.latest[slot as usize] = id.0;
+            }
+            self.slot_of.push(slot);
         }
-        self.jobs.push(Job {
-            key: request.key,
-            tenant: request.tenant,
-            payload: request.payload,
-            created_at: now,
+        let live = Live {
             visible_at: request.visible_at.max(now),
-            lease_until: 0,
-            fence: Fence(0),
-            attempt: 0,
-            state: JobState::Waiting,
-            lease_expired: false,
-            doomed: false,
-        });
+            ..Live::default()
+        };
+        let pushed = self.rows.push(request.tenant, request.payload, now, live);
+        debug_assert_eq!(pushed, id);
         if request.visible_at <= now {
             self.set_ready(id);
         }
@@ -345,8 +297,8 @@ impl Queue {
     /// The job's `visible_at` has come (end of backoff, or a delayed first enqueue).
     /// Returns false when the wake-up is stale (the job moved on meanwhile).
     pub fn make_visible(&mut self, now: SimTime, job: JobId, visible_at: SimTime) -> bool {
-        let j = &self.jobs[job.index()];
-        if j.state != JobState::Waiting || j.visible_at != visible_at || visible_at > now {
+        let waiting = self.rows.live_in(job, JobState::Waiting);
+        if waiting.is_none_or(|j| j.visible_at != visible_at) || visible_at > now {
             return false;
         }
         self.set_ready(job);
@@ -354,31 +306,24 @@ impl Queue {
     }
 
     fn set_ready(&mut self, job: JobId) {
-        let j = &mut self.jobs[job.index()];
+        let state = self.rows.state(job);
         assert!(
-            !j.state.is_terminal(),
+            !state.is_terminal(),
             "job {} is {}: a terminal job never becomes ready",
             job.0,
-            j.state.name()
+            state.name()
         );
-        j.state = JobState::Ready;
+        self.rows.set_state(job, JobState::Ready);
         self.ready_count += 1;
-        self.ready.push(Reverse((j.visible_at, job.0)));
+        self.ready
+            .push(Reverse((self.rows.live(job).visible_at, job.0)));
     }
 
     fn finish(&mut self, job: JobId, state: JobState) {
-        let j = &mut self.jobs[job.index()];
-        assert!(
-            !j.state.is_terminal(),
-            "job {} is {}: a terminal job never changes state (to {})",
-            job.0,
-            j.state.name(),
-            state.name()
-        );
-        if j.state == JobState::Ready {
+        if self.rows.state(job) == JobState::Ready {
             self.ready_count = less_one(self.ready_count);
         }
-        j.state = state;
+        self.rows.finish(job, state);
         self.terminal_count += 1;
     }
 
@@ -388,12 +333,12 @@ impl Queue {
     pub fn lease_next(&mut self, now: SimTime) -> LeaseOutcome {
         while let Some(Reverse((visible_at, id))) = self.ready.pop() {
             let job = JobId(id);
-            let j = self.jobs[job.index()];
-            if j.state != JobState::Ready || j.visible_at != visible_at {
-                continue; // a stale heap entry
-            }
+            let j = match self.rows.live_in(job, JobState::Ready) {
+                Some(j) if j.visible_at == visible_at => *j,
+                _ => continue, // a stale heap entry
+            };
             assert!(visible_at <= now, "job {id} leased before it is visible");
-            let deadline_at = j.deadline_at(&self.config);
+            let deadline_at = self.deadline_at(job);
             if now > deadline_at && !self.config.bug_skip_deadline_check {
                 self.finish(job, JobState::Cancelled);
                 return LeaseOutcome::Cancelled { job, deadline_at };
@@ -419,13 +364,13 @@ impl Queue {
             };
             assert!(fence >= j.fence, "job {id}'s fence went down");
             let lease_until = now + self.config.lease_ms;
-            let jm = &mut self.jobs[job.index()];
+            self.rows.set_state(job, JobState::Leased);
+            let jm = self.rows.live_mut(job);
             let after_expiry = jm.lease_expired;
             jm.lease_expired = false;
             jm.attempt += 1;
             jm.fence = fence;
             jm.lease_until = lease_until;
-            jm.state = JobState::Leased;
             return LeaseOutcome::Leased {
                 job,
                 fence,
@@ -441,13 +386,14 @@ impl Queue {
     /// The fence check shared by every worker call: the token must be the job's current one and
     /// the job must not be terminal. `no_fencing` drops the first half.
     fn check_fence(&self, job: JobId, fence: Fence) -> Result<(), Rejection> {
-        let j = &self.jobs[job.index()];
-        if j.state.is_terminal() {
-            return Err(Rejection::Terminal(j.state));
-        }
-        if j.fence != fence && !self.config.bug_no_fencing {
+        let held = self
+            .rows
+            .unfinished(job)
+            .map_err(Rejection::Terminal)?
+            .fence;
+        if held != fence && !self.config.bug_no_fencing {
             return Err(Rejection::StaleFence {
-                held: j.fence,
+                held,
                 presented: fence,
             });
         }
@@ -465,17 +411,15 @@ impl Queue {
             Err(Rejection::StaleFence { .. }) if self.config.bug_unfenced_heartbeat => {}
             other => other?,
         }
-        let lease_ms = self.config.lease_ms;
-        let not_stored = self.config.bug_heartbeat_not_stored;
-        let j = &mut self.jobs[job.index()];
-        if j.state != JobState::Leased {
-            return Err(Rejection::NotLeased(j.state));
+        let state = self.rows.state(job);
+        if state != JobState::Leased {
+            return Err(Rejection::NotLeased(state));
         }
-        if not_stored {
-            return Ok(now + lease_ms);
+        let lease_until = now + self.config.lease_ms;
+        if !self.config.bug_heartbeat_not_stored {
+            self.rows.live_mut(job).lease_until = lease_until;
         }
-        j.lease_until = now + lease_ms;
-        Ok(j.lease_until)
+        Ok(lease_until)
     }
 
     /// Confirms the job: terminal `acked`.
@@ -488,23 +432,23 @@ impl Queue {
     /// A retry: the job waits until `visible_at`, then is leased again.
     pub fn retry_at(
         &mut self,
-        _now: SimTime,
+        now: SimTime,
         job: JobId,
         fence: Fence,
         visible_at: SimTime,
     ) -> Result<(), Rejection> {
         self.check_fence(job, fence)?;
-        let ignored = self.config.bug_backoff_ignored;
-        let j = &mut self.jobs[job.index()];
-        if j.state == JobState::Ready {
+        if self.rows.state(job) == JobState::Ready {
             self.ready_count = less_one(self.ready_count);
         }
+        self.rows.set_state(job, JobState::Waiting);
+        let ignored = self.config.bug_backoff_ignored;
+        let j = self.rows.live_mut(job);
         j.visible_at = visible_at;
-        j.state = JobState::Waiting;
         j.lease_until = 0;
         j.lease_expired = false;
         if ignored {
-            j.visible_at = _now;
+            j.visible_at = now;
             self.set_ready(job);
         }
         Ok(())
@@ -540,16 +484,14 @@ impl Queue {
 
     /// A lease-expiry timer for the lease `fence` fired at `now`.
     pub fn check_expiry(&mut self, now: SimTime, job: JobId, fence: Fence) -> ExpiryOutcome {
-        let j = &self.jobs[job.index()];
-        if j.fence != fence || j.state != JobState::Leased {
-            return ExpiryOutcome::Stale;
+        let lease_until = match self.rows.live_in(job, JobState::Leased) {
+            Some(j) if j.fence == fence => j.lease_until,
+            _ => return ExpiryOutcome::Stale,
+        };
+        if self.expiry_time(lease_until) > now {
+            return ExpiryOutcome::StillLeased { lease_until };
         }
-        if self.expiry_time(j.lease_until) > now {
-            return ExpiryOutcome::StillLeased {
-                lease_until: j.lease_until,
-            };
-        }
-        self.jobs[job.index()].lease_expired = true;
+        self.rows.live_mut(job).lease_expired = true;
         self.set_ready(job);
         ExpiryOutcome::Expired
     }
@@ -559,14 +501,14 @@ impl Queue {
     /// An accepted ack whatever the token: the job is acked unless it already ended (then the
     /// write changes nothing, as a by-id update on a finished row does).
     pub fn ack_unfenced(&mut self, job: JobId) {
-        if !self.jobs[job.index()].state.is_terminal() {
+        if !self.rows.state(job).is_terminal() {
             self.finish(job, JobState::Acked);
         }
     }
 
     /// An accepted dead-letter whatever the token.
     pub fn dead_letter_unfenced(&mut self, job: JobId) {
-        if !self.jobs[job.index()].state.is_terminal() {
+        if !self.rows.state(job).is_terminal() {
             self.finish(job, JobState::DeadLettered);
         }
     }
@@ -574,8 +516,8 @@ impl Queue {
     /// An accepted renewal whatever the token: a leased job's lease runs to `now + lease_ms`.
     pub fn heartbeat_unfenced(&mut self, now: SimTime, job: JobId) -> Option<SimTime> {
         let lease_ms = self.config.lease_ms;
-        let j = &mut self.jobs[job.index()];
-        (j.state == JobState::Leased).then(|| {
+        (self.rows.state(job) == JobState::Leased).then(|| {
+            let j = self.rows.live_mut(job);
             j.lease_until = now + lease_ms;
             j.lease_until
         })
@@ -586,20 +528,21 @@ impl Queue {
     /// visible time; `Hold`: waiting, with its old visible time, until [`Queue::release`];
     /// `At(t)`: waiting until `t`. Returns whether it was finished. The one way a terminal job
     /// changes state, and only a profile's by-id write takes it (River's rescuer, Oban's
-    /// `error_job`): the history then shows a finished job leased again, `terminal_once`.
+    /// `error_job`): the history then shows a finished job leased again, `terminal_once`. A
+    /// finished job's row must then be whole ([`Queue::keep_finished_rows_whole`]).
     pub fn reopen(&mut self, job: JobId, how: Reopen, expired: bool) -> bool {
-        let j = self.jobs[job.index()];
-        let revived = j.state.is_terminal();
+        let state = self.rows.state(job);
+        let revived = state.is_terminal();
         if revived {
             self.terminal_count -= 1;
         }
-        if j.state == JobState::Ready {
+        if state == JobState::Ready {
             self.ready_count -= 1;
         }
-        let jm = &mut self.jobs[job.index()];
+        self.rows.set_state(job, JobState::Waiting);
+        let jm = self.rows.live_mut(job);
         jm.lease_until = 0;
         jm.lease_expired = expired;
-        jm.state = JobState::Waiting;
         match how {
             Reopen::Ready => self.set_ready(job),
             Reopen::Hold => {}
@@ -611,7 +554,7 @@ impl Queue {
     /// Hands a job held by [`Queue::reopen`] with `hold` to the ready line, first in line with its
     /// old visible time. False if it is not held (it moved on meanwhile).
     pub fn release(&mut self, job: JobId) -> bool {
-        if self.jobs[job.index()].state != JobState::Waiting {
+        if self.rows.state(job) != JobState::Waiting {
             return false;
         }
         self.set_ready(job);
@@ -620,13 +563,13 @@ impl Queue {
 
     /// The job fails at its next pick, into the DLQ (`maxStalledCount` exceeded).
     pub fn doom(&mut self, job: JobId) {
-        self.jobs[job.index()].doomed = true;
+        self.rows.live_mut(job).doomed = true;
     }
 
     /// Changes a job's payload in place: the fault `mutate_payload`, standing for a caller that
     /// reuses a key for different content.
     pub fn mutate_payload(&mut self, job: JobId, payload: PayloadHash) {
-        self.jobs[job.index()].payload = payload;
+        self.rows.set_payload(job, payload);
     }
 }
 
@@ -637,5 +580,6 @@ fn less_one(count: usize) -> usize {
     count - 1
 }
 
+mod config;
 #[cfg(test)]
 mod tests;

@@ -22,6 +22,7 @@ use crate::model::queue::{
     EnqueueOutcome, EnqueueRequest, ExpiryOutcome, Job, LeaseOutcome, Queue, Rejection, Reopen,
 };
 use crate::model::retry::{Decision, ErrorKind, RetryPolicy};
+use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 
 /// A holder's write (heartbeat, ack, retry, dead-letter) as the queue receives it.
@@ -113,8 +114,19 @@ pub enum Rescued {
 pub trait QueueSemantics {
     // ---- reads ----------------------------------------------------------------------------
 
-    /// The job's current row (its key, tenant, payload, clocks, fence, attempt and state).
-    fn job(&self, job: JobId) -> &Job;
+    /// The job's current row (its key, tenant, payload, clocks, fence, attempt and state). A
+    /// finished job's clocks read 0 where the queue keeps finished rows compact (it holds no
+    /// lease and waits for nothing: see `model::job_rows`).
+    fn job(&self, job: JobId) -> Job;
+    /// The job's `lease_until`, as [`QueueSemantics::job`] reads it, without the rest.
+    fn lease_until(&self, job: JobId) -> SimTime {
+        self.job(job).lease_until
+    }
+    /// The job's key and payload, as [`QueueSemantics::job`] reads them, without the rest.
+    fn key_and_payload(&self, job: JobId) -> (IdempotencyKey, PayloadHash) {
+        let j = self.job(job);
+        (j.key, j.payload)
+    }
     /// Jobs ever created.
     fn len(&self) -> usize;
     /// Whether no job was ever created.
@@ -217,8 +229,16 @@ pub struct ChapterQueue {
 
 impl QueueSemantics for ChapterQueue {
     #[inline]
-    fn job(&self, job: JobId) -> &Job {
+    fn job(&self, job: JobId) -> Job {
         self.queue.job(job)
+    }
+    #[inline]
+    fn lease_until(&self, job: JobId) -> SimTime {
+        self.queue.lease_until(job)
+    }
+    #[inline]
+    fn key_and_payload(&self, job: JobId) -> (IdempotencyKey, PayloadHash) {
+        (self.queue.key_of(job), self.queue.payload(job))
     }
     #[inline]
     fn len(&self) -> usize {
@@ -234,7 +254,7 @@ impl QueueSemantics for ChapterQueue {
     }
     #[inline]
     fn deadline_at(&self, job: JobId) -> SimTime {
-        self.queue.job(job).deadline_at(self.queue.config())
+        self.queue.deadline_at(job)
     }
     #[inline]
     fn enqueue(&mut self, now: SimTime, request: EnqueueRequest) -> EnqueueOutcome {
@@ -255,7 +275,7 @@ impl QueueSemantics for ChapterQueue {
     /// Just after `lease_until`: an exact timer.
     #[inline]
     fn lease_check_at(&self, job: JobId) -> Option<SimTime> {
-        Some(self.queue.expiry_time(self.queue.job(job).lease_until))
+        Some(self.queue.expiry_time(self.queue.lease_until(job)))
     }
     #[inline]
     fn check_lease(&mut self, now: SimTime, job: JobId, fence: Fence) -> LeaseCheck {
@@ -278,7 +298,7 @@ impl QueueSemantics for ChapterQueue {
         Rescued::Ready
     }
     fn release_rescued(&mut self, job: JobId, fence: Fence) -> bool {
-        self.queue.job(job).fence == fence && self.queue.release(job)
+        self.queue.fence(job) == fence && self.queue.release(job)
     }
     /// Every write is fenced: a stale one is refused, no coin.
     #[inline]

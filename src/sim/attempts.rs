@@ -189,7 +189,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                         ms,
                     }));
                     let wake = self.now + ms;
-                    if wake > self.queue.job(job).lease_until {
+                    if wake > self.queue.lease_until(job) {
                         self.arm_expiry(w, job, fence);
                     }
                     self.schedule(wake, Ev::WorkerWakes { worker: w.0 });
@@ -197,7 +197,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 }
                 Step::Extract { ms } | Step::Validate { ms } => {
                     let wake = self.now + ms;
-                    if wake > self.queue.job(job).lease_until {
+                    if wake > self.queue.lease_until(job) {
                         self.arm_expiry(w, job, fence);
                     }
                     self.schedule(wake, Ev::WorkerWakes { worker: w.0 });
@@ -301,7 +301,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     }
 
     pub(super) fn commit(&mut self, w: WorkerId, job: JobId) {
-        let j = *self.queue.job(job);
+        let (key, payload) = self.queue.key_and_payload(job);
         let output = self.workers[w.index()]
             .attempt
             .as_ref()
@@ -309,21 +309,20 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             .plan
             .output;
         let outcome = if self.bug_naive {
-            self.outbox
-                .naive_write_result(j.key, job, j.payload, output)
+            self.outbox.naive_write_result(key, job, payload, output)
         } else {
-            self.outbox.commit(j.key, job, j.payload, output)
+            self.outbox.commit(key, job, payload, output)
         };
         match outcome {
             CommitOutcome::Committed { event } => {
                 if self.bug_naive {
-                    self.workers[w.index()].wrote_fresh = Some((j.key, output));
+                    self.workers[w.index()].wrote_fresh = Some((key, output));
                 }
                 self.record(Event::ResultCommitted {
                     job,
                     worker: w,
-                    key: j.key,
-                    payload: Some(j.payload),
+                    key,
+                    payload: Some(payload),
                     output,
                     event,
                 });
@@ -332,8 +331,8 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 self.record(Event::CommitDeduped {
                     job,
                     worker: w,
-                    key: j.key,
-                    payload: Some(j.payload),
+                    key,
+                    payload: Some(payload),
                     output,
                     existing_payload: Some(existing.payload),
                     existing_event: existing.event,
@@ -343,8 +342,8 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 self.record(Event::CommitConflict {
                     job,
                     worker: w,
-                    key: j.key,
-                    payload: Some(j.payload),
+                    key,
+                    payload: Some(payload),
                     existing_payload: Some(existing.payload),
                 });
                 let attempt = self.workers[w.index()]

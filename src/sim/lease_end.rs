@@ -26,7 +26,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             return;
         }
         slot.expiry_armed = true;
-        let j = *self.queue.job(job);
+        let j = self.queue.job(job);
         if j.fence != fence || j.state != JobState::Leased {
             return;
         }

@@ -39,7 +39,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             self.refuse_reprocess(None, operator, ReprocessRefusal::NoSuchJob);
             return;
         }
-        let o = *self.queue.job(old);
+        let o = self.queue.job(old);
         let cancelled = o.state == JobState::Cancelled;
         let authorized = self.queue.dead_letters_mut().authorize_reprocess(
             self.now,

@@ -38,7 +38,7 @@ fn a_wake_up_for_a_job_that_moved_on_or_came_early_changes_nothing() {
 fn the_deadline_tripled_defect_is_three_deadlines() {
     let mut q = Queue::new(QueueConfig::new(1000, 30_000, 3));
     q.enqueue(100, request(1, 100));
-    let job = *q.job(JobId(0));
+    let job = q.job(JobId(0));
     assert_eq!(job.deadline_at(&QueueConfig::new(1000, 30_000, 3)), 30_100);
     let tripled = QueueConfig {
         bug_deadline_tripled: true,

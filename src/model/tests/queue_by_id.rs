@@ -20,6 +20,16 @@ fn two_jobs() -> Queue {
     q
 }
 
+/// [`two_jobs`] in a queue whose finished rows stay whole, as a profile that reopens needs.
+fn two_jobs_reopenable() -> Queue {
+    let mut q = Queue::new(QueueConfig::new(1000, 30_000, 3));
+    q.keep_finished_rows_whole();
+    for doc in [1, 2] {
+        q.enqueue(0, request(doc, u64::from(doc)));
+    }
+    q
+}
+
 fn request(doc: u32, payload: u64) -> EnqueueRequest {
     let tenant = TenantId(0);
     EnqueueRequest {
@@ -106,7 +116,7 @@ fn a_renewal_by_id_moves_only_a_live_lease() {
 /// terminal), a ready one is counted ready once, and it is leased once more.
 #[test]
 fn reopen_revives_a_finished_job_and_counts_it_once() {
-    let mut q = two_jobs();
+    let mut q = two_jobs_reopenable();
     let (a, fa) = leased(&mut q, 0);
     let (b, fb) = leased(&mut q, 0);
     q.ack(10, a, fa).unwrap();
@@ -136,7 +146,7 @@ fn reopen_revives_a_finished_job_and_counts_it_once() {
 /// test above cannot see, since a count too high also reads "not all finished".)
 #[test]
 fn a_revived_job_that_finishes_again_leaves_every_job_finished() {
-    let mut q = two_jobs();
+    let mut q = two_jobs_reopenable();
     let (a, fa) = leased(&mut q, 0);
     let (b, fb) = leased(&mut q, 0);
     q.ack(10, a, fa).unwrap();
@@ -216,4 +226,15 @@ fn a_payload_changed_in_place_is_what_the_key_then_holds() {
             existing_payload: PayloadHash(9)
         }
     );
+}
+
+/// A queue that keeps finished rows compact (the chapter's: nothing reopens a finished job)
+/// refuses to reopen one: it no longer has the clocks to do it with.
+#[test]
+#[should_panic(expected = "its row compact")]
+fn a_compact_queue_never_reopens_a_finished_job() {
+    let mut q = two_jobs();
+    let (a, fa) = leased(&mut q, 0);
+    q.ack(10, a, fa).unwrap();
+    q.reopen(a, Reopen::Ready, false);
 }
