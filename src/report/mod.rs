@@ -1,6 +1,7 @@
 //! Reports: what a run or a sweep leaves on disk, and the views drawn from it.
 //!
-//! Owns: output directories written whole or not at all (`output_dir`), a run's files
+//! Owns: output directories written whole or not at all (`output_dir`, judging a target by its
+//! `manifest`), a run's files
 //! (`run_dir`: summary.json, the CSVs, trace.jsonl; `summary`: the summary's shape), a sweep's
 //! (`sweep_dir`: sweep.json, seeds.jsonl, shrunk scenarios; `junit`), the Perfetto / Chrome trace
 //! (`chrome_trace`), the charts (`chart`) and the HTML report (`html`).
@@ -13,6 +14,7 @@ pub mod chrome_trace;
 pub mod error;
 pub mod html;
 pub mod junit;
+pub mod manifest;
 pub mod output_dir;
 pub mod render;
 pub mod run_dir;

@@ -58,11 +58,15 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     }
 
     /// The first fault of `site` (in `vocab::faults::STRUCK`'s order) that strikes this step of
-    /// it (of `job`, when the site takes one), if any. The step owns its block of the site's
+    /// it (of `job`, when the site takes one), if any; none at once when no fault of the site
+    /// can strike in this run (`faults::site_armed`). The step owns its block of the site's
     /// spare draws whatever strikes, and every fault of the site is asked (the relay crash draws
     /// the relay's stream every tick, whatever the rate: a frozen run, its crashes scripted,
     /// keeps that stream where the seeded run had it).
     fn struck_at(&mut self, site: Site, job: Option<JobId>) -> Option<Struck> {
+        if !self.site_armed[site as usize] {
+            return None;
+        }
         let spare = &mut self.site_spares[site as usize];
         let step = spare.next_step();
         let mut first = None;

@@ -148,6 +148,18 @@ impl Script {
     }
 }
 
+/// Whether a fault of `site` can strike in this run: one drawn from the relay's stream (drawn
+/// every tick whatever the rate), or one whose rate is not 0 or that is scripted. When none can,
+/// the site's steps need not ask [`strikes`] (nor count their spare-draw blocks: no one reads
+/// them), which is what a run without delivery-side faults costs.
+pub fn site_armed(site: Site, rates: &FaultRates, script: &Script) -> bool {
+    Struck::at(site).any(|s| {
+        s.spec().draw == StruckDraw::RelayStream
+            || rates.struck[s as usize] > 0.0
+            || !script.struck[s as usize].is_empty()
+    })
+}
+
 /// Whether struck fault `fault` strikes this step of its site: drawn (as its row's
 /// [`StruckDraw`] says: the relay's stream, drawn whatever the rate; or slot `n` of the step's
 /// spare draws, read only when the rate is not 0) or scripted. Both are always asked, so a

@@ -15,7 +15,7 @@
 
 use super::arrivals::ArrivalProcess;
 use super::event_queue::EventQueue;
-use super::faults::{FaultRates, Script, SpareDraws};
+use super::faults::{site_armed, FaultRates, Script, SpareDraws};
 use super::request::RunRequest;
 use crate::history::{Event, Observer, Record, TraceHash};
 use crate::ids::{EventId, Fence, JobId, SimTime, TenantId, WorkerId};
@@ -136,6 +136,9 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     /// Per delivery-side site (`vocab::faults::Site`): the spare draws each of its steps owns
     /// for the faults of `vocab::faults::STRUCK`.
     pub(super) site_spares: [SpareDraws; SITES],
+    /// Per site: whether a fault of it can strike in this run (`faults::site_armed`); a step of
+    /// a site that is not asks nothing.
+    pub(super) site_armed: [bool; SITES],
     pub(super) jitter_stream: Stream,
     pub(super) review_stream: Stream,
     pub(super) arrivals: ArrivalProcess,
@@ -275,6 +278,11 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             .map(|t| TenantId(t as u16))
             .collect();
         let workers = scenario.workers.count;
+        let rates = options
+            .rates
+            .clone()
+            .unwrap_or_else(|| FaultRates::from_scenario(scenario));
+        let script = Script::from_scenario(scenario);
         Sim {
             scenario,
             seed,
@@ -305,6 +313,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             idle: (0..workers).map(WorkerId).collect(),
             relay_stream: Stream::new(seed, Purpose::Relay, 0),
             site_spares: Site::ALL.map(|site| SpareDraws::of_site(seed, site)),
+            site_armed: Site::ALL.map(|site| site_armed(site, &rates, &script)),
             jitter_stream: Stream::new(seed, Purpose::Jitter, 0),
             review_stream: Stream::new(seed, Purpose::Review, 0),
             arrivals: ArrivalProcess::new(
@@ -312,11 +321,8 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 scenario.arrivals.tenants.len(),
                 jobs,
             ),
-            rates: options
-                .rates
-                .clone()
-                .unwrap_or_else(|| FaultRates::from_scenario(scenario)),
-            script: Script::from_scenario(scenario),
+            rates,
+            script,
             invalid: Vec::with_capacity(capacity),
             payloads: Default::default(),
             names,
