@@ -294,7 +294,12 @@ mod tests {
     fn a_stored_row_is_16_bytes_and_gives_back_its_row_under_far_slots_and_events() {
         assert_eq!(std::mem::size_of::<StoredRow>(), 16);
         let mut o = Outbox::default();
-        let events = [None, Some(EventId(1)), Some(EventId(u32::MAX as u64)), Some(EventId(u64::MAX))];
+        let events = [
+            None,
+            Some(EventId(1)),
+            Some(EventId(u32::MAX as u64)),
+            Some(EventId(u64::MAX)),
+        ];
         for (i, event) in events.into_iter().enumerate() {
             let slot = [3, 0, 1_000, 7][i];
             let row = ResultRow {
@@ -308,7 +313,11 @@ mod tests {
         assert_eq!(o.result(2), None, "a slot between rows has none");
         assert_eq!(o.result(5_000), None, "nor one past the end");
         // A far event overwritten by a near one (`no_idempotency`) leaves no far entry.
-        let near = ResultRow { job: JobId(1), payload: PayloadHash(2), event: Some(EventId(3)) };
+        let near = ResultRow {
+            job: JobId(1),
+            payload: PayloadHash(2),
+            event: Some(EventId(3)),
+        };
         o.write_row(7, near);
         assert_eq!(o.result(7), Some(near));
         assert_eq!(o.far_events.len(), 1);
@@ -336,7 +345,11 @@ mod tests {
         assert_eq!(again, CommitOutcome::Deduped { existing: row });
         assert_eq!(o.pending().len(), 1, "no second event");
         assert_eq!(o.result(1), Some(row));
-        assert_eq!(o.pending()[0].output, 111, "the first output goes to the relay");
+        assert_eq!(
+            o.pending()[0].output,
+            111,
+            "the first output goes to the relay"
+        );
         assert_eq!(o.results_count(), 1);
     }
 
