@@ -273,7 +273,13 @@ fn outbox_ops(c: &mut Criterion) {
                 JOBS,
                 || Outbox::with_capacity(OutboxConfig::default(), JOBS as usize),
                 |o, i| {
-                    let out = o.commit(keys[i as usize], JobId(i), payloads[i as usize], i as u64);
+                    let out = o.commit(
+                        i,
+                        keys[i as usize],
+                        JobId(i),
+                        payloads[i as usize],
+                        i as u64,
+                    );
                     debug_assert!(matches!(out, CommitOutcome::Committed { .. }));
                     black_box(out);
                 },
@@ -293,7 +299,13 @@ fn outbox_ops(c: &mut Criterion) {
     g.bench_function("commit_deduped", |b| {
         let mut o = Outbox::with_capacity(OutboxConfig::default(), JOBS as usize);
         for i in 0..JOBS {
-            o.commit(keys[i as usize], JobId(i), payloads[i as usize], i as u64);
+            o.commit(
+                i,
+                keys[i as usize],
+                JobId(i),
+                payloads[i as usize],
+                i as u64,
+            );
         }
         let n = o.pending().len();
         o.note_sent(n);
@@ -301,7 +313,7 @@ fn outbox_ops(c: &mut Criterion) {
         let mut i = 0u32;
         b.iter(|| {
             i = (i + 1) % JOBS;
-            let out = o.commit(keys[i as usize], JobId(i), payloads[i as usize], 0);
+            let out = o.commit(i, keys[i as usize], JobId(i), payloads[i as usize], 0);
             debug_assert!(matches!(out, CommitOutcome::Deduped { .. }));
             black_box(out)
         })

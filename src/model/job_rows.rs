@@ -56,6 +56,8 @@ impl JobState {
 #[derive(Clone, Copy, Debug)]
 pub struct Job {
     pub key: IdempotencyKey,
+    /// The key's slot in the queue's unique index (dense, in first-enqueue order).
+    pub key_slot: u32,
     pub tenant: TenantId,
     pub payload: PayloadHash,
     pub created_at: SimTime,
@@ -324,9 +326,9 @@ impl JobRows {
         self.free.push(slot);
     }
 
-    /// The job as the queue sees it, under `key`.
+    /// The job as the queue sees it, under `key` in `key_slot` of the unique index.
     #[inline]
-    pub fn job(&self, job: JobId, key: IdempotencyKey) -> Job {
+    pub fn job(&self, job: JobId, key_slot: u32, key: IdempotencyKey) -> Job {
         let k = self.kept[job.index()];
         let live = match k.whole {
             true => self.live[k.slot_or_fence as usize],
@@ -338,6 +340,7 @@ impl JobRows {
         };
         Job {
             key,
+            key_slot,
             tenant: k.tenant,
             payload: k.payload,
             created_at: self.created_at(job),
@@ -383,7 +386,7 @@ mod tests {
         rows.set_state(a, JobState::Leased);
         rows.finish(a, JobState::Acked);
         assert!(!rows.is_whole(a));
-        let j = rows.job(a, key());
+        let j = rows.job(a, 0, key());
         assert_eq!(
             (
                 j.payload,
@@ -410,7 +413,7 @@ mod tests {
         assert_eq!(rows.live_slots(), 1, "the finished job's slot is reused");
         assert_eq!(*rows.live(b), live(4, 1));
         assert_eq!(
-            rows.job(a, key()).fence,
+            rows.job(a, 0, key()).fence,
             Fence(3),
             "the old row is untouched"
         );

@@ -1,7 +1,8 @@
 //! The transactional outbox and its relay.
 //!
-//! Owns: the results table (one row per idempotency key: payload hash, output, event id) and the
-//! outbox events, committed together in one atomic step; the commit-time idempotency check
+//! Owns: the results table (one row per idempotency key: the committing job, payload hash and
+//! event id; 16 bytes, by the key's slot in the queue's unique index, which every committed key
+//! went through first) and the outbox events, committed together in one atomic step; the commit-time idempotency check
 //! (same payload: dedupe, returning the existing result and event id; different payload: an
 //! explicit conflict); the relay's view (pending rows, publish, then mark published).
 //! Beyond the chapter (whose outbox never deletes anything): with a retention, published rows
@@ -10,10 +11,9 @@
 //! commits (the fence guards queue transitions; idempotency guards the result).
 
 use crate::ids::{EventId, JobId, SimTime};
-use crate::key_index::KeyIndex;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OutboxConfig {
@@ -25,45 +25,35 @@ pub struct OutboxConfig {
     pub retention_ms: Option<u64>,
 }
 
-/// One committed result. `event` is `None` only for rows written by the naive dual write.
+/// One committed result. `event` is `None` only for rows written by the naive dual write. The
+/// output goes with the event to the relay; no later commit or lookup reads it from the row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ResultRow {
     pub job: JobId,
     pub payload: PayloadHash,
-    pub output: u64,
     pub event: Option<EventId>,
 }
 
-/// A [`ResultRow`] as the table stores it, 32 bytes instead of 40: the event id 0 (never handed
-/// out: ids start at 1) stands for no event.
+/// No row under this slot (a key that has no result yet).
+const ABSENT: u32 = u32::MAX;
+/// The row's event id does not fit in 32 bits: it is in `far_events`.
+const FAR: u32 = u32::MAX;
+
+/// A [`ResultRow`] as the table stores it, 16 bytes: the payload hash as two halves (4-byte
+/// alignment), the event id 0 (never handed out: ids start at 1) for no event, and the job
+/// `ABSENT` for no row.
 #[derive(Clone, Copy, Debug)]
 struct StoredRow {
-    payload: PayloadHash,
-    output: u64,
-    event: u64,
-    job: JobId,
+    payload: [u32; 2],
+    event: u32,
+    job: u32,
 }
 
-impl StoredRow {
-    fn of(row: ResultRow) -> StoredRow {
-        assert!(row.event != Some(EventId(0)), "event ids start at 1");
-        StoredRow {
-            payload: row.payload,
-            output: row.output,
-            event: row.event.map_or(0, |e| e.0),
-            job: row.job,
-        }
-    }
-
-    fn row(&self) -> ResultRow {
-        ResultRow {
-            job: self.job,
-            payload: self.payload,
-            output: self.output,
-            event: (self.event != 0).then_some(EventId(self.event)),
-        }
-    }
-}
+const NO_ROW: StoredRow = StoredRow {
+    payload: [0, 0],
+    event: 0,
+    job: ABSENT,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutboxEvent {
@@ -88,9 +78,11 @@ pub enum CommitOutcome {
 #[derive(Clone, Debug, Default)]
 pub struct Outbox {
     config: OutboxConfig,
-    /// The results table: `rows[slot]` is the row of the key in `slot` of the unique index.
-    index: KeyIndex,
+    /// The results table: `rows[slot]` is the row of the key in `slot` of the queue's unique
+    /// index (the caller passes it), `NO_ROW` where the key has no result.
     rows: Vec<StoredRow>,
+    /// Event ids of rows that do not fit in 32 bits, by slot.
+    far_events: BTreeMap<u32, u64>,
     pending: Vec<OutboxEvent>,
     last_event: u64,
     results_count: u64,
@@ -110,26 +102,34 @@ impl Outbox {
 
     pub fn with_capacity(config: OutboxConfig, keys: usize) -> Outbox {
         let mut o = Outbox::new(config);
-        o.index = KeyIndex::with_capacity(keys);
         o.rows.reserve(keys);
         o
     }
 
-    pub fn result(&self, key: &IdempotencyKey) -> Option<ResultRow> {
-        self.index
-            .get(key)
-            .map(|slot| self.rows[slot as usize].row())
+    /// The result of the key in `slot` of the queue's unique index.
+    pub fn result(&self, slot: u32) -> Option<ResultRow> {
+        let r = self.rows.get(slot as usize).filter(|r| r.job != ABSENT)?;
+        let event = match r.event {
+            0 => None,
+            FAR => Some(EventId(self.far_events[&slot])),
+            e => Some(EventId(e as u64)),
+        };
+        Some(ResultRow {
+            job: JobId(r.job),
+            payload: PayloadHash((r.payload[0] as u64) << 32 | r.payload[1] as u64),
+            event,
+        })
     }
 
     pub fn results_count(&self) -> u64 {
         self.results_count
     }
 
-    fn lookup(&self, key: &IdempotencyKey, payload: PayloadHash) -> Option<CommitOutcome> {
+    fn lookup(&self, slot: u32, payload: PayloadHash) -> Option<CommitOutcome> {
         if self.config.bug_no_idempotency {
             return None;
         }
-        let existing = self.result(key)?;
+        let existing = self.result(slot)?;
         Some(
             if existing.payload == payload || self.config.bug_reuse_on_conflict {
                 CommitOutcome::Deduped { existing }
@@ -139,13 +139,33 @@ impl Outbox {
         )
     }
 
-    /// Writes the key's row (over an earlier one only on the `no_idempotency` path).
-    fn write_row(&mut self, key: IdempotencyKey, row: ResultRow) {
-        let row = StoredRow::of(row);
-        match self.index.insert(key) {
-            (_, true) => self.rows.push(row),
-            (slot, false) => self.rows[slot as usize] = row,
+    /// Writes the row of the key in `slot` (over an earlier one only on the `no_idempotency`
+    /// path).
+    fn write_row(&mut self, slot: u32, row: ResultRow) {
+        assert!(row.job.0 != ABSENT, "job ids stop below 2^32 - 1");
+        let event = match row.event.map(|e| e.0) {
+            None => 0,
+            Some(0) => panic!("event ids start at 1"),
+            Some(e) => match u32::try_from(e) {
+                Ok(e) if e != FAR => {
+                    self.far_events.remove(&slot);
+                    e
+                }
+                _ => {
+                    self.far_events.insert(slot, e);
+                    FAR
+                }
+            },
+        };
+        let at = slot as usize;
+        if at >= self.rows.len() {
+            self.rows.resize(at + 1, NO_ROW);
         }
+        self.rows[at] = StoredRow {
+            payload: [(row.payload.0 >> 32) as u32, row.payload.0 as u32],
+            event,
+            job: row.job.0,
+        };
     }
 
     fn new_event_id(&mut self) -> EventId {
@@ -154,24 +174,25 @@ impl Outbox {
     }
 
     /// `commitResultWithEvent`: the result row and its outbox event are written together or not
-    /// at all. Nothing can interleave between the two writes: this is one call.
+    /// at all. Nothing can interleave between the two writes: this is one call. `slot` is the
+    /// key's slot in the queue's unique index.
     pub fn commit(
         &mut self,
+        slot: u32,
         key: IdempotencyKey,
         job: JobId,
         payload: PayloadHash,
         output: u64,
     ) -> CommitOutcome {
-        if let Some(outcome) = self.lookup(&key, payload) {
+        if let Some(outcome) = self.lookup(slot, payload) {
             return outcome;
         }
         let id = self.new_event_id();
         self.write_row(
-            key,
+            slot,
             ResultRow {
                 job,
                 payload,
-                output,
                 event: Some(id),
             },
         );
@@ -190,20 +211,18 @@ impl Outbox {
     /// row with no outbox event. The caller then publishes by itself, if it lives that long.
     pub fn naive_write_result(
         &mut self,
-        key: IdempotencyKey,
+        slot: u32,
         job: JobId,
         payload: PayloadHash,
-        output: u64,
     ) -> CommitOutcome {
-        if let Some(outcome) = self.lookup(&key, payload) {
+        if let Some(outcome) = self.lookup(slot, payload) {
             return outcome;
         }
         self.write_row(
-            key,
+            slot,
             ResultRow {
                 job,
                 payload,
-                output,
                 event: None,
             },
         );
@@ -272,24 +291,43 @@ mod tests {
     }
 
     #[test]
-    fn a_stored_row_is_32_bytes_and_gives_back_its_row() {
-        assert_eq!(std::mem::size_of::<StoredRow>(), 32);
-        for event in [None, Some(EventId(1)), Some(EventId(u64::MAX))] {
+    fn a_stored_row_is_16_bytes_and_gives_back_its_row_under_far_slots_and_events() {
+        assert_eq!(std::mem::size_of::<StoredRow>(), 16);
+        let mut o = Outbox::default();
+        let events = [
+            None,
+            Some(EventId(1)),
+            Some(EventId(u32::MAX as u64)),
+            Some(EventId(u64::MAX)),
+        ];
+        for (i, event) in events.into_iter().enumerate() {
+            let slot = [3, 0, 1_000, 7][i];
             let row = ResultRow {
-                job: JobId(7),
-                payload: PayloadHash(9),
-                output: 11,
+                job: JobId(7 + i as u32),
+                payload: PayloadHash(u64::MAX - i as u64),
                 event,
             };
-            assert_eq!(StoredRow::of(row).row(), row);
+            o.write_row(slot, row);
+            assert_eq!(o.result(slot), Some(row));
         }
+        assert_eq!(o.result(2), None, "a slot between rows has none");
+        assert_eq!(o.result(5_000), None, "nor one past the end");
+        // A far event overwritten by a near one (`no_idempotency`) leaves no far entry.
+        let near = ResultRow {
+            job: JobId(1),
+            payload: PayloadHash(2),
+            event: Some(EventId(3)),
+        };
+        o.write_row(7, near);
+        assert_eq!(o.result(7), Some(near));
+        assert_eq!(o.far_events.len(), 1);
     }
 
     // Checklist: "result and notification event are persisted together".
     #[test]
     fn a_commit_writes_result_and_event_together_and_a_retry_dedupes() {
         let mut o = Outbox::default();
-        let first = o.commit(key(1), JobId(0), PayloadHash(5), 111);
+        let first = o.commit(1, key(1), JobId(0), PayloadHash(5), 111);
         assert_eq!(
             first,
             CommitOutcome::Committed {
@@ -298,16 +336,20 @@ mod tests {
         );
         assert_eq!(o.pending().len(), 1);
         // A later attempt's different *output* is not a different payload: the first result wins.
-        let again = o.commit(key(1), JobId(0), PayloadHash(5), 222);
+        let again = o.commit(1, key(1), JobId(0), PayloadHash(5), 222);
         let row = ResultRow {
             job: JobId(0),
             payload: PayloadHash(5),
-            output: 111,
             event: Some(EventId(1)),
         };
         assert_eq!(again, CommitOutcome::Deduped { existing: row });
         assert_eq!(o.pending().len(), 1, "no second event");
-        assert_eq!(o.result(&key(1)).unwrap().output, 111);
+        assert_eq!(o.result(1), Some(row));
+        assert_eq!(
+            o.pending()[0].output,
+            111,
+            "the first output goes to the relay"
+        );
         assert_eq!(o.results_count(), 1);
     }
 
@@ -315,18 +357,18 @@ mod tests {
     #[test]
     fn a_different_payload_under_the_same_key_is_a_conflict() {
         let mut o = Outbox::default();
-        o.commit(key(1), JobId(0), PayloadHash(5), 111);
+        o.commit(1, key(1), JobId(0), PayloadHash(5), 111);
         assert!(matches!(
-            o.commit(key(1), JobId(0), PayloadHash(6), 111),
+            o.commit(1, key(1), JobId(0), PayloadHash(6), 111),
             CommitOutcome::Conflict { .. }
         ));
         let mut broken = Outbox::new(OutboxConfig {
             bug_reuse_on_conflict: true,
             ..Default::default()
         });
-        broken.commit(key(1), JobId(0), PayloadHash(5), 111);
+        broken.commit(1, key(1), JobId(0), PayloadHash(5), 111);
         assert!(matches!(
-            broken.commit(key(1), JobId(0), PayloadHash(6), 1),
+            broken.commit(1, key(1), JobId(0), PayloadHash(6), 1),
             CommitOutcome::Deduped { .. }
         ));
     }
@@ -337,8 +379,8 @@ mod tests {
             bug_no_idempotency: true,
             ..Default::default()
         });
-        o.commit(key(1), JobId(0), PayloadHash(5), 1);
-        o.commit(key(1), JobId(0), PayloadHash(5), 2);
+        o.commit(1, key(1), JobId(0), PayloadHash(5), 1);
+        o.commit(1, key(1), JobId(0), PayloadHash(5), 2);
         assert_eq!(o.pending().len(), 2);
         assert_eq!(o.results_count(), 2);
     }
@@ -347,8 +389,8 @@ mod tests {
     #[test]
     fn relay_marks_after_sending_and_resends_unmarked_rows() {
         let mut o = Outbox::default();
-        o.commit(key(1), JobId(0), PayloadHash(5), 1);
-        o.commit(key(2), JobId(1), PayloadHash(6), 1);
+        o.commit(1, key(1), JobId(0), PayloadHash(5), 1);
+        o.commit(2, key(2), JobId(1), PayloadHash(6), 1);
         o.note_sent(2); // ...and the relay dies before marking
         assert_eq!(
             o.pending().iter().map(|e| e.sends).collect::<Vec<_>>(),
@@ -366,10 +408,10 @@ mod tests {
             retention_ms: Some(100),
             ..Default::default()
         });
-        o.commit(key(1), JobId(0), PayloadHash(5), 1);
-        o.commit(key(2), JobId(1), PayloadHash(6), 1);
+        o.commit(1, key(1), JobId(0), PayloadHash(5), 1);
+        o.commit(2, key(2), JobId(1), PayloadHash(6), 1);
         o.mark_published(10, 1);
-        o.commit(key(3), JobId(2), PayloadHash(7), 1);
+        o.commit(3, key(3), JobId(2), PayloadHash(7), 1);
         o.mark_published(50, 1);
         assert_eq!(o.rows_held(), 3);
         assert_eq!(o.prune(109), 0);
@@ -377,9 +419,9 @@ mod tests {
         assert_eq!(o.prune(500), 1);
         assert_eq!(o.rows_held(), 1, "the unpublished row stays");
         assert_eq!(o.pending().len(), 1);
-        assert!(o.result(&key(1)).is_some(), "results are not outbox rows");
+        assert!(o.result(1).is_some(), "results are not outbox rows");
         let mut forever = Outbox::default();
-        forever.commit(key(1), JobId(0), PayloadHash(5), 1);
+        forever.commit(1, key(1), JobId(0), PayloadHash(5), 1);
         forever.mark_published(0, 1);
         assert_eq!(forever.prune(u64::MAX / 2), 0);
     }
@@ -389,10 +431,10 @@ mod tests {
     fn the_naive_write_leaves_no_outbox_row() {
         let mut o = Outbox::default();
         assert_eq!(
-            o.naive_write_result(key(1), JobId(0), PayloadHash(5), 1),
+            o.naive_write_result(1, JobId(0), PayloadHash(5)),
             CommitOutcome::Committed { event: None }
         );
-        assert!(o.result(&key(1)).is_some());
+        assert!(o.result(1).is_some());
         assert!(o.pending().is_empty());
     }
 }

@@ -203,7 +203,7 @@ impl QueueSemantics for ProfiledQueue {
     fn lease_until(&self, job: JobId) -> SimTime {
         self.chapter.lease_until(job)
     }
-    fn key_and_payload(&self, job: JobId) -> (IdempotencyKey, PayloadHash) {
+    fn key_and_payload(&self, job: JobId) -> (u32, IdempotencyKey, PayloadHash) {
         self.chapter.key_and_payload(job)
     }
     fn len(&self) -> usize {

@@ -166,13 +166,14 @@ impl Queue {
     /// The job's row, put together (a finished job's compact row reads no clocks: see [`Job`]).
     #[inline]
     pub fn job(&self, job: JobId) -> Job {
-        self.rows.job(job, self.key_of(job))
+        let slot = self.key_slot(job);
+        self.rows.job(job, slot, self.by_key.key(slot))
     }
 
-    /// The job's idempotency key.
+    /// The key in `slot` of the unique index.
     #[inline]
-    pub fn key_of(&self, job: JobId) -> IdempotencyKey {
-        self.by_key.key(self.key_slot(job))
+    pub fn key_at(&self, slot: u32) -> IdempotencyKey {
+        self.by_key.key(slot)
     }
 
     /// The slot of the job's key in the unique index (keys are numbered densely in the order

@@ -122,10 +122,11 @@ pub trait QueueSemantics {
     fn lease_until(&self, job: JobId) -> SimTime {
         self.job(job).lease_until
     }
-    /// The job's key and payload, as [`QueueSemantics::job`] reads them, without the rest.
-    fn key_and_payload(&self, job: JobId) -> (IdempotencyKey, PayloadHash) {
+    /// The job's key slot, key and payload, as [`QueueSemantics::job`] reads them, without the
+    /// rest (the outbox's results table is indexed by the key's slot).
+    fn key_and_payload(&self, job: JobId) -> (u32, IdempotencyKey, PayloadHash) {
         let j = self.job(job);
-        (j.key, j.payload)
+        (j.key_slot, j.key, j.payload)
     }
     /// Jobs ever created.
     fn len(&self) -> usize;
@@ -237,8 +238,9 @@ impl QueueSemantics for ChapterQueue {
         self.queue.lease_until(job)
     }
     #[inline]
-    fn key_and_payload(&self, job: JobId) -> (IdempotencyKey, PayloadHash) {
-        (self.queue.key_of(job), self.queue.payload(job))
+    fn key_and_payload(&self, job: JobId) -> (u32, IdempotencyKey, PayloadHash) {
+        let slot = self.queue.key_slot(job);
+        (slot, self.queue.key_at(slot), self.queue.payload(job))
     }
     #[inline]
     fn len(&self) -> usize {

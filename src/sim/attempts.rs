@@ -301,7 +301,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     }
 
     pub(super) fn commit(&mut self, w: WorkerId, job: JobId) {
-        let (key, payload) = self.queue.key_and_payload(job);
+        let (slot, key, payload) = self.queue.key_and_payload(job);
         let output = self.workers[w.index()]
             .attempt
             .as_ref()
@@ -309,9 +309,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             .plan
             .output;
         let outcome = if self.bug_naive {
-            self.outbox.naive_write_result(key, job, payload, output)
+            self.outbox.naive_write_result(slot, job, payload)
         } else {
-            self.outbox.commit(key, job, payload, output)
+            self.outbox.commit(slot, key, job, payload, output)
         };
         match outcome {
             CommitOutcome::Committed { event } => {
