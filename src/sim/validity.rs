@@ -24,7 +24,7 @@ impl JobValidity {
     /// The next job created (jobs are numbered 0, 1, 2, ...) fails validation if `invalid`.
     pub fn push(&mut self, job: JobId, invalid: bool) {
         assert_eq!(job.0, self.jobs, "jobs are created in id order");
-        if job.0 % 64 == 0 {
+        if job.0.is_multiple_of(64) {
             self.words.push(0);
         }
         self.jobs += 1;
