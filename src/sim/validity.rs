@@ -57,7 +57,7 @@ mod tests {
     #[test]
     fn bits_come_back_across_words_and_a_set_changes_only_its_job() {
         let mut v = JobValidity::with_capacity(3);
-        let pattern = |i: u32| i % 3 == 0 || i == 64 || i == 127;
+        let pattern = |i: u32| i.is_multiple_of(3) || i == 64 || i == 127;
         for i in 0..130 {
             v.push(JobId(i), pattern(i));
         }
