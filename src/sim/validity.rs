@@ -22,13 +22,17 @@ impl JobValidity {
     }
 
     /// The next job created (jobs are numbered 0, 1, 2, ...) fails validation if `invalid`.
+    #[inline]
     pub fn push(&mut self, job: JobId, invalid: bool) {
         assert_eq!(job.0, self.jobs, "jobs are created in id order");
-        if job.0.is_multiple_of(64) {
+        let bit = job.0 % 64;
+        if bit == 0 {
             self.words.push(0);
         }
         self.jobs += 1;
-        self.set(job, invalid);
+        if let Some(word) = self.words.last_mut() {
+            *word |= u64::from(invalid) << bit;
+        }
     }
 
     /// Whether `job`'s document fails validation.
