@@ -408,16 +408,14 @@ fn help_has_examples_and_the_exit_codes() {
     assert!(t.contains("--out <DIR>"), "{t}");
 }
 
-#[test]
-fn a_queue_profile_the_store_does_not_implement_is_refused() {
-    let t = TempDir::new("profile");
-    let db = t.path("river.db");
+/// `durasim conform SCENARIO --store sqlite:...` refuses the scenario (exit 2, an error naming
+/// `what` and "simulated only") and writes nothing: no database, no output directory.
+fn assert_refused_on_sqlite(tag: &str, scenario: &str, what: &str) {
+    let t = TempDir::new(tag);
+    let db = t.path("refused.db");
     let o = Command::new(BIN)
         .args([
-            &root()
-                .join("scenarios/incidents/river-1302.toml")
-                .display()
-                .to_string(),
+            &root().join(scenario).display().to_string(),
             "--store",
             &format!("sqlite:{}", db.display()),
             "--out",
@@ -428,7 +426,7 @@ fn a_queue_profile_the_store_does_not_implement_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("profile = \"river\"") && err.contains("simulated only"),
+        err.contains(what) && err.contains("simulated only"),
         "{err}"
     );
     assert!(
@@ -438,31 +436,20 @@ fn a_queue_profile_the_store_does_not_implement_is_refused() {
 }
 
 #[test]
-fn a_delivery_side_fault_the_real_consumer_does_not_perform_is_refused() {
-    let t = TempDir::new("consumer-crash");
-    let db = t.path("cc.db");
-    let o = Command::new(BIN)
-        .args([
-            &root()
-                .join("scenarios/consumer-crash.toml")
-                .display()
-                .to_string(),
-            "--store",
-            &format!("sqlite:{}", db.display()),
-            "--out",
-        ])
-        .arg(t.path("out"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("consumer_crash") && err.contains("simulated only"),
-        "{err}"
+fn a_queue_profile_the_store_does_not_implement_is_refused() {
+    assert_refused_on_sqlite(
+        "profile",
+        "scenarios/incidents/river-1302.toml",
+        "profile = \"river\"",
     );
-    assert!(
-        !db.exists() && !t.path("out").exists(),
-        "nothing is written"
+}
+
+#[test]
+fn a_delivery_side_fault_the_real_consumer_does_not_perform_is_refused() {
+    assert_refused_on_sqlite(
+        "consumer-crash",
+        "scenarios/consumer-crash.toml",
+        "consumer_crash",
     );
 }
 
