@@ -166,7 +166,10 @@ impl DeadLetterQueue {
     /// Files `job`. When the DLQ is at capacity, the oldest entry is evicted to make room and
     /// returned: it is gone, reprocessed or not.
     pub fn push(&mut self, now: SimTime, job: JobId, reason: StoredReason) -> Option<JobId> {
-        assert!(!self.index.contains_key(&job.0), "{job} dead-lettered twice");
+        assert!(
+            !self.index.contains_key(&job.0),
+            "{job} dead-lettered twice"
+        );
         let evicted = match self.config.capacity {
             Some(cap) if self.len() >= cap as usize && self.config.bug_evict_newest => {
                 // The newest entry goes: it is swapped to the head, which then moves past it.
@@ -331,7 +334,10 @@ impl DeadLetterQueue {
         operator: &str,
     ) -> &AuditEntry {
         let i = self.index[&old_job.0];
-        assert!(i != EVICTED, "{old_job}'s entry was evicted: nothing to reprocess");
+        assert!(
+            i != EVICTED,
+            "{old_job}'s entry was evicted: nothing to reprocess"
+        );
         let i = i as usize;
         assert!(self.entries[i].reprocessed_as.is_none());
         self.entries[i].reprocessed_as = Some(new_job);
