@@ -147,7 +147,7 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     pub(super) rates: FaultRates,
     pub(super) script: Script,
     /// Per job: the document fails validation on every attempt.
-    pub(super) invalid: Vec<bool>,
+    pub(super) invalid: super::validity::JobValidity,
     /// Per job: its payload as submitted (or as last mutated), which a reprocess resubmits.
     pub(super) payloads: super::payloads::JobPayloads,
     pub(super) names: KeyNames,
@@ -325,7 +325,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             ),
             rates,
             script,
-            invalid: Vec::with_capacity(capacity),
+            invalid: super::validity::JobValidity::with_capacity(capacity),
             payloads: Default::default(),
             names,
             tenant_ids,
