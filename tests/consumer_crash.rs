@@ -206,3 +206,131 @@ fn a_scripted_consumer_crash_names_its_job() {
         "{e}"
     );
 }
+
+fn durasim(args: &[&str]) -> (i32, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_durasim"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn it_is_in_the_text_summary_and_marked_on_the_charts_from_every_source() {
+    let dir = std::env::temp_dir().join(format!("durasim-consumer-crash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let scenario = "scenarios/consumer-crash.toml";
+    // The history in memory (`run --chart`), which also writes faults.csv.
+    let (code, stdout) = durasim(&["run", scenario, "--chart", "--out", &out("mem")]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains("crashes 0/0/1 (worker/relay/consumer)"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(dir.join("mem/faults.csv")).unwrap();
+    assert!(
+        csv.contains("50,consumer_crash,,0,,\"event 1 applied, unacknowledged\""),
+        "{csv}"
+    );
+    // faults.csv read back, and trace.jsonl read by `durasim chart`.
+    let (code, _) = durasim(&["chart", &out("mem"), "--out", &out("from-csv")]);
+    assert_eq!(code, 0);
+    let (code, _) = durasim(&[
+        "run",
+        scenario,
+        "--trace",
+        "--quiet",
+        "--out",
+        &out("traced"),
+    ]);
+    assert_eq!(code, 0);
+    let (code, _) = durasim(&["chart", &out("traced"), "--out", &out("from-trace")]);
+    assert_eq!(code, 0);
+    let row = "<td class=\"num\">50</td><td>consumer crash</td><td></td><td>job-0</td><td class=\"num\"></td><td>event 1 applied, unacknowledged</td>";
+    for d in ["mem", "from-csv", "from-trace"] {
+        let html = std::fs::read_to_string(dir.join(d).join("index.html")).unwrap();
+        assert!(
+            html.contains(row),
+            "{d}: the fault table lacks the consumer crash"
+        );
+        assert!(
+            html.contains("squares: consumer crashes"),
+            "{d}: the depth chart's caption names its marker"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_swarm_range_draws_its_rate_per_seed_after_every_other_draw() {
+    use durasim::sweep::swarm::draw;
+    let chaos = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/chaos.toml"),
+    )
+    .unwrap();
+    let swarm = "\n[swarm]\ncrash = [0.0, 0.1]\nrelay_crash = [0.0, 0.1]\nworkers = [1, 8]\ncrash_points = [\"after_lease\", \"after_extract\"]\n";
+    let without = parse(&format!("{chaos}{swarm}"));
+    let with = parse(&format!("{chaos}{swarm}consumer_crash = [0.1, 0.3]\n"));
+    let mut rates = Vec::new();
+    for seed in 0..20 {
+        let (_, _, plain) = draw(&without, seed);
+        let (s, r, d) = draw(&with, seed);
+        let rate = d.consumer_crash.expect("drawn when its range is given");
+        assert!((0.1..=0.3).contains(&rate), "seed {seed}: {rate}");
+        assert_eq!(s.faults.struck(Struck::ConsumerCrash), rate);
+        assert_eq!(r.struck[Struck::ConsumerCrash as usize], rate);
+        assert_eq!(plain.consumer_crash, None);
+        let mut same = d.clone();
+        same.consumer_crash = None;
+        assert_eq!(same, plain, "seed {seed}: the other draws do not move");
+        rates.push(rate);
+    }
+    assert!(rates.iter().any(|r| *r != rates[0]), "{rates:?}");
+    let e = Scenario::parse(
+        "t.toml",
+        "name = \"t\"\n[swarm]\nconsumer_crash = [0.5, 0.2]\n",
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.field.as_str(), e.line),
+        ("swarm.consumer_crash", Some(3)),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_swarm_sweep_with_its_range_configures_it_for_the_coverage_gate() {
+    use durasim::sweep::{sweep, Plan};
+    // One worker, no other fault: the consumer crash comes from the swarm range alone.
+    let s = parse(
+        "name = \"t\"\n[relay]\ninterval_ms = 50\n[arrivals]\njobs = 40\n\
+         interarrival_ms = { dist = \"constant\", value = 20 }\n[swarm]\nconsumer_crash = [0.2, 0.4]\n",
+    );
+    let mut p = Plan::new(s, "t.toml", (0, 6));
+    p.swarm = true;
+    p.threads = 1;
+    let out = sweep(&p).unwrap();
+    let c = out
+        .json
+        .coverage
+        .faults
+        .iter()
+        .find(|f| f.name == "consumer_crash")
+        .unwrap();
+    assert!(c.configured && c.seeds == 6, "{c:?}");
+    assert!(
+        out.json.passed,
+        "{:?} {:?}",
+        out.json.coverage.problems, out.json.failures
+    );
+    assert!(out
+        .records
+        .iter()
+        .all(|r| r.faults.contains(&"consumer_crash".to_string())
+            && r.swarm.as_ref().unwrap().consumer_crash.is_some()));
+}

@@ -187,7 +187,7 @@ fn chart_of_a_no_rows_run_names_the_charts_that_lack_data() {
     let out = String::from_utf8_lossy(&r.stdout);
     for needle in [
         "missing depth: no fault markers",
-        "summary.json counts 15 worker and 10 relay crashes",
+        "summary.json counts 15 worker, 10 relay and 0 consumer crashes",
         "--trace",
         "missing latency",
         "missing stages",

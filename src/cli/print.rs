@@ -63,12 +63,13 @@ pub fn print_summary_in(s: &Summary, dir: &Path, quiet: bool, unit: &str) {
             }
         }
         if group == Group::Leases {
-            let (w, r) = (Counter::WorkerCrashes, Counter::RelayCrashes);
-            let crashes = (s.counts.get(w), s.counts.get(r));
-            line.push_str(&format!(
-                " crashes {}/{} (worker/relay)",
-                crashes.0, crashes.1
-            ));
+            let [w, r, c] = [
+                Counter::WorkerCrashes,
+                Counter::RelayCrashes,
+                Counter::ConsumerCrashes,
+            ]
+            .map(|k| s.counts.get(k));
+            line.push_str(&format!(" crashes {w}/{r}/{c} (worker/relay/consumer)"));
         }
         println!("{}", line.trim_end());
     }

@@ -169,7 +169,8 @@ pub fn draw_run(
             "depth",
             (1400, 560),
             "Queue depth over virtual time. Shaded bands: worker stalls (no heartbeat, the lease runs out); crosses: worker crashes; \
-             dots: relay crashes (published, not marked); triangles: operator actions."
+             dots: relay crashes (published, not marked); squares: consumer crashes (applied, not acknowledged); \
+             triangles: operator actions."
                 .into(),
         ),
         (

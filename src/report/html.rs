@@ -348,7 +348,7 @@ pub fn write_run_report(
     );
     if d.faults.is_empty() {
         h.push_str(
-            "<p>None: no worker crash, stall, relay crash or operator action in this run.</p>\n",
+            "<p>None: no worker crash, stall, relay or consumer crash or operator action in this run.</p>\n",
         );
     } else {
         const SHOWN: usize = 200;
@@ -362,6 +362,7 @@ pub fn write_run_report(
                     FaultKind::Crash => "worker crash",
                     FaultKind::Stall => "worker stall",
                     FaultKind::RelayCrash => "relay crash",
+                    FaultKind::ConsumerCrash => "consumer crash",
                     FaultKind::Operator => "operator",
                 }),
                 f.worker.map(|w| format!("worker-{w}")).unwrap_or_default(),

@@ -71,6 +71,12 @@ pub struct Swarm {
         deserialize_with = "pair::deserialize"
     )]
     pub relay_restart_ms: Option<[u64; 2]>,
+    /// The consumer's crash rate (`[faults] consumer_crash`).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "pair::deserialize"
+    )]
+    pub consumer_crash: Option<[f64; 2]>,
 }
 
 impl Swarm {
@@ -82,6 +88,7 @@ impl Swarm {
             ("transient_error", self.transient_error),
             ("permanent_error", self.permanent_error),
             ("relay_crash", self.relay_crash),
+            ("consumer_crash", self.consumer_crash),
         ] {
             if let Some([lo, hi]) = r {
                 if !(0.0..=1.0).contains(&lo) || !(0.0..=1.0).contains(&hi) || lo > hi {

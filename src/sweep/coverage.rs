@@ -39,8 +39,9 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
         FaultKind::Crash => on(f.crash, sw.crash),
         FaultKind::TransientError => on(f.transient_error, sw.transient_error),
         FaultKind::PermanentError => on(f.permanent_error, sw.permanent_error),
-        // `[swarm]` has a range for the relay crash alone among the struck faults.
+        // `[swarm]` has a range for these two struck faults (`sweep/swarm.rs` draws them).
         FaultKind::RelayCrash => on(f.struck(Struck::RelayCrash), sw.relay_crash),
+        FaultKind::ConsumerCrash => on(f.struck(Struck::ConsumerCrash), sw.consumer_crash),
         // `[swarm]` has a range for the stall alone among the held faults.
         FaultKind::Stall => on(f.held(Held::Stall).rate, sw.stall),
         k if k.struck().is_some() => on(f.struck(k.struck().expect("struck")), None),

@@ -32,6 +32,8 @@ pub struct SwarmDraw {
     pub dedupe_window_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relay_restart_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer_crash: Option<f64>,
 }
 
 /// Six decimal places: the JSON shows exactly the rate that ran.
@@ -52,7 +54,7 @@ fn int(s: &mut Stream, range: Option<[u64; 2]>, fixed: u64) -> u64 {
 /// The seed's settings, and the scenario with them applied (faults, workers, lease, heartbeat).
 /// Draw order is fixed: crash, stall, transient_error, permanent_error, relay_crash, workers,
 /// lease_ms, heartbeat_ms, then one keep-or-drop draw per crash point, then (only when their
-/// ranges are given) dedupe_window_ms and relay_restart_ms.
+/// ranges are given) dedupe_window_ms, relay_restart_ms and consumer_crash.
 pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
     let r = base.swarm.clone().unwrap_or_default();
     let f = &base.faults;
@@ -99,6 +101,7 @@ pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
     crash_points.sort_by_key(|p| CrashPoint::parse(p));
     let dedupe_window_ms = r.dedupe_window_ms.map(|[lo, hi]| s.range(lo, hi));
     let relay_restart_ms = r.relay_restart_ms.map(|[lo, hi]| s.range(lo, hi));
+    let consumer_crash = r.consumer_crash.map(|range| rate(&mut s, Some(range), 0.0));
     let d = SwarmDraw {
         crash,
         stall,
@@ -111,6 +114,7 @@ pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
         crash_points,
         dedupe_window_ms,
         relay_restart_ms,
+        consumer_crash,
     };
     let scenario = apply(base, &d);
     let rates = FaultRates::from_scenario(&scenario);
@@ -134,6 +138,9 @@ pub fn apply(base: &Scenario, d: &SwarmDraw) -> Scenario {
     }
     if d.relay_restart_ms.is_some() {
         s.relay.restart_ms = d.relay_restart_ms;
+    }
+    if let Some(rate) = d.consumer_crash {
+        *s.faults.struck_mut(Struck::ConsumerCrash) = rate;
     }
     s
 }

@@ -59,6 +59,8 @@ pub enum FaultKind {
     Stall,
     /// The outbox relay died after publishing, before marking.
     RelayCrash,
+    /// The consumer died right after applying an event, before the relay heard it was handled.
+    ConsumerCrash,
     /// An operator reprocessed a dead-lettered job, or was refused.
     Operator,
 }
@@ -69,7 +71,19 @@ impl FaultKind {
             FaultKind::Crash => "worker crash",
             FaultKind::Stall => "worker stall (no heartbeat)",
             FaultKind::RelayCrash => "relay crash",
+            FaultKind::ConsumerCrash => "consumer crash",
             FaultKind::Operator => "operator action",
+        }
+    }
+
+    /// A struck fault's marker (`vocab::faults::STRUCK`) and its detail, from its record's value.
+    fn struck(fault: Struck, value: u64) -> (FaultKind, String) {
+        match fault {
+            Struck::RelayCrash => (FaultKind::RelayCrash, format!("{value} unmarked")),
+            Struck::ConsumerCrash => (
+                FaultKind::ConsumerCrash,
+                format!("event {value} applied, unacknowledged"),
+            ),
         }
     }
 }
@@ -104,7 +118,7 @@ impl Source {
         match self {
             Source::History => "the run's history",
             Source::Extracts => "faults.csv and reviews.csv",
-            Source::Fallback => "scenario.toml only (no history: crashes, stalls, relay crashes and review waits were not recorded; chart with `run --chart`, or run with --trace)",
+            Source::Fallback => "scenario.toml only (no history: crashes, stalls, relay and consumer crashes and review waits were not recorded; chart with `run --chart`, or run with --trace)",
         }
     }
 }
@@ -154,11 +168,12 @@ impl RunData {
         };
         if self.source == Source::Fallback {
             out.push(format!(
-                "depth: no fault markers (worker crashes, stalls, relay crashes): the run kept no \
-                 history (summary.json counts {} worker and {} relay crashes); chart with \
-                 `durasim run --chart`, or run with --trace",
+                "depth: no fault markers (worker crashes, stalls, relay and consumer crashes): the \
+                 run kept no history (summary.json counts {} worker, {} relay and {} consumer \
+                 crashes); chart with `durasim run --chart`, or run with --trace",
                 crashes(Counter::WorkerCrashes),
-                crashes(Counter::RelayCrashes)
+                crashes(Counter::RelayCrashes),
+                crashes(Counter::ConsumerCrashes)
             ));
         }
         if !self.has_rows() {
@@ -345,14 +360,10 @@ pub fn from_records(records: &[Record]) -> (Vec<Fault>, Vec<Review>) {
                 Some(at + h.ms),
                 format!("{} ms", h.ms),
             ),
-            Event::Struck(st) if st.fault == Struck::RelayCrash => b.fault(
-                at,
-                FaultKind::RelayCrash,
-                None,
-                None,
-                None,
-                format!("{} unmarked", st.value),
-            ),
+            Event::Struck(st) => {
+                let (kind, detail) = FaultKind::struck(st.fault, st.value);
+                b.fault(at, kind, None, st.job.map(|j| j.0), None, detail)
+            }
             Event::Reprocessed {
                 old_job,
                 new_job,
@@ -429,14 +440,11 @@ pub fn from_trace_file(path: &Path) -> Result<(Vec<Fault>, Vec<Review>), ReportE
                     format!("{ms} ms"),
                 )
             }
-            "relay_crashed" => b.fault(
-                at,
-                FaultKind::RelayCrash,
-                None,
-                None,
-                None,
-                format!("{} unmarked", u("unmarked").unwrap_or(0)),
-            ),
+            ty if Struck::by_record(ty).is_some() => {
+                let st = Struck::by_record(ty).expect("just matched");
+                let (kind, detail) = FaultKind::struck(st, u(st.spec().field).unwrap_or(0));
+                b.fault(at, kind, None, job, None, detail)
+            }
             "reprocessed" => {
                 let (old, new) = (u("old_job").unwrap_or(0), u("new_job").unwrap_or(0));
                 b.fault(

@@ -1,13 +1,13 @@
-//! The depth chart: queue depth over virtual time, with worker crashes, stalls, relay crashes
-//! and operator actions marked.
+//! The depth chart: queue depth over virtual time, with worker crashes, stalls, relay and
+//! consumer crashes and operator actions marked.
 
 use super::data::{FaultKind, RunData};
 use super::style::*;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-/// Queue depth over virtual time, with worker crashes, stalls, relay crashes and operator
-/// actions marked.
+/// Queue depth over virtual time, with worker crashes, stalls, relay and consumer crashes and
+/// operator actions marked.
 pub fn depth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &RunData) -> R
 where
     DB::ErrorType: 'static,
@@ -95,6 +95,12 @@ where
         of(FaultKind::RelayCrash)
             .map(|f| Circle::new((f.time_ms as f64, y_max * 0.92), 4, C_PURPLE.filled())),
     )?;
+    chart.draw_series(of(FaultKind::ConsumerCrash).map(|f| vline(f.time_ms, C_SKY, 1)))?;
+    chart.draw_series(of(FaultKind::ConsumerCrash).map(|f| {
+        let (x, y) = (f.time_ms as f64, y_max * 0.89);
+        // A square 8 px wide whatever the axes' scales: a square marker centred on the point.
+        EmptyElement::at((x, y)) + Rectangle::new([(-4, -4), (4, 4)], C_SKY.filled())
+    }))?;
     chart.draw_series(of(FaultKind::Operator).map(|f| vline(f.time_ms, C_GREEN, 3)))?;
     chart.draw_series(
         of(FaultKind::Operator)
@@ -132,6 +138,10 @@ where
     entries.push((
         Mark::Dot(C_PURPLE),
         format!("relay crash {}", count(FaultKind::RelayCrash)),
+    ));
+    entries.push((
+        Mark::Square(C_SKY),
+        format!("consumer crash {}", count(FaultKind::ConsumerCrash)),
     ));
     entries.push((
         Mark::VLine(C_GREEN),

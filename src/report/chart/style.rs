@@ -25,6 +25,7 @@ pub const C_ORANGE: RGBColor = RGBColor(0xE6, 0x9F, 0x00);
 pub const C_GREEN: RGBColor = RGBColor(0x00, 0x9E, 0x73);
 pub const C_VERMILLION: RGBColor = RGBColor(0xD5, 0x5E, 0x00);
 pub const C_PURPLE: RGBColor = RGBColor(0xCC, 0x79, 0xA7);
+pub const C_SKY: RGBColor = RGBColor(0x56, 0xB4, 0xE9);
 pub const C_GREY: RGBColor = RGBColor(0x80, 0x80, 0x80);
 pub const C_DARK: RGBColor = RGBColor(0x22, 0x22, 0x22);
 
@@ -69,6 +70,8 @@ pub enum Mark {
     Bar(RGBColor),
     Cross(RGBColor),
     Dot(RGBColor),
+    /// A vertical line with a square on it.
+    Square(RGBColor),
     VLine(RGBColor),
 }
 
@@ -121,6 +124,16 @@ where
                     c.mix(0.6).stroke_width(1),
                 ))?;
                 area.draw(&Circle::new((x0 + 13, y), 5, c.filled()))?;
+            }
+            Mark::Square(c) => {
+                area.draw(&PathElement::new(
+                    vec![(x0 + 13, y - 9), (x0 + 13, y + 9)],
+                    c.mix(0.6).stroke_width(1),
+                ))?;
+                area.draw(&Rectangle::new(
+                    [(x0 + 9, y - 4), (x0 + 17, y + 4)],
+                    c.filled(),
+                ))?;
             }
             Mark::VLine(c) => area.draw(&PathElement::new(
                 vec![(x0 + 13, y - 9), (x0 + 13, y + 9)],
