@@ -145,7 +145,14 @@ impl Metrics {
             job_rows: Vec::with_capacity(if attempt_sink.is_some() { jobs } else { 0 }),
             open: OpenJobs::default(),
             reviews: PendingReviews::default(),
-            open_attempts: vec![None; if attempt_sink.is_some() { workers as usize } else { 0 }],
+            open_attempts: vec![
+                None;
+                if attempt_sink.is_some() {
+                    workers as usize
+                } else {
+                    0
+                }
+            ],
             attempt_sink: attempt_sink.map(csv::Writer::from_writer),
             sink_error: None,
             end_ms: 0,

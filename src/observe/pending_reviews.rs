@@ -144,7 +144,11 @@ mod tests {
         assert_eq!(p.held(), 1, "0 and 1 done; the gap at 2 goes with them");
         assert_eq!(p.reviewed(EventId(3), 103), Some(90));
         assert_eq!(p.held(), 0);
-        assert_eq!(p.reviewed(EventId(3), 104), None, "a second review finds no apply");
+        assert_eq!(
+            p.reviewed(EventId(3), 104),
+            None,
+            "a second review finds no apply"
+        );
         assert_eq!(p.reviewed(EventId(9), 104), None, "never applied");
     }
 
