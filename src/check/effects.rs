@@ -9,6 +9,7 @@
 
 use super::checker::{Checker, PayloadId};
 use super::invariant::Invariant;
+use super::tracks::KeyCursor;
 use crate::history::Record;
 use crate::ids::{EventId, JobId, SimTime};
 use crate::vocab::key::IdempotencyKey;
@@ -106,7 +107,7 @@ impl Checker {
         let at = r.at;
         let u = self.unit();
         let payload = self.read_job(job, |t| t.payload);
-        let (first, results) = self.keys.commit(key, (at, job, output), payload, event);
+        let (first, results) = self.tracks.commit(key, (at, job, output), payload, event);
         if results > 1 {
             let (first_at, first_job, _) = first.unwrap_or_default();
             self.violate(
@@ -165,7 +166,7 @@ impl Checker {
     /// An accepted ack: the job's key must have a committed result already.
     pub(super) fn effects_acked(&mut self, r: &Record, job: JobId) {
         let key = self.read_job(job, |t| t.key);
-        if self.keys.results(&key) == 0 {
+        if self.tracks.results(&key) == 0 {
             self.violate_job(Invariant::AckedWithResult, r, job, || {
                 format!("{job} was acked, but its key has no committed result: the work is marked done with no effect")
             });
@@ -175,7 +176,7 @@ impl Checker {
     pub(super) fn effects_published(&mut self, event: EventId, key: &IdempotencyKey, direct: bool) {
         let first_publish = self.events.publish(event);
         if direct && first_publish {
-            self.keys.publish_direct(key, event);
+            self.tracks.publish_direct(key, event);
         }
     }
 
@@ -190,7 +191,7 @@ impl Checker {
         let at = r.at;
         let u = self.unit();
         let twice = self.events.apply(event);
-        let (earlier, first) = self.keys.apply(key, at, event);
+        let (earlier, first) = self.tracks.apply(key, at, event);
         if twice || earlier.is_some() {
             self.violate(
                 Invariant::NoDuplicateEffect,
@@ -220,8 +221,8 @@ impl Checker {
     /// order the history first named them: stable, and no sort.
     pub(super) fn effects_finish(&mut self, end: SimTime, unsettled: &str) {
         let u = self.unit();
-        for slot in 0..self.keys.len() {
-            let (key, k) = self.keys.at(slot as u32);
+        let mut cursor = KeyCursor::default();
+        while let Some((key, k)) = self.tracks.next_key(&mut cursor) {
             if k.results > 0 && k.events == 0 {
                 let (when, job, _) = k.first_commit().unwrap_or_default();
                 self.violate(
