@@ -1,106 +1,144 @@
 //! A unique index on idempotency keys: each distinct key gets a dense slot number.
 //!
 //! Owns: key → slot lookups for whoever keeps per-key state in a flat `Vec` (the queue's unique
-//! index on keys, the outbox's results table, the checker's per-key tracks). Slots are handed
-//! out 0, 1, 2, ... in insertion order, so iterating them is deterministic.
+//! index on keys, whose slots the outbox's results table shares, and the checker's per-key
+//! tracks). Slots are handed out 0, 1, 2, ... in insertion order, so iterating them is
+//! deterministic.
 //! Does not: know what a slot means to its owner.
 //!
 //! Why not a hash map: at a million keys a `HashMap<u64, _>` costs two cache misses and ~40 bytes
 //! a key, and it was the top of the profile. Keys are (tenant, document, version) and documents
-//! are numbered densely (`doc-N` is document N), so the index is a vector of chain heads by
-//! document plus one 16-byte entry a key; a document's chain holds its tenants and versions,
-//! usually one. Documents numbered far beyond the keys seen so far (a scenario that names
-//! `doc-2000000000`) go to a small ordered map instead of growing the vector.
+//! are numbered densely (`doc-N` is document N), so the index is the keys packed into 64 bits
+//! (`IdempotencyKey::packed`, exact: versions and tenant ids fit 16 bits) by slot, plus a vector
+//! of 4-byte heads by document naming the first key of each document: 12 bytes a key. A
+//! document's other keys (its other tenants and versions: a reprocess, a tenant reusing a
+//! document name) go to a hash map by packed key. Documents numbered far beyond the keys seen so
+//! far (a scenario that names `doc-2000000000`) go to a small ordered map instead of growing the
+//! vector. (A 16-byte entry with a chain link, 20 bytes a key, before.)
 
+use crate::fastmap::FastMap;
+use crate::history::unpack_key;
 use crate::vocab::key::IdempotencyKey;
 use std::collections::BTreeMap;
 
 const NONE: u32 = u32::MAX;
 
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    key: IdempotencyKey,
-    next: u32,
-}
-
 #[derive(Clone, Debug, Default)]
 pub struct KeyIndex {
-    /// Chain head by document number, for documents below `heads.len()`.
+    /// The first key's slot by document number, for documents below `heads.len()`.
     heads: Vec<u32>,
-    /// Chain heads of documents at or above `heads.len()`.
+    /// First keys' slots of documents at or above `heads.len()`.
     far: BTreeMap<u32, u32>,
-    entries: Vec<Entry>,
+    /// The packed key of each slot.
+    keys: Vec<u64>,
+    /// Slots of keys that are not their document's first, by packed key.
+    others: FastMap<u64, u32>,
 }
 
 impl KeyIndex {
     pub fn with_capacity(keys: usize) -> KeyIndex {
         KeyIndex {
             heads: Vec::with_capacity(keys),
-            far: BTreeMap::new(),
-            entries: Vec::with_capacity(keys),
+            keys: Vec::with_capacity(keys),
+            ..KeyIndex::default()
         }
     }
 
     /// Number of distinct keys (= the next slot).
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.keys.is_empty()
     }
 
     /// The key of a slot.
     #[inline]
     pub fn key(&self, slot: u32) -> IdempotencyKey {
-        self.entries[slot as usize].key
+        unpack_key(self.keys[slot as usize])
     }
 
+    /// The first key's slot of `document` (`NONE` if it has no key).
     #[inline]
     fn head(&self, document: u32) -> u32 {
         match self.heads.get(document as usize) {
             Some(&h) => h,
-            None => self.far.get(&document).copied().unwrap_or(NONE),
+            None => self.head_far(document),
         }
+    }
+
+    #[cold]
+    fn head_far(&self, document: u32) -> u32 {
+        self.far.get(&document).copied().unwrap_or(NONE)
     }
 
     /// The slot of `key`, if it was inserted.
     #[inline]
     pub fn get(&self, key: &IdempotencyKey) -> Option<u32> {
-        let mut at = self.head(key.document.0);
-        while at != NONE {
-            let e = &self.entries[at as usize];
-            if e.key == *key {
-                return Some(at);
-            }
-            at = e.next;
+        let packed = key.packed();
+        match self.head(key.document.0) {
+            NONE => None,
+            h if self.keys[h as usize] == packed => Some(h),
+            _ => self.others.get(&packed).copied(),
         }
-        None
     }
 
     /// The slot of `key`, inserting it if new: `(slot, true)` when it was new.
     #[inline]
     pub fn insert(&mut self, key: IdempotencyKey) -> (u32, bool) {
-        if let Some(slot) = self.get(&key) {
+        let packed = key.packed();
+        let d = key.document.0;
+        let head = self.head(d);
+        if head != NONE && self.keys[head as usize] == packed {
+            return (head, false);
+        }
+        if head != NONE {
+            return self.insert_other(key, packed);
+        }
+        let slot = self.push(key, packed);
+        if d as usize >= self.heads.len() {
+            self.grow_for(d);
+        }
+        match self.heads.get_mut(d as usize) {
+            Some(h) => *h = slot,
+            None => {
+                self.far.insert(d, slot);
+            }
+        }
+        (slot, true)
+    }
+
+    /// A key whose document already has a first key.
+    #[cold]
+    fn insert_other(&mut self, key: IdempotencyKey, packed: u64) -> (u32, bool) {
+        if let Some(&slot) = self.others.get(&packed) {
             return (slot, false);
         }
-        let slot = self.entries.len() as u32;
-        assert!(slot != NONE, "more than 2^32 - 1 distinct keys");
-        let d = key.document.0;
-        self.grow_for(d);
-        let head = match self.heads.get_mut(d as usize) {
-            Some(h) => std::mem::replace(h, slot),
-            None => self.far.insert(d, slot).unwrap_or(NONE),
-        };
-        self.entries.push(Entry { key, next: head });
+        let slot = self.push(key, packed);
+        self.others.insert(packed, slot);
         (slot, true)
+    }
+
+    /// The next slot, for `key`.
+    #[inline]
+    fn push(&mut self, key: IdempotencyKey, packed: u64) -> u32 {
+        let slot = self.keys.len() as u32;
+        assert!(slot != NONE, "more than 2^32 - 1 distinct keys");
+        assert!(
+            key.version <= 0xFFFF && key.tenant.is_none_or(|t| t.0 != 0xFFFF),
+            "key {key:?} does not pack into 64 bits"
+        );
+        self.keys.push(packed);
+        slot
     }
 
     /// Grows the dense part to cover `document` if that keeps it proportionate to the keys
     /// held (at most four heads a key, plus 4096), moving far documents it now covers.
+    #[cold]
     fn grow_for(&mut self, document: u32) {
         let d = document as usize;
-        if d < self.heads.len() || d >= 4 * (self.entries.len() + 1) + 4096 {
+        if d < self.heads.len() || d >= 4 * (self.keys.len() + 1) + 4096 {
             return;
         }
         // Grow by half, but not past the capacity reserved for the run's keys unless the
@@ -161,6 +199,50 @@ mod tests {
         assert_eq!(ix.get(&far), Some(0));
         assert_eq!(ix.get(&near), Some(1));
         assert_eq!(ix.insert(near), (1, false));
+    }
+
+    #[test]
+    fn a_documents_other_tenants_and_versions_are_found_beside_its_first_key() {
+        let mut ix = KeyIndex::with_capacity(8);
+        let first = key(Some(2), 7, 1);
+        assert_eq!(ix.insert(first), (0, true));
+        let others = [key(Some(3), 7, 1), key(Some(2), 7, 2), key(None, 7, 1)];
+        for (i, k) in others.iter().enumerate() {
+            assert_eq!(ix.get(k), None);
+            assert_eq!(ix.insert(*k), (i as u32 + 1, true));
+        }
+        assert_eq!(ix.others.len(), 3);
+        for (i, k) in [first].iter().chain(&others).enumerate() {
+            assert_eq!(ix.insert(*k), (i as u32, false));
+            assert_eq!(ix.get(k), Some(i as u32));
+            assert_eq!(ix.key(i as u32), *k);
+        }
+        assert_eq!(ix.get(&key(Some(2), 8, 1)), None);
+    }
+
+    #[test]
+    fn keys_at_the_edges_of_their_fields_come_back_exactly() {
+        let mut ix = KeyIndex::default();
+        let edges = [
+            key(Some(0xFFFE), u32::MAX, 0xFFFF),
+            key(None, u32::MAX, 0xFFFF),
+            key(Some(0), 0, 1),
+            key(None, 0, 1),
+        ];
+        for (i, k) in edges.iter().enumerate() {
+            assert_eq!(ix.insert(*k), (i as u32, true));
+        }
+        for (i, k) in edges.iter().enumerate() {
+            assert_eq!(ix.key(i as u32), *k);
+            assert_eq!(ix.get(k), Some(i as u32));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "does not pack")]
+    fn a_key_that_does_not_pack_is_refused_rather_than_confused() {
+        let mut ix = KeyIndex::default();
+        ix.insert(key(Some(1), 5, 0x1_0001));
     }
 
     proptest! {

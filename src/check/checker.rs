@@ -183,8 +183,8 @@ impl Checker {
     /// The key's track so far (empty if the history never named it; a copy: tracks are stored
     /// packed).
     #[inline]
-    pub(super) fn key_track(&self, key: &IdempotencyKey) -> KeyTrack {
-        self.tracks.key(key)
+    pub(super) fn key_track(&self, key: &IdempotencyKey, job: Option<JobId>) -> KeyTrack {
+        self.tracks.key(key, job)
     }
 
     /// A job reached a terminal state: once only.
@@ -485,8 +485,12 @@ impl Checker {
             Event::WorkerCrashed { .. } => self.reached(Sometimes::WorkerCrashed),
             Event::WorkerRestarted { .. } => {}
             Event::Published {
-                event, key, direct, ..
-            } => self.effects_published(*event, key, *direct),
+                event,
+                key,
+                job,
+                direct,
+                ..
+            } => self.effects_published(*event, key, *job, *direct),
             Event::MarkedPublished { .. } | Event::OutboxPruned { .. } => {}
             Event::Struck(s) => self.reached(Sometimes::Struck(s.fault)),
             Event::EffectApplied {
@@ -496,7 +500,7 @@ impl Checker {
                 output,
             } => self.effects_applied(r, *event, key, *job, *output),
             Event::DuplicateEvent { .. } => self.reached(Sometimes::RepublishAbsorbed),
-            Event::ReviewDone { key, .. } => self.tracks.review(key),
+            Event::ReviewDone { key, job, .. } => self.tracks.review(key, Some(*job)),
             Event::PayloadMutated {
                 job,
                 content,

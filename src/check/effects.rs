@@ -123,7 +123,7 @@ impl Checker {
 
     pub(super) fn effects_commit_deduped(&mut self, r: &Record, job: JobId, key: &IdempotencyKey) {
         let payload = self.read_job(job, |t| t.payload);
-        let k = self.key_track(key);
+        let k = self.key_track(key, Some(job));
         if k.results == 0 {
             self.violate(
                 Invariant::PayloadConflictRejected,
@@ -147,7 +147,7 @@ impl Checker {
 
     pub(super) fn effects_commit_conflict(&mut self, r: &Record, job: JobId, key: &IdempotencyKey) {
         let payload = self.read_job(job, |t| t.payload);
-        let k = self.key_track(key);
+        let k = self.key_track(key, Some(job));
         if k.results == 0 || k.payload() == Some(payload) {
             self.violate(
                 Invariant::PayloadConflictRejected,
@@ -166,17 +166,23 @@ impl Checker {
     /// An accepted ack: the job's key must have a committed result already.
     pub(super) fn effects_acked(&mut self, r: &Record, job: JobId) {
         let key = self.read_job(job, |t| t.key);
-        if self.tracks.results(&key) == 0 {
+        if self.tracks.results(&key, Some(job)) == 0 {
             self.violate_job(Invariant::AckedWithResult, r, job, || {
                 format!("{job} was acked, but its key has no committed result: the work is marked done with no effect")
             });
         }
     }
 
-    pub(super) fn effects_published(&mut self, event: EventId, key: &IdempotencyKey, direct: bool) {
+    pub(super) fn effects_published(
+        &mut self,
+        event: EventId,
+        key: &IdempotencyKey,
+        job: JobId,
+        direct: bool,
+    ) {
         let first_publish = self.events.publish(event);
         if direct && first_publish {
-            self.tracks.publish_direct(key, event);
+            self.tracks.publish_direct(key, Some(job), event);
         }
     }
 
@@ -191,7 +197,7 @@ impl Checker {
         let at = r.at;
         let u = self.unit();
         let twice = self.events.apply(event);
-        let (earlier, first) = self.tracks.apply(key, at, event);
+        let (earlier, first) = self.tracks.apply(key, Some(job), at, event);
         if twice || earlier.is_some() {
             self.violate(
                 Invariant::NoDuplicateEffect,

@@ -164,6 +164,19 @@ pub(super) fn key_of(job: u32, r: &Record, side: &Side) -> IdempotencyKey {
     }
 }
 
+/// Whether the job was enqueued under `key` (without building its key).
+#[inline]
+pub(super) fn has_key(job: u32, r: &Record, key: &IdempotencyKey, side: &Side) -> bool {
+    r.document == key.document.0
+        && r.version as u32 == key.version
+        && match (r.flags & (KEY_TENANT_OWN | KEY_TENANT_NONE), key.tenant) {
+            (KEY_TENANT_OWN, Some(t)) => t.0 == r.tenant,
+            (KEY_TENANT_NONE, None) => true,
+            (KEY_TENANT_OWN | KEY_TENANT_NONE, _) => false,
+            (_, t) => t.map(|t| t.0 as u64) == Some(side.get(job, Field::KeyTenant)),
+        }
+}
+
 /// Whether the record's job has its terminal record, and its leases, read without unpacking
 /// (the record must not be live).
 pub(super) fn ended_and_leases(job: u32, r: &Record, side: &Side) -> (bool, u64) {

@@ -161,7 +161,7 @@ impl Tracks {
                 (self.live.len() - 1) as u32
             }
         };
-        let found = self.find(&t.key);
+        let found = self.find(&t.key, None);
         let r = &mut self.records[i];
         *r = Record {
             enqueued_at: split(t.enqueued_at),
@@ -314,7 +314,7 @@ impl Tracks {
         let mut at = self.head(key.document.0);
         while at != NONE {
             let r = &self.records[at as usize];
-            if r.version as u32 == key.version && job_track::key_of(at, r, &self.side) == *key {
+            if job_track::has_key(at, r, key, &self.side) {
                 return Some(at);
             }
             at = r.next;
@@ -322,8 +322,18 @@ impl Tracks {
         None
     }
 
+    /// Where `key`'s track is; `hint` is a job the record at hand names with the key, whose
+    /// record holds the key's track when the key is its (the usual case: no search).
     #[inline]
-    fn find(&self, key: &IdempotencyKey) -> Option<At> {
+    fn find(&self, key: &IdempotencyKey, hint: Option<JobId>) -> Option<At> {
+        if let Some(j) = hint {
+            let r = self.records.get(j.index());
+            if r.is_some_and(|r| {
+                r.key_flags & HOME != 0 && job_track::has_key(j.0, r, key, &self.side)
+            }) {
+                return Some(At::Home(j.0));
+            }
+        }
         if let Some(job) = self.home(key) {
             return Some(At::Home(job));
         }
@@ -335,8 +345,8 @@ impl Tracks {
 
     /// Where `key`'s track is, an orphan's created (empty) if the history never named the key.
     #[inline]
-    fn find_or_orphan(&mut self, key: &IdempotencyKey) -> At {
-        if let Some(at) = self.find(key) {
+    fn find_or_orphan(&mut self, key: &IdempotencyKey, hint: Option<JobId>) -> At {
+        if let Some(at) = self.find(key, hint) {
             return at;
         }
         let (slot, new) = self.orphans.index.insert(*key);
@@ -414,17 +424,18 @@ impl Tracks {
         out
     }
 
-    /// The key's track so far (empty if the history never named it).
+    /// The key's track so far (empty if the history never named it). `hint`: a job the record
+    /// at hand names with the key (see [`Tracks::find`]), as for every method below.
     #[inline]
-    pub fn key(&self, key: &IdempotencyKey) -> KeyTrack {
-        self.find(key)
+    pub fn key(&self, key: &IdempotencyKey, hint: Option<JobId>) -> KeyTrack {
+        self.find(key, hint)
             .map_or_else(KeyTrack::default, |at| self.unpack_key(at))
     }
 
     /// The newest job the history created under `key`, if any.
     #[inline]
-    pub fn newest(&self, key: &IdempotencyKey) -> Option<JobId> {
-        match self.find(key)? {
+    pub fn newest(&self, key: &IdempotencyKey, hint: Option<JobId>) -> Option<JobId> {
+        match self.find(key, hint)? {
             At::Home(j) => key_track::newest(j, &self.records[j as usize], Some(j), &self.side),
             At::Orphan(o) => {
                 let o_ = &self.orphans;
@@ -435,8 +446,8 @@ impl Tracks {
 
     /// Results committed under `key`.
     #[inline]
-    pub fn results(&self, key: &IdempotencyKey) -> u32 {
-        match self.find(key) {
+    pub fn results(&self, key: &IdempotencyKey, hint: Option<JobId>) -> u32 {
+        match self.find(key, hint) {
             None => 0,
             Some(At::Home(j)) => key_track::results(j, &self.records[j as usize], &self.side),
             Some(At::Orphan(o)) => {
@@ -456,7 +467,7 @@ impl Tracks {
         payload: PayloadId,
         event: Option<EventId>,
     ) -> (Option<FirstCommit>, u32) {
-        let found = self.find_or_orphan(key);
+        let found = self.find_or_orphan(key, Some(job));
         if let At::Home(h) = found {
             let r = &mut self.records[h as usize];
             let commit = (at, job, output);
@@ -484,8 +495,8 @@ impl Tracks {
     /// An event for `key` published for the first time straight from the committer (no outbox
     /// row): it counts as the key's event, and is its result event if it had none.
     #[inline]
-    pub fn publish_direct(&mut self, key: &IdempotencyKey, event: EventId) {
-        match self.find_or_orphan(key) {
+    pub fn publish_direct(&mut self, key: &IdempotencyKey, hint: Option<JobId>, event: EventId) {
+        match self.find_or_orphan(key, hint) {
             At::Home(j) => {
                 key_track::publish_direct(j, &mut self.records[j as usize], event, &mut self.side)
             }
@@ -502,10 +513,11 @@ impl Tracks {
     pub fn apply(
         &mut self,
         key: &IdempotencyKey,
+        hint: Option<JobId>,
         at: SimTime,
         event: EventId,
     ) -> key_track::Applied {
-        let found = self.find_or_orphan(key);
+        let found = self.find_or_orphan(key, hint);
         if let At::Home(h) = found {
             let r = &mut self.records[h as usize];
             if let Some(out) = key_track::apply_in_place(h, r, at, event, &mut self.side) {
@@ -523,8 +535,8 @@ impl Tracks {
 
     /// The review of the key's effect finished.
     #[inline]
-    pub fn review(&mut self, key: &IdempotencyKey) {
-        match self.find_or_orphan(key) {
+    pub fn review(&mut self, key: &IdempotencyKey, hint: Option<JobId>) {
+        match self.find_or_orphan(key, hint) {
             At::Home(j) => self.records[j as usize].key_flags |= REVIEWED,
             At::Orphan(o) => self.orphans.records[o as usize].key_flags |= REVIEWED,
         }
@@ -568,7 +580,7 @@ impl Tracks {
         key: &IdempotencyKey,
         change: impl FnOnce(&mut KeyTrack) -> R,
     ) -> R {
-        let at = self.find_or_orphan(key);
+        let at = self.find_or_orphan(key, None);
         self.change_key(at, change)
     }
 }

@@ -70,9 +70,10 @@ fn allowed(mode: Unique, terminal: bool, leased: bool) -> Option<Resolved> {
 }
 
 impl Checker {
-    /// The newest job the history created under `key`, if any.
-    fn newest_job(&self, key: &IdempotencyKey) -> Option<JobId> {
-        self.tracks.newest(key)
+    /// The newest job the history created under `key`, if any (`existing`: the job the record
+    /// names, which is usually the key's first).
+    fn newest_job(&self, key: &IdempotencyKey, existing: JobId) -> Option<JobId> {
+        self.tracks.newest(key, Some(existing))
     }
 
     /// An `enqueued` record creating `job` with track `t`: if the key already had a job, the
@@ -95,7 +96,7 @@ impl Checker {
         existing: JobId,
         key: &IdempotencyKey,
     ) -> bool {
-        let newest = self.newest_job(key);
+        let newest = self.newest_job(key, existing);
         if newest != Some(existing) {
             let said = how.what();
             let newest = newest.map_or("no job".to_string(), |j| j.to_string());

@@ -10,6 +10,7 @@
 //! refused past `max` reprocesses per tenant in any `window_ms`).
 //! Does not: create the new job (the queue does) or decide that a job is dead (the retry policy).
 
+use crate::fastmap::FastMap;
 use crate::ids::{JobId, SimTime, TenantId};
 use std::collections::VecDeque;
 
@@ -120,8 +121,10 @@ pub struct DeadLetterQueue {
     /// Every entry ever pushed, oldest first; those before `head` were evicted.
     entries: Vec<DlqEntry>,
     head: usize,
-    /// Position in `entries` by job; jobs are dense, so a flat vector beats a map.
-    index: Vec<u32>,
+    /// Position in `entries` (or `EVICTED`) by job, for the jobs that were filed: a few in a
+    /// hundred at most, so a map (a flat vector by job id cost 4 bytes for every job of the
+    /// run, and its doublings more).
+    index: FastMap<u32, u32>,
     audit: Vec<AuditEntry>,
     /// Per tenant (a small vector indexed by tenant id): when its accepted reprocesses happened,
     /// within the rate limit's window.
@@ -132,8 +135,8 @@ pub struct DeadLetterQueue {
     bug_reprocess_cancelled: bool,
 }
 
-const ABSENT: u32 = u32::MAX;
-const EVICTED: u32 = u32::MAX - 1;
+/// The job's entry was evicted (by capacity or retention).
+const EVICTED: u32 = u32::MAX;
 
 impl DeadLetterQueue {
     pub fn new(config: DlqConfig) -> DeadLetterQueue {
@@ -163,30 +166,30 @@ impl DeadLetterQueue {
     /// Files `job`. When the DLQ is at capacity, the oldest entry is evicted to make room and
     /// returned: it is gone, reprocessed or not.
     pub fn push(&mut self, now: SimTime, job: JobId, reason: StoredReason) -> Option<JobId> {
-        if self.index.len() <= job.index() {
-            self.index.resize(job.index() + 1, ABSENT);
-        }
-        assert_eq!(self.index[job.index()], ABSENT, "{job} dead-lettered twice");
+        assert!(
+            !self.index.contains_key(&job.0),
+            "{job} dead-lettered twice"
+        );
         let evicted = match self.config.capacity {
             Some(cap) if self.len() >= cap as usize && self.config.bug_evict_newest => {
                 // The newest entry goes: it is swapped to the head, which then moves past it.
                 let last = self.entries.len() - 1;
                 self.entries.swap(self.head, last);
                 let (moved, newest) = (self.entries[last].job, self.entries[self.head].job);
-                self.index[moved.index()] = last as u32;
-                self.index[newest.index()] = EVICTED;
+                self.index.insert(moved.0, last as u32);
+                self.index.insert(newest.0, EVICTED);
                 self.head += 1;
                 Some(newest)
             }
             Some(cap) if self.len() >= cap as usize => {
                 let oldest = self.entries[self.head].job;
-                self.index[oldest.index()] = EVICTED;
+                self.index.insert(oldest.0, EVICTED);
                 self.head += 1;
                 Some(oldest)
             }
             _ => None,
         };
-        self.index[job.index()] = self.entries.len() as u32;
+        self.index.insert(job.0, self.entries.len() as u32);
         self.entries.push(DlqEntry {
             job,
             at: now,
@@ -200,34 +203,32 @@ impl DeadLetterQueue {
     /// entry (evicted by capacity meanwhile). The entries that stay keep their order, so a
     /// capacity eviction still takes the oldest.
     pub fn expire(&mut self, job: JobId) -> bool {
-        let Some(&i) = self.index.get(job.index()) else {
-            return false;
+        let i = match self.index.get(&job.0) {
+            Some(&i) if i != EVICTED => i,
+            _ => return false,
         };
-        if i == ABSENT || i == EVICTED {
-            return false;
-        }
         let i = i as usize;
         // Move the entry to the head, the others one place on, then drop the head.
         self.entries[self.head..=i].rotate_right(1);
         for k in self.head + 1..=i {
             let moved = self.entries[k].job;
-            self.index[moved.index()] = k as u32;
+            self.index.insert(moved.0, k as u32);
         }
-        self.index[job.index()] = EVICTED;
+        self.index.insert(job.0, EVICTED);
         self.head += 1;
         true
     }
 
     /// The live entry of `job` (none if it never entered the DLQ or was evicted).
     pub fn get(&self, job: JobId) -> Option<&DlqEntry> {
-        match self.index.get(job.index()) {
-            Some(&i) if i != ABSENT && i != EVICTED => Some(&self.entries[i as usize]),
+        match self.index.get(&job.0) {
+            Some(&i) if i != EVICTED => Some(&self.entries[i as usize]),
             _ => None,
         }
     }
 
     pub fn was_evicted(&self, job: JobId) -> bool {
-        self.index.get(job.index()) == Some(&EVICTED)
+        self.index.get(&job.0) == Some(&EVICTED)
     }
 
     /// The newest job of `job`'s reprocess chain: follows each live entry's `reprocessed_as`.
@@ -332,7 +333,12 @@ impl DeadLetterQueue {
         new_job: JobId,
         operator: &str,
     ) -> &AuditEntry {
-        let i = self.index[old_job.index()] as usize;
+        let i = self.index[&old_job.0];
+        assert!(
+            i != EVICTED,
+            "{old_job}'s entry was evicted: nothing to reprocess"
+        );
+        let i = i as usize;
         assert!(self.entries[i].reprocessed_as.is_none());
         self.entries[i].reprocessed_as = Some(new_job);
         if self.config.reprocess_limit.is_some() {

@@ -94,7 +94,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     }
 
     pub(super) fn start_attempt(&mut self, w: WorkerId, job: JobId, fence: Fence, number: u32) {
-        let invalid = self.invalid[job.index()];
+        let invalid = self.invalid.invalid(job);
         let mut plan = draw_plan(
             &mut self.worker_streams[w.index()],
             &self.rates,

@@ -6,17 +6,21 @@
 //! Does not: know what an event means.
 //!
 //! How: a calendar ("timing wheel") of one-millisecond buckets covering the next `WHEEL_MS` of
-//! virtual time, each bucket a FIFO linked through one node pool, with a bitmap of occupied
-//! buckets to skip empty stretches, plus a binary heap for the few events further ahead. Almost
-//! every event of a run is due within a few seconds (extraction slices, heartbeats, reviews,
-//! relay ticks), so push and pop are O(1) instead of O(log n) with its cache misses; the
-//! profile of bench-pipeline had `BinaryHeap::pop` at 17% of all instructions.
+//! virtual time, each bucket a FIFO linked through one node pool (a run does no allocation per
+//! bucket), with a bitmap of occupied buckets to skip empty stretches, plus a binary heap for
+//! the few events further ahead. Almost every event of a run is due within a few seconds
+//! (extraction slices, heartbeats, reviews, relay ticks), so push and pop are O(1) instead of
+//! O(log n) with its cache misses; the profile of bench-pipeline had `BinaryHeap::pop` at 17% of
+//! all instructions.
 //!
-//! Why the order is the heap's: a bucket only ever holds events for its one time `t`, kept in
-//! increasing sequence number (direct pushes arrive in sequence order; far events moved in from
-//! the heap are inserted in place). An event scheduled in the past (before the cursor) stays in
-//! the heap, and `pop` compares the heap's top with the cursor's bucket before taking either.
-//! A property test checks the pop order against a (time, seq) binary heap.
+//! Why the order is the heap's: nothing is scheduled before the last popped time (`push`
+//! asserts it; the kernel's clock never goes back), so every event in the wheel is due in
+//! `[cursor, cursor + WHEEL_MS)` and a bucket only ever holds events for its one time `t`.
+//! Whenever the cursor moves, every far event now within reach moves into its bucket at once,
+//! in (time, seq) order, before anything else can be pushed there: a bucket's FIFO is therefore
+//! in push order, the far heap only ever holds events beyond the wheel's reach, and a wheel node
+//! needs no sequence number. A property test checks the pop order against a (time, seq) binary
+//! heap.
 
 use crate::ids::SimTime;
 use std::cmp::Reverse;
@@ -51,11 +55,9 @@ impl<T> Ord for Far<T> {
 
 const NIL: u32 = u32::MAX;
 
-/// A scheduled event in a bucket's singly linked FIFO (nodes live in one pool, so a run does no
-/// allocation per bucket).
+/// A scheduled event in a bucket's singly linked FIFO (24 bytes for the kernel's 16-byte `Ev`).
 #[derive(Clone, Copy, Debug)]
 struct Node<T> {
-    seq: u64,
     item: T,
     next: u32,
 }
@@ -64,16 +66,18 @@ struct Node<T> {
 pub struct EventQueue<T> {
     /// `(head, tail)` of the FIFO of events due at `t`, in bucket `t & MASK`, for
     /// `cursor <= t < cursor + WHEEL_MS`.
-    buckets: Vec<(u32, u32)>,
+    buckets: Box<[(u32, u32)]>,
     /// Which buckets are non-empty, one bit each: the next due bucket is a few word scans away.
     occupied: [u64; (WHEEL_MS / 64) as usize],
     nodes: Vec<Node<T>>,
     free: u32,
     in_wheel: usize,
+    /// Events due at `cursor + WHEEL_MS` or later, in (time, seq) order.
     far: BinaryHeap<Reverse<Far<T>>>,
-    /// No event in the wheel is due before this time.
+    /// The time of the last popped event (0 before the first): nothing is due before it.
     cursor: SimTime,
-    seq: u64,
+    /// Orders far events of equal time (the wheel's FIFOs need none).
+    far_seq: u64,
 }
 
 impl<T: Copy> Default for EventQueue<T> {
@@ -85,14 +89,14 @@ impl<T: Copy> Default for EventQueue<T> {
 impl<T: Copy> EventQueue<T> {
     pub fn new() -> EventQueue<T> {
         EventQueue {
-            buckets: vec![(NIL, NIL); WHEEL_MS as usize],
+            buckets: vec![(NIL, NIL); WHEEL_MS as usize].into_boxed_slice(),
             occupied: [0; (WHEEL_MS / 64) as usize],
             nodes: Vec::new(),
             free: NIL,
             in_wheel: 0,
             far: BinaryHeap::new(),
             cursor: 0,
-            seq: 0,
+            far_seq: 0,
         }
     }
 
@@ -105,75 +109,56 @@ impl<T: Copy> EventQueue<T> {
     }
 
     /// Schedules `item` at `at`; among events at the same time, earlier pushes pop first.
+    /// Panics if `at` is before the last popped event's time (time never goes backwards).
     #[inline]
     pub fn push(&mut self, at: SimTime, item: T) {
-        self.seq += 1;
-        if at >= self.cursor && at - self.cursor < WHEEL_MS {
-            self.link_back(at, self.seq, item);
+        assert!(
+            at >= self.cursor,
+            "event scheduled at {at} ms, before the last popped time ({} ms)",
+            self.cursor
+        );
+        if at - self.cursor < WHEEL_MS {
+            self.link_back(at, item);
         } else {
-            self.far.push(Reverse(Far {
-                at,
-                seq: self.seq,
-                item,
-            }));
+            self.push_far(at, item);
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn push_far(&mut self, at: SimTime, item: T) {
+        self.far_seq += 1;
+        self.far.push(Reverse(Far {
+            at,
+            seq: self.far_seq,
+            item,
+        }));
+    }
+
     #[inline]
-    fn new_node(&mut self, seq: u64, item: T, next: u32) -> u32 {
-        let node = Node { seq, item, next };
-        if self.free != NIL {
+    fn link_back(&mut self, at: SimTime, item: T) {
+        let node = Node { item, next: NIL };
+        let n = if self.free != NIL {
             let i = self.free;
-            self.free = self.nodes[i as usize].next;
-            self.nodes[i as usize] = node;
+            let slot = &mut self.nodes[i as usize];
+            self.free = slot.next;
+            *slot = node;
             i
         } else {
             self.nodes.push(node);
             (self.nodes.len() - 1) as u32
-        }
-    }
-
-    #[inline]
-    fn link_back(&mut self, at: SimTime, seq: u64, item: T) {
+        };
         let b = (at & MASK) as usize;
-        let n = self.new_node(seq, item, NIL);
-        let (head, tail) = self.buckets[b];
-        if head == NIL {
-            self.buckets[b] = (n, n);
+        let bucket = &mut self.buckets[b];
+        if bucket.0 == NIL {
+            *bucket = (n, n);
             self.occupied[b / 64] |= 1 << (b % 64);
         } else {
+            let tail = bucket.1;
+            bucket.1 = n;
             self.nodes[tail as usize].next = n;
-            self.buckets[b].1 = n;
         }
         self.in_wheel += 1;
-    }
-
-    /// Inserts in sequence order (a far event moved in after later pushes for its time).
-    fn link_sorted(&mut self, at: SimTime, seq: u64, item: T) {
-        let b = (at & MASK) as usize;
-        let (head, tail) = self.buckets[b];
-        if head == NIL || self.nodes[tail as usize].seq < seq {
-            return self.link_back(at, seq, item);
-        }
-        if self.nodes[head as usize].seq > seq {
-            let n = self.new_node(seq, item, head);
-            self.buckets[b].0 = n;
-        } else {
-            let mut prev = head;
-            while self.nodes[self.nodes[prev as usize].next as usize].seq < seq {
-                prev = self.nodes[prev as usize].next;
-            }
-            let n = self.new_node(seq, item, self.nodes[prev as usize].next);
-            self.nodes[prev as usize].next = n;
-        }
-        self.in_wheel += 1;
-    }
-
-    /// The sequence number at the front of the cursor's bucket, if any.
-    #[inline]
-    fn front_seq(&self) -> Option<u64> {
-        let head = self.buckets[(self.cursor & MASK) as usize].0;
-        (head != NIL).then(|| self.nodes[head as usize].seq)
     }
 
     /// Distance from the cursor to the next occupied bucket (the wheel is not empty).
@@ -200,54 +185,56 @@ impl<T: Copy> EventQueue<T> {
     /// The earliest event (ties: the first pushed) and its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, T)> {
-        loop {
-            // A far event due no later than the cursor (scheduled in the past, or not yet moved
-            // in) goes before the cursor's bucket if it is earlier.
-            if let Some(Reverse(f)) = self.far.peek() {
-                if f.at < self.cursor
-                    || (f.at == self.cursor && self.front_seq().is_none_or(|seq| f.seq < seq))
-                {
-                    let Reverse(f) = self.far.pop().expect("peeked");
-                    return Some((f.at, f.item));
-                }
-            }
-            if self.in_wheel == 0 {
-                let Reverse(f) = self.far.peek()?;
-                // Jump over the empty stretch.
-                self.cursor = f.at;
-                self.pull_far();
-                continue;
-            }
-            let b = (self.cursor & MASK) as usize;
-            let head = self.buckets[b].0;
-            if head != NIL {
-                let node = self.nodes[head as usize];
-                self.buckets[b].0 = node.next;
-                if node.next == NIL {
-                    self.buckets[b].1 = NIL;
-                    self.occupied[b / 64] &= !(1 << (b % 64));
-                }
-                self.nodes[head as usize].next = self.free;
-                self.free = head;
-                self.in_wheel -= 1;
-                return Some((self.cursor, node.item));
-            }
-            self.cursor += self.next_occupied();
+        if self.in_wheel == 0 {
+            // Jump over the empty stretch to the first far event.
+            let at = self.far.peek()?.0.at;
+            self.move_cursor(at);
+        }
+        let mut b = (self.cursor & MASK) as usize;
+        if self.buckets[b].0 == NIL {
+            self.move_cursor(self.cursor + self.next_occupied());
+            b = (self.cursor & MASK) as usize;
+        }
+        let head = self.buckets[b].0;
+        debug_assert!(head != NIL, "the cursor's bucket is occupied");
+        let node = self.nodes[head as usize];
+        if node.next == NIL {
+            self.buckets[b] = (NIL, NIL);
+            self.occupied[b / 64] &= !(1 << (b % 64));
+        } else {
+            self.buckets[b].0 = node.next;
+        }
+        self.nodes[head as usize].next = self.free;
+        self.free = head;
+        self.in_wheel -= 1;
+        Some((self.cursor, node.item))
+    }
+
+    /// Moves the cursor forward to `at`, then every far event now within the wheel's reach
+    /// into its bucket, in (time, seq) order: before anything else can be pushed there.
+    #[inline]
+    fn move_cursor(&mut self, at: SimTime) {
+        debug_assert!(at >= self.cursor, "the cursor never goes back");
+        self.cursor = at;
+        if !self.far.is_empty() {
             self.pull_far();
         }
     }
 
-    /// Moves far events now within the wheel's reach into their buckets, in (time, seq) order.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     fn pull_far(&mut self) {
         while let Some(Reverse(f)) = self.far.peek() {
-            if f.at < self.cursor || f.at - self.cursor >= WHEEL_MS {
-                // Past events stay in the heap (`pop` takes them first); so does everything
-                // beyond reach (the heap is ordered: nothing behind the top is nearer).
+            debug_assert!(
+                f.at >= self.cursor,
+                "a far event was left behind the cursor"
+            );
+            if f.at - self.cursor >= WHEEL_MS {
+                // The heap is ordered: nothing behind the top is nearer.
                 return;
             }
             let Reverse(f) = self.far.pop().expect("peeked");
-            self.link_sorted(f.at, f.seq, f.item);
+            self.link_back(f.at, f.item);
         }
     }
 }
@@ -258,12 +245,13 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// Any interleaving of pushes (near, far, past, equal times) and pops gives exactly the
-        /// (time, sequence) order of a binary heap.
+        /// Any interleaving of pushes (at the last popped time, near, at the wheel's edge, far,
+        /// equal times) and pops gives exactly the (time, sequence) order of a binary heap.
         #[test]
         fn pops_in_the_order_of_a_time_seq_heap(ops in proptest::collection::vec(
             prop_oneof![
                 3 => (0u64..50).prop_map(Some),
+                1 => (WHEEL_MS - 3..WHEEL_MS + 3).prop_map(Some),
                 1 => (0u64..20_000).prop_map(Some),
                 2 => Just(None),
             ],
@@ -274,9 +262,9 @@ mod tests {
             let (mut now, mut seq, mut id) = (0u64, 0u64, 0u32);
             for op in ops {
                 match op {
-                    // Mostly future pushes relative to now; a delay of 0 is "now".
+                    // A delay of 0 is "now", the last popped time.
                     Some(d) => {
-                        let at = if d % 17 == 5 { now.saturating_sub(d % 3) } else { now + d };
+                        let at = now + d;
                         seq += 1;
                         id += 1;
                         q.push(at, id);
@@ -287,7 +275,8 @@ mod tests {
                         let got = q.pop();
                         prop_assert_eq!(got, want);
                         if let Some((at, _)) = got {
-                            now = now.max(at);
+                            prop_assert!(at >= now, "time went back");
+                            now = at;
                         }
                     }
                 }
@@ -297,6 +286,35 @@ mod tests {
                 prop_assert_eq!(q.pop(), Some((at, id)));
             }
             prop_assert_eq!(q.pop(), None);
+            prop_assert!(q.is_empty());
         }
+    }
+
+    /// Far events for one time, pushed in several rounds, pop in push order, before the events
+    /// pushed for that time once it came within reach.
+    #[test]
+    fn far_events_keep_their_push_order_among_equal_times() {
+        let mut q: EventQueue<u32> = EventQueue::new();
+        let t = 3 * WHEEL_MS + 7;
+        q.push(t, 1);
+        q.push(10, 100);
+        q.push(t, 2);
+        assert_eq!(q.pop(), Some((10, 100)));
+        q.push(t, 3);
+        q.push(t - WHEEL_MS + 1, 200);
+        assert_eq!(q.pop(), Some((t - WHEEL_MS + 1, 200)));
+        // t is within reach now: 1, 2 and 3 moved into its bucket; 4 goes behind them.
+        q.push(t, 4);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order, vec![(t, 1), (t, 2), (t, 3), (t, 4)]);
+    }
+
+    #[test]
+    #[should_panic(expected = "before the last popped time")]
+    fn an_event_in_the_past_is_refused() {
+        let mut q: EventQueue<u32> = EventQueue::new();
+        q.push(50, 1);
+        assert_eq!(q.pop(), Some((50, 1)));
+        q.push(49, 2);
     }
 }

@@ -76,7 +76,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         let (operation, content) = (payload.operation, payload.content);
         match self.queue.enqueue(self.now, request) {
             EnqueueOutcome::Created(job) => {
-                self.invalid.push(invalid);
+                self.invalid.push(job, invalid);
                 self.payloads.push(job, payload);
                 let deadline_at = self.queue.deadline_at(job);
                 self.record(Event::Enqueued {
@@ -109,7 +109,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 // The job now carries the request: its payload, and whether it validates.
                 let was = self.payloads.get(existing, key.document);
                 self.payloads.set(existing, payload);
-                self.invalid[existing.index()] = invalid;
+                self.invalid.set(existing, invalid);
                 self.record(Event::EnqueueReplaced {
                     tenant,
                     key,

@@ -81,7 +81,6 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 Ev::RescueVisible {
                     job: job.0,
                     fence: fence.0,
-                    visible_at,
                 },
             ),
         }

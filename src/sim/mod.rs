@@ -17,6 +17,7 @@ mod operator;
 mod payloads;
 pub mod request;
 mod terminal;
+mod validity;
 
 pub use kernel::{run_scenario, RunOutcome, Sim};
 pub use request::RunRequest;

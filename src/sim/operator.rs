@@ -54,7 +54,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         }
         let operator = operator.expect("authorized reprocess has an operator");
         let payload = self.payloads.get(old, o.key.document);
-        let invalid = self.invalid[old.index()];
+        let invalid = self.invalid.invalid(old);
         // Same tenant, document and content at the DLQ's reprocess version: a new job; the dead
         // one stays dead.
         let version = self.queue.dead_letters().reprocess_version(o.key.version);

@@ -65,7 +65,7 @@ fn a_key_track_reads_back_as_it_was_written() {
 /// In its job's record (`home`: job 7 enqueued under it first), or an orphan's.
 fn reads_back(home: bool) {
     let mut keys = Tracks::default();
-    assert_eq!(seen(&keys.key(&key(3))), seen(&KeyTrack::default()));
+    assert_eq!(seen(&keys.key(&key(3), None)), seen(&KeyTrack::default()));
     let mut want = KeyTrack::default();
     let payload = PayloadId {
         operation: OperationId(2),
@@ -94,7 +94,11 @@ fn reads_back(home: bool) {
         };
         change(&mut want);
         keys.update_key(&key(3), change);
-        assert_eq!(seen(&keys.key(&key(3))), seen(&want), "after step {step}");
+        assert_eq!(
+            seen(&keys.key(&key(3), None)),
+            seen(&want),
+            "after step {step}"
+        );
         // One job, applied from its result event: nothing apart.
         if home {
             assert_eq!(keys.side.is_empty(), step < 5, "after step {step}");
@@ -106,7 +110,7 @@ fn reads_back(home: bool) {
         // An orphan key has no job of its own: its newest job and first committer are apart.
         false => assert_eq!(keys.orphans.side.len(), 2),
     }
-    assert_eq!(keys.key(&key(3)).first_job, JobId(7));
+    assert_eq!(keys.key(&key(3), None).first_job, JobId(7));
     let mut c = KeyCursor::default();
     assert_eq!(keys.next_key(&mut c).map(|(k, _)| k), Some(key(3)));
     assert!(keys.next_key(&mut c).is_none());
@@ -193,12 +197,12 @@ fn packed(keys: &mut Tracks, key: &IdempotencyKey, op: Op) -> String {
             format!("{r:?}")
         }
         Op::Publish(e) => {
-            keys.publish_direct(key, EventId(e));
+            keys.publish_direct(key, None, EventId(e));
             String::new()
         }
-        Op::Apply(at, e) => format!("{:?}", keys.apply(key, at, EventId(e))),
+        Op::Apply(at, e) => format!("{:?}", keys.apply(key, Some(JobId(4)), at, EventId(e))),
         Op::Review => {
-            keys.review(key);
+            keys.review(key, Some(JobId(2)));
             String::new()
         }
     }
@@ -280,10 +284,10 @@ fn each_operation_on_a_packed_track_does_what_it_does_on_a_plain_one() {
         for (i, op) in history.iter().enumerate() {
             let said = packed(&mut keys, &key(n as u32), *op);
             assert_eq!(said, plain(&mut want, *op), "history {n}, step {i}");
-            let got = keys.key(&key(n as u32));
+            let got = keys.key(&key(n as u32), None);
             assert_eq!(seen(&got), seen(&want), "history {n}, step {i}");
-            assert_eq!(keys.newest(&key(n as u32)), want.newest());
-            assert_eq!(keys.results(&key(n as u32)), want.results);
+            assert_eq!(keys.newest(&key(n as u32), None), want.newest());
+            assert_eq!(keys.results(&key(n as u32), None), want.results);
         }
     }
     // Counts past a packed field's range, in a job's record.
@@ -300,7 +304,7 @@ fn each_operation_on_a_packed_track_does_what_it_does_on_a_plain_one() {
         };
         assert_eq!(packed(&mut keys, &key(0), op), plain(&mut want, op));
     }
-    assert_eq!(seen(&keys.key(&key(0))), seen(&want));
+    assert_eq!(seen(&keys.key(&key(0), None)), seen(&want));
 }
 
 #[test]
@@ -318,8 +322,8 @@ fn values_apart_from_their_packed_field_are_kept_exactly() {
     };
     change(&mut want);
     keys.update_key(&key(0), change);
-    assert_eq!(seen(&keys.key(&key(0))), seen(&want));
-    assert_eq!(keys.key(&key(0)).first_job, JobId(u32::MAX));
+    assert_eq!(seen(&keys.key(&key(0), None)), seen(&want));
+    assert_eq!(keys.key(&key(0), None).first_job, JobId(u32::MAX));
     // Narrow again: the packed field wins over a stale side-table value.
     let narrow = |k: &mut KeyTrack| {
         k.first_at = 10;
@@ -328,7 +332,7 @@ fn values_apart_from_their_packed_field_are_kept_exactly() {
     };
     narrow(&mut want);
     keys.update_key(&key(0), narrow);
-    assert_eq!(seen(&keys.key(&key(0))), seen(&want));
+    assert_eq!(seen(&keys.key(&key(0), None)), seen(&want));
     // Applied before the first commit's time.
     let mut early = KeyTrack::default();
     let change = |k: &mut KeyTrack| {
@@ -338,5 +342,5 @@ fn values_apart_from_their_packed_field_are_kept_exactly() {
     };
     change(&mut early);
     keys.update_key(&key(1), change);
-    assert_eq!(seen(&keys.key(&key(1))), seen(&early));
+    assert_eq!(seen(&keys.key(&key(1), None)), seen(&early));
 }

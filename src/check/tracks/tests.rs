@@ -174,7 +174,7 @@ fn a_finished_job_keeps_its_payload_when_its_key_takes_another() {
     };
     // A first commit under the key by another job (a broken history) takes its payload.
     tracks.commit(&t.key, (3_000, JobId(8), 0xabc), other, None);
-    assert_eq!(tracks.key(&t.key).payload(), Some(other));
+    assert_eq!(tracks.key(&t.key, Some(JobId(0))).payload(), Some(other));
     assert!(same(&tracks.get(JobId(0), 30_000).unwrap(), &t));
     // A payload mutated after the end, then back.
     tracks.update(JobId(0), 30_000, |x| x.payload = other);
@@ -205,7 +205,7 @@ fn a_key_with_several_jobs_keeps_one_track_and_every_jobs_own() {
         };
         let before = tracks.create(JobId(j), &t);
         assert_eq!(before, j.checked_sub(1).map(JobId));
-        assert_eq!(tracks.newest(&t.key), Some(JobId(j)));
+        assert_eq!(tracks.newest(&t.key, Some(JobId(j))), Some(JobId(j)));
         if j == 2 {
             // The third job commits first, with its own payload, then ends.
             let commit = (1_500, JobId(2), 0x77);
@@ -226,7 +226,7 @@ fn a_key_with_several_jobs_keeps_one_track_and_every_jobs_own() {
             "job {j}"
         );
     }
-    let k = tracks.key(&base.key);
+    let k = tracks.key(&base.key, Some(JobId(3)));
     assert_eq!(
         k.payload().unwrap().content,
         2,
@@ -255,10 +255,10 @@ fn the_keys_are_visited_in_the_order_the_history_first_named_them() {
     };
     // A key named first by an apply (an orphan), jobs' keys, another orphan, a job enqueued
     // under the first orphan (its key stays the orphan's), a far document.
-    tracks.apply(&key(50), 10, EventId(1));
+    tracks.apply(&key(50), Some(JobId(0)), 10, EventId(1));
     tracks.create(JobId(0), &live(7));
     tracks.create(JobId(1), &live(3));
-    tracks.review(&key(60));
+    tracks.review(&key(60), None);
     tracks.create(JobId(2), &live(50));
     tracks.create(JobId(3), &live(4_000_000_000));
     tracks.create(JobId(4), &live(7));
@@ -268,10 +268,13 @@ fn the_keys_are_visited_in_the_order_the_history_first_named_them() {
         seen.push(k.document.0);
     }
     assert_eq!(seen, [50, 7, 3, 60, 4_000_000_000]);
-    assert_eq!(tracks.newest(&key(50)), Some(JobId(2)));
-    assert_eq!(tracks.newest(&key(7)), Some(JobId(4)));
-    assert_eq!(tracks.newest(&key(4_000_000_000)), Some(JobId(3)));
-    assert!(tracks.key(&key(50)).applied().is_some());
+    assert_eq!(tracks.newest(&key(50), Some(JobId(2))), Some(JobId(2)));
+    assert_eq!(tracks.newest(&key(7), Some(JobId(0))), Some(JobId(4)));
+    assert_eq!(
+        tracks.newest(&key(4_000_000_000), Some(JobId(1))),
+        Some(JobId(3))
+    );
+    assert!(tracks.key(&key(50), None).applied().is_some());
     assert!(
         tracks.heads.len() < 10_000,
         "a far document does not grow the heads"

@@ -70,3 +70,25 @@ fn each_accepted_reprocess_is_in_the_audit_log_in_order() {
     assert_eq!(dlq.get(JobId(1)).unwrap().reprocessed_as, Some(JobId(2)));
     assert_eq!(dlq.len(), 2, "a reprocessed entry stays");
 }
+
+/// The DLQ keeps its filed jobs by id in a map: a job numbered in the billions costs one entry,
+/// and jobs never filed, evicted or expired read as such.
+#[test]
+fn filed_jobs_are_found_by_id_whatever_their_number() {
+    let mut dlq = DeadLetterQueue::new(DlqConfig {
+        capacity: Some(2),
+        ..DlqConfig::default()
+    });
+    let code = || StoredReason::Code(DlqReason::PermanentError);
+    let far = JobId(4_000_000_000);
+    assert_eq!(dlq.push(10, far, code()), None);
+    assert_eq!(dlq.push(20, JobId(7), code()), None);
+    assert_eq!(dlq.get(far).map(|e| e.at), Some(10));
+    assert!(dlq.get(JobId(8)).is_none() && !dlq.was_evicted(JobId(8)));
+    assert_eq!(dlq.push(30, JobId(9), code()), Some(far));
+    assert!(dlq.was_evicted(far) && dlq.get(far).is_none());
+    assert!(dlq.expire(JobId(9)));
+    assert!(!dlq.expire(JobId(9)) && dlq.was_evicted(JobId(9)));
+    assert_eq!(dlq.get(JobId(7)).map(|e| e.at), Some(20));
+    assert_eq!(dlq.len(), 1);
+}
