@@ -273,11 +273,15 @@ impl Checker {
                         reprocessed_from: *reprocess_of,
                         audited: false,
                         reprocessed: false,
+                        derived_hash: None,
                     },
                 );
                 self.depth_enqueued(at, *job, visible_from);
                 self.tenancy_enqueued(r, *job, *tenant, key);
-                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
+                let derived = self.cross_check_hash(r, Some(*job), key, p, *payload, names, None);
+                if derived.is_some() {
+                    self.update_job(*job, |t| t.derived_hash = derived);
+                }
                 let deadline = at.saturating_add(self.config.deadline);
                 self.cross_check_time(r, *job, "deadline_at", *deadline_at, deadline);
             }
@@ -297,7 +301,8 @@ impl Checker {
                 self.tenancy_resolved(r, *existing, *tenant, key, "deduplicated onto");
                 self.unique_resolved(r, Resolved::Deduped, *existing, key);
                 self.effects_enqueue_deduped(r, *existing, key, p);
-                self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
+                let known = self.known_hash(*existing, key, p);
+                self.cross_check_hash(r, Some(*existing), key, p, *payload, names, known);
             }
             Event::EnqueueConflict {
                 tenant,
@@ -318,7 +323,7 @@ impl Checker {
                 if !any_payload {
                     self.effects_enqueue_conflict(r, *existing, key, p);
                 }
-                self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
+                self.cross_check_hash(r, Some(*existing), key, p, *payload, names, None);
             }
             Event::EnqueueReplaced {
                 tenant,
@@ -341,8 +346,9 @@ impl Checker {
                 };
                 self.tenancy_resolved(r, *existing, *tenant, key, "replaced into");
                 self.unique_resolved(r, Resolved::Replaced, *existing, key);
-                self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
-                self.cross_check_hash(r, Some(*existing), key, was, *replaced_payload, names);
+                self.cross_check_hash(r, Some(*existing), key, p, *payload, names, None);
+                let recorded = *replaced_payload;
+                self.cross_check_hash(r, Some(*existing), key, was, recorded, names, None);
                 self.effects_enqueue_replaced(r, *existing, key, p, was);
             }
             Event::Visible { job } => self.depth_visible_record(r, *job),
@@ -405,25 +411,22 @@ impl Checker {
                 event,
                 ..
             } => {
-                let p = self.read_job(*job, |t| t.payload);
                 self.effects_committed(r, *job, key, *output, *event);
-                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
+                self.cross_check_commit_hash(r, *job, key, *payload, names);
             }
             Event::CommitDeduped {
                 job, key, payload, ..
             } => {
                 self.reached(Sometimes::CommitDeduped);
-                let p = self.read_job(*job, |t| t.payload);
                 self.effects_commit_deduped(r, *job, key);
-                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
+                self.cross_check_commit_hash(r, *job, key, *payload, names);
             }
             Event::CommitConflict {
                 job, key, payload, ..
             } => {
                 self.reached(Sometimes::PayloadConflict);
-                let p = self.read_job(*job, |t| t.payload);
                 self.effects_commit_conflict(r, *job, key);
-                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
+                self.cross_check_commit_hash(r, *job, key, *payload, names);
             }
             Event::Acked { job, worker, fence } => {
                 self.fenced(r, *job, Some(*worker), *fence, "ack");
@@ -508,9 +511,10 @@ impl Checker {
             } => {
                 let (key, p) = self.update_job(*job, |t| {
                     t.payload.content = *content;
+                    t.derived_hash = None;
                     (t.key, t.payload)
                 });
-                self.cross_check_hash(r, Some(*job), &key, p, *payload, names);
+                self.cross_check_hash(r, Some(*job), &key, p, *payload, names, None);
             }
             Event::ReprocessRefused {
                 job,

@@ -93,7 +93,10 @@ impl Checker {
                 || vec![r.clone()],
             );
         }
-        self.update_job(existing, |t| t.payload = payload);
+        self.update_job(existing, |t| {
+            t.payload = payload;
+            t.derived_hash = None;
+        });
     }
 
     pub(super) fn effects_committed(

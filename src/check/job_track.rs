@@ -19,6 +19,7 @@ use super::checker::PayloadId;
 use super::record::*;
 use crate::ids::{DocumentId, Fence, JobId, SimTime, TenantId, WorkerId};
 use crate::vocab::key::IdempotencyKey;
+use crate::vocab::payload::PayloadHash;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Terminal {
@@ -101,6 +102,11 @@ pub(super) struct JobTrack {
     pub audited: bool,
     /// An audited reprocess created a successor: the work goes on under another job.
     pub reprocessed: bool,
+    /// The payload hash the checker recomputed at the enqueue from the history's names, the
+    /// job's key's document and its payload, while the job is live and its payload unchanged
+    /// (`recorded.rs`: a commit's recorded hash is compared with it instead of a second
+    /// recomputation). Not kept once the job ends: a later record recomputes.
+    pub derived_hash: Option<PayloadHash>,
 }
 
 impl JobTrack {
@@ -227,6 +233,7 @@ pub(super) fn unpack(
         reprocessed_from: rare.reprocessed_from,
         audited: f & AUDITED != 0,
         reprocessed: f & REPROCESSED != 0,
+        derived_hash: None,
     }
 }
 

@@ -52,6 +52,7 @@ fn job_of(key: IdempotencyKey, payload: PayloadId) -> JobTrack {
         reprocessed_from: None,
         audited: false,
         reprocessed: false,
+        derived_hash: None,
     }
 }
 

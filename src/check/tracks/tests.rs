@@ -35,6 +35,7 @@ fn track() -> JobTrack {
         reprocessed_from: Some(JobId(5)),
         audited: true,
         reprocessed: false,
+        derived_hash: None,
     }
 }
 
