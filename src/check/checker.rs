@@ -13,11 +13,11 @@
 pub(super) use super::dlq::DlqTrack;
 pub(super) use super::event_track::EventTracks;
 use super::invariant::{Invariant, Sometimes};
-use super::job_track::JobTracks;
 pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
+pub(super) use super::key_track::KeyTrack;
 pub use super::key_track::PayloadId;
-pub(super) use super::key_track::{KeyTrack, KeyTracks};
 use super::metrics::{DepthTrack, Tally};
+use super::tracks::Tracks;
 use super::uniqueness::Resolved;
 pub use super::verdict::{CheckReport, Verdict, Violation};
 use crate::history::{Event, Observer, Record};
@@ -31,10 +31,9 @@ pub struct Checker {
     /// The names behind keys and operations, to recompute payload hashes. Without them (a
     /// checker fed records by hand) hashes are not recomputed.
     names: Option<std::rc::Rc<KeyNames>>,
-    /// Every job's track, packed (`job_track.rs`).
-    jobs: JobTracks,
-    /// Every key's track, packed (`key_track.rs`).
-    pub(super) keys: KeyTracks,
+    /// Every job's track and every key's, packed: one record a job, which holds its key's track
+    /// too when the job was the key's first (`tracks.rs`).
+    pub(super) tracks: Tracks,
     pub(super) events: EventTracks,
     pub(super) dlq: DlqTrack,
     pub(super) depth: DepthTrack,
@@ -60,8 +59,7 @@ impl Checker {
         Checker {
             config: RunConfig::default(),
             names: None,
-            jobs: JobTracks::default(),
-            keys: KeyTracks::default(),
+            tracks: Tracks::default(),
             events: EventTracks::default(),
             dlq: DlqTrack::default(),
             depth: DepthTrack::default(),
@@ -76,8 +74,7 @@ impl Checker {
 
     pub fn with_capacity(jobs: usize) -> Checker {
         let mut c = Checker::new();
-        c.jobs.reserve(jobs);
-        c.keys = KeyTracks::with_capacity(jobs);
+        c.tracks.reserve(jobs);
         c.events.reserve(jobs + 1);
         c
     }
@@ -135,7 +132,7 @@ impl Checker {
     /// The job's track, if an `enqueued` record created it (a copy: tracks are stored packed).
     #[inline]
     pub(super) fn job(&self, job: JobId) -> Option<JobTrack> {
-        self.jobs.get(job, self.config.deadline)
+        self.tracks.get(job, self.config.deadline)
     }
 
     /// The job's track. Every record names only jobs an earlier `enqueued` created (the reader
@@ -148,7 +145,7 @@ impl Checker {
     /// Reads one part of the job's track (which must exist, as for [`Checker::job_at`]).
     #[inline]
     pub(super) fn read_job<R>(&self, job: JobId, f: impl FnOnce(&JobTrack) -> R) -> R {
-        self.jobs.read_known(job, self.config.deadline, f)
+        self.tracks.read_known(job, self.config.deadline, f)
     }
 
     /// Changes the job's track (which must exist, as for [`Checker::job_at`]).
@@ -157,25 +154,25 @@ impl Checker {
         job: JobId,
         change: impl FnOnce(&mut JobTrack) -> R,
     ) -> R {
-        self.jobs
+        self.tracks
             .update(job, self.config.deadline, change)
             .unwrap_or_else(|| panic!("history names {job} before it was enqueued"))
     }
 
     /// Where the job stands for the depth, read without unpacking its track.
     pub(super) fn job_place(&self, job: JobId) -> Option<Place> {
-        self.jobs.place(job)
+        self.tracks.place(job)
     }
 
     pub(super) fn set_job_place(&mut self, job: JobId, place: Place) {
-        self.jobs.set_place(job, place);
+        self.tracks.set_place(job, place);
     }
 
     /// Jobs with no terminal record, and the most leases any job had.
     pub(super) fn jobs_unfinished_and_most_leases(&self) -> (u64, u64) {
         let (mut unfinished, mut most) = (0, 0);
-        for i in 0..self.jobs.len() {
-            if let Some((ended, leases)) = self.jobs.ended_and_leases(JobId(i as u32)) {
+        for i in 0..self.tracks.len() {
+            if let Some((ended, leases)) = self.tracks.ended_and_leases(JobId(i as u32)) {
                 unfinished += !ended as u64;
                 most = most.max(leases);
             }
@@ -186,8 +183,8 @@ impl Checker {
     /// The key's track so far (empty if the history never named it; a copy: tracks are stored
     /// packed).
     #[inline]
-    pub(super) fn key_track(&self, key: &IdempotencyKey) -> KeyTrack {
-        self.keys.get(key)
+    pub(super) fn key_track(&self, key: &IdempotencyKey, job: Option<JobId>) -> KeyTrack {
+        self.tracks.key(key, job)
     }
 
     /// A job reached a terminal state: once only.
@@ -252,8 +249,8 @@ impl Checker {
                 // The recorded visible time as it stands (a store's clock may put it a little
                 // before the record's own time); the enqueue time when none is recorded.
                 let visible_from = visible_at.unwrap_or(at);
-                self.unique_enqueued(r, *job, key, p);
-                self.jobs.set(
+                self.unique_enqueued(
+                    r,
                     *job,
                     &JobTrack {
                         tenant: *tenant,
@@ -276,11 +273,15 @@ impl Checker {
                         reprocessed_from: *reprocess_of,
                         audited: false,
                         reprocessed: false,
+                        derived_hash: None,
                     },
                 );
                 self.depth_enqueued(at, *job, visible_from);
                 self.tenancy_enqueued(r, *job, *tenant, key);
-                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
+                let derived = self.cross_check_hash(r, Some(*job), key, p, *payload, names, None);
+                if derived.is_some() {
+                    self.update_job(*job, |t| t.derived_hash = derived);
+                }
                 let deadline = at.saturating_add(self.config.deadline);
                 self.cross_check_time(r, *job, "deadline_at", *deadline_at, deadline);
             }
@@ -300,7 +301,8 @@ impl Checker {
                 self.tenancy_resolved(r, *existing, *tenant, key, "deduplicated onto");
                 self.unique_resolved(r, Resolved::Deduped, *existing, key);
                 self.effects_enqueue_deduped(r, *existing, key, p);
-                self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
+                let known = self.known_hash(*existing, key, p);
+                self.cross_check_hash(r, Some(*existing), key, p, *payload, names, known);
             }
             Event::EnqueueConflict {
                 tenant,
@@ -321,7 +323,7 @@ impl Checker {
                 if !any_payload {
                     self.effects_enqueue_conflict(r, *existing, key, p);
                 }
-                self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
+                self.cross_check_hash(r, Some(*existing), key, p, *payload, names, None);
             }
             Event::EnqueueReplaced {
                 tenant,
@@ -344,8 +346,9 @@ impl Checker {
                 };
                 self.tenancy_resolved(r, *existing, *tenant, key, "replaced into");
                 self.unique_resolved(r, Resolved::Replaced, *existing, key);
-                self.cross_check_hash(r, Some(*existing), key, p, *payload, names);
-                self.cross_check_hash(r, Some(*existing), key, was, *replaced_payload, names);
+                self.cross_check_hash(r, Some(*existing), key, p, *payload, names, None);
+                let recorded = *replaced_payload;
+                self.cross_check_hash(r, Some(*existing), key, was, recorded, names, None);
                 self.effects_enqueue_replaced(r, *existing, key, p, was);
             }
             Event::Visible { job } => self.depth_visible_record(r, *job),
@@ -408,25 +411,22 @@ impl Checker {
                 event,
                 ..
             } => {
-                let p = self.read_job(*job, |t| t.payload);
                 self.effects_committed(r, *job, key, *output, *event);
-                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
+                self.cross_check_commit_hash(r, *job, key, *payload, names);
             }
             Event::CommitDeduped {
                 job, key, payload, ..
             } => {
                 self.reached(Sometimes::CommitDeduped);
-                let p = self.read_job(*job, |t| t.payload);
                 self.effects_commit_deduped(r, *job, key);
-                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
+                self.cross_check_commit_hash(r, *job, key, *payload, names);
             }
             Event::CommitConflict {
                 job, key, payload, ..
             } => {
                 self.reached(Sometimes::PayloadConflict);
-                let p = self.read_job(*job, |t| t.payload);
                 self.effects_commit_conflict(r, *job, key);
-                self.cross_check_hash(r, Some(*job), key, p, *payload, names);
+                self.cross_check_commit_hash(r, *job, key, *payload, names);
             }
             Event::Acked { job, worker, fence } => {
                 self.fenced(r, *job, Some(*worker), *fence, "ack");
@@ -488,8 +488,12 @@ impl Checker {
             Event::WorkerCrashed { .. } => self.reached(Sometimes::WorkerCrashed),
             Event::WorkerRestarted { .. } => {}
             Event::Published {
-                event, key, direct, ..
-            } => self.effects_published(*event, key, *direct),
+                event,
+                key,
+                job,
+                direct,
+                ..
+            } => self.effects_published(*event, key, *job, *direct),
             Event::MarkedPublished { .. } | Event::OutboxPruned { .. } => {}
             Event::Struck(s) => self.reached(Sometimes::Struck(s.fault)),
             Event::EffectApplied {
@@ -499,7 +503,7 @@ impl Checker {
                 output,
             } => self.effects_applied(r, *event, key, *job, *output),
             Event::DuplicateEvent { .. } => self.reached(Sometimes::RepublishAbsorbed),
-            Event::ReviewDone { key, .. } => self.keys.review(key),
+            Event::ReviewDone { key, job, .. } => self.tracks.review(key, Some(*job)),
             Event::PayloadMutated {
                 job,
                 content,
@@ -507,9 +511,10 @@ impl Checker {
             } => {
                 let (key, p) = self.update_job(*job, |t| {
                     t.payload.content = *content;
+                    t.derived_hash = None;
                     (t.key, t.payload)
                 });
-                self.cross_check_hash(r, Some(*job), &key, p, *payload, names);
+                self.cross_check_hash(r, Some(*job), &key, p, *payload, names, None);
             }
             Event::ReprocessRefused {
                 job,
@@ -561,9 +566,9 @@ impl Checker {
     /// At the end: every job has its terminal record, every reprocess its audit entry.
     fn jobs_finish(&mut self, end: SimTime, unsettled: &str) {
         let u = self.unit();
-        for i in 0..self.jobs.len() {
+        for i in 0..self.tracks.len() {
             let job = JobId(i as u32);
-            if !self.jobs.needs_finish_check(job) {
+            if !self.tracks.needs_finish_check(job) {
                 continue;
             }
             let Some(t) = self.job(job) else { continue };

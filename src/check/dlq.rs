@@ -298,7 +298,7 @@ impl Checker {
                     version: t.key.version + 1,
                     ..t.key
                 };
-                self.key_track(&next).enqueued()
+                self.key_track(&next, None).enqueued()
             }
             // `no_such_job` with a job the history enqueued.
             _ => false,

@@ -9,6 +9,7 @@
 
 use super::checker::{Checker, PayloadId};
 use super::invariant::Invariant;
+use super::tracks::KeyCursor;
 use crate::history::Record;
 use crate::ids::{EventId, JobId, SimTime};
 use crate::vocab::key::IdempotencyKey;
@@ -92,7 +93,10 @@ impl Checker {
                 || vec![r.clone()],
             );
         }
-        self.update_job(existing, |t| t.payload = payload);
+        self.update_job(existing, |t| {
+            t.payload = payload;
+            t.derived_hash = None;
+        });
     }
 
     pub(super) fn effects_committed(
@@ -106,7 +110,7 @@ impl Checker {
         let at = r.at;
         let u = self.unit();
         let payload = self.read_job(job, |t| t.payload);
-        let (first, results) = self.keys.commit(key, (at, job, output), payload, event);
+        let (first, results) = self.tracks.commit(key, (at, job, output), payload, event);
         if results > 1 {
             let (first_at, first_job, _) = first.unwrap_or_default();
             self.violate(
@@ -122,7 +126,7 @@ impl Checker {
 
     pub(super) fn effects_commit_deduped(&mut self, r: &Record, job: JobId, key: &IdempotencyKey) {
         let payload = self.read_job(job, |t| t.payload);
-        let k = self.key_track(key);
+        let k = self.key_track(key, Some(job));
         if k.results == 0 {
             self.violate(
                 Invariant::PayloadConflictRejected,
@@ -146,7 +150,7 @@ impl Checker {
 
     pub(super) fn effects_commit_conflict(&mut self, r: &Record, job: JobId, key: &IdempotencyKey) {
         let payload = self.read_job(job, |t| t.payload);
-        let k = self.key_track(key);
+        let k = self.key_track(key, Some(job));
         if k.results == 0 || k.payload() == Some(payload) {
             self.violate(
                 Invariant::PayloadConflictRejected,
@@ -165,17 +169,23 @@ impl Checker {
     /// An accepted ack: the job's key must have a committed result already.
     pub(super) fn effects_acked(&mut self, r: &Record, job: JobId) {
         let key = self.read_job(job, |t| t.key);
-        if self.keys.results(&key) == 0 {
+        if self.tracks.results(&key, Some(job)) == 0 {
             self.violate_job(Invariant::AckedWithResult, r, job, || {
                 format!("{job} was acked, but its key has no committed result: the work is marked done with no effect")
             });
         }
     }
 
-    pub(super) fn effects_published(&mut self, event: EventId, key: &IdempotencyKey, direct: bool) {
+    pub(super) fn effects_published(
+        &mut self,
+        event: EventId,
+        key: &IdempotencyKey,
+        job: JobId,
+        direct: bool,
+    ) {
         let first_publish = self.events.publish(event);
         if direct && first_publish {
-            self.keys.publish_direct(key, event);
+            self.tracks.publish_direct(key, Some(job), event);
         }
     }
 
@@ -190,7 +200,7 @@ impl Checker {
         let at = r.at;
         let u = self.unit();
         let twice = self.events.apply(event);
-        let (earlier, first) = self.keys.apply(key, at, event);
+        let (earlier, first) = self.tracks.apply(key, Some(job), at, event);
         if twice || earlier.is_some() {
             self.violate(
                 Invariant::NoDuplicateEffect,
@@ -220,8 +230,8 @@ impl Checker {
     /// order the history first named them: stable, and no sort.
     pub(super) fn effects_finish(&mut self, end: SimTime, unsettled: &str) {
         let u = self.unit();
-        for slot in 0..self.keys.len() {
-            let (key, k) = self.keys.at(slot as u32);
+        let mut cursor = KeyCursor::default();
+        while let Some((key, k)) = self.tracks.next_key(&mut cursor) {
             if k.results > 0 && k.events == 0 {
                 let (when, job, _) = k.first_commit().unwrap_or_default();
                 self.violate(

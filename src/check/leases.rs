@@ -118,10 +118,13 @@ impl Checker {
         self.fenced(r, job, Some(worker), fence, "heartbeat");
         let at = r.at;
         let u = self.unit();
-        let t = self.job_at(job);
-        let end = t.lease_end(&self.config);
-        if fence == t.fence && t.terminal.is_none() {
-            if !t.lease_held {
+        let config = &self.config;
+        let (end, latest, live, held) = self.read_job(job, |t| {
+            let live = t.terminal.is_none();
+            (t.lease_end(config), t.fence, live, t.lease_held)
+        });
+        if fence == latest && live {
+            if !held {
                 self.violate_job(Invariant::FencedWrites, r, job, || {
                     format!("heartbeat of {job} with {fence} accepted at {at} {u}, but that lease was already released or expired")
                 });
@@ -156,27 +159,27 @@ impl Checker {
         what: &'static str,
     ) {
         let u = self.unit();
-        let t = self.job_at(job);
-        if t.leases == 0 {
+        let (leases, latest, holder, leased_at, terminal) = self.read_job(job, |t| {
+            (t.leases, t.fence, t.holder, t.leased_at, t.terminal)
+        });
+        if leases == 0 {
             self.violate_job(Invariant::FencedWrites, r, job, || {
                 format!("{what} of {job} accepted with {fence}, but the job was never leased")
             });
-        } else if t.fence != fence {
+        } else if latest != fence {
             self.violate_job(Invariant::FencedWrites, r, job, || {
                 format!(
-                    "{what} of {job} accepted with {fence}, but the current lease holds {}",
-                    t.fence
+                    "{what} of {job} accepted with {fence}, but the current lease holds {latest}"
                 )
             });
-        } else if let Some(w) = worker.filter(|w| *w != t.holder) {
+        } else if let Some(w) = worker.filter(|w| *w != holder) {
             self.violate_job(Invariant::FencedWrites, r, job, || {
                 format!(
-                    "{what} of {job} with {fence} accepted from {w}, but {fence} was issued to {} at {} {u}",
-                    t.holder, t.leased_at
+                    "{what} of {job} with {fence} accepted from {w}, but {fence} was issued to {holder} at {leased_at} {u}"
                 )
             });
         }
-        if let Some((state, when)) = t.terminal {
+        if let Some((state, when)) = terminal {
             self.violate_job(Invariant::TerminalOnce, r, job, || {
                 format!("{what} of {job} accepted after it was already {state:?} at {when} {u}")
             });

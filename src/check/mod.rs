@@ -17,10 +17,12 @@ mod key_track;
 mod leases;
 mod metrics;
 mod policy;
+mod record;
 mod recorded;
 mod tenancy;
 #[cfg(test)]
 mod tests;
+mod tracks;
 mod uniqueness;
 mod verdict;
 

@@ -17,7 +17,10 @@ use crate::vocab::payload::{payload_hash, PayloadHash};
 
 impl Checker {
     /// A recorded payload hash must be the hash of the key's document, the operation and the
-    /// content (when the names are known).
+    /// content (when the names are known). `known`: the hash the checker recomputed earlier
+    /// from the history for this same document and payload (a live job's, from its enqueue), so
+    /// it is not recomputed. Returns the hash it compared with, if it did.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn cross_check_hash(
         &mut self,
         r: &Record,
@@ -26,11 +29,19 @@ impl Checker {
         payload: PayloadId,
         recorded: Option<PayloadHash>,
         names: Option<&KeyNames>,
-    ) {
+        known: Option<PayloadHash>,
+    ) -> Option<PayloadHash> {
         let (Some(recorded), Some(names)) = (recorded, names) else {
-            return;
+            return None;
         };
-        let expected = payload_hash(names, key.document, payload.operation, payload.content);
+        let expected = known.unwrap_or_else(|| {
+            payload_hash(names, key.document, payload.operation, payload.content)
+        });
+        debug_assert_eq!(
+            expected,
+            payload_hash(names, key.document, payload.operation, payload.content),
+            "a known hash is the one the history's names give"
+        );
         if expected != recorded {
             let document = names.documents.name(key.document);
             let operation = names.operations.name(payload.operation).to_string();
@@ -43,6 +54,39 @@ impl Checker {
                 || vec![r.clone()],
             );
         }
+        Some(expected)
+    }
+
+    /// The payload hash the checker derived at `job`'s enqueue (`JobTrack::derived_hash`), if
+    /// it holds for `key`'s document and `payload`.
+    pub(super) fn known_hash(
+        &self,
+        job: JobId,
+        key: &IdempotencyKey,
+        payload: PayloadId,
+    ) -> Option<PayloadHash> {
+        self.read_job(job, |t| {
+            let same = t.key.document == key.document && t.payload == payload;
+            t.derived_hash.filter(|_| same)
+        })
+    }
+
+    /// A commit's recorded payload hash (`result_committed`, `commit_deduped`,
+    /// `commit_conflict`), against the committing job's payload: compared with the hash derived
+    /// at its enqueue while it holds, recomputed otherwise.
+    pub(super) fn cross_check_commit_hash(
+        &mut self,
+        r: &Record,
+        job: JobId,
+        key: &IdempotencyKey,
+        recorded: Option<PayloadHash>,
+        names: Option<&KeyNames>,
+    ) {
+        let (payload, known) = self.read_job(job, |t| {
+            let same = t.key.document == key.document;
+            (t.payload, t.derived_hash.filter(|_| same))
+        });
+        self.cross_check_hash(r, Some(job), key, payload, recorded, names, known);
     }
 
     /// A recorded time (`field`) must equal the one recomputed.

@@ -6,7 +6,7 @@
 //! the key's newest job as the history created it and that job's state as its records left it
 //! (terminal, leased). The
 //! record's own verdict is never taken for granted. The key's newest job is kept in its track
-//! (`key_track.rs`: no bytes of its own while the key has one job).
+//! (`key_track.rs`: its first job's, no bytes of its own while the key has one job).
 //! Does not: compare payloads (`effects`: a dedupe onto a different payload, a refusal of the
 //! same one), or judge tenants (`tenancy`).
 //!
@@ -19,7 +19,7 @@
 //! - `replace`: the newest job takes the payload while it is neither leased (a lease not yet
 //!   released or recorded as expired) nor terminal; a new job otherwise.
 
-use super::checker::{Checker, PayloadId};
+use super::checker::{Checker, JobTrack};
 use super::invariant::Invariant;
 use crate::history::Record;
 use crate::ids::JobId;
@@ -70,24 +70,18 @@ fn allowed(mode: Unique, terminal: bool, leased: bool) -> Option<Resolved> {
 }
 
 impl Checker {
-    /// The newest job the history created under `key`, if any.
-    fn newest_job(&self, key: &IdempotencyKey) -> Option<JobId> {
-        self.keys.newest(key)
+    /// The newest job the history created under `key`, if any (`existing`: the job the record
+    /// names, which is usually the key's first).
+    fn newest_job(&self, key: &IdempotencyKey, existing: JobId) -> Option<JobId> {
+        self.tracks.newest(key, Some(existing))
     }
 
-    /// An `enqueued` record: if the key already had a job, the mode must allow a second one.
-    /// The job becomes the key's newest (and the key takes its payload if it is the key's first
-    /// enqueue: `effects` compares later submits with it). Call before the new job's track is
-    /// set.
-    pub(super) fn unique_enqueued(
-        &mut self,
-        r: &Record,
-        job: JobId,
-        key: &IdempotencyKey,
-        payload: PayloadId,
-    ) {
-        if let Some(newest) = self.keys.enqueue(key, job, payload) {
-            self.unique_judge(r, Resolved::NewJob, newest, key, job);
+    /// An `enqueued` record creating `job` with track `t`: if the key already had a job, the
+    /// mode must allow a second one. The job becomes the key's newest (and the key takes its
+    /// payload if it is the key's first enqueue: `effects` compares later submits with it).
+    pub(super) fn unique_enqueued(&mut self, r: &Record, job: JobId, t: &JobTrack) {
+        if let Some(newest) = self.tracks.create(job, t) {
+            self.unique_judge(r, Resolved::NewJob, newest, &t.key, job);
         }
     }
 
@@ -102,7 +96,7 @@ impl Checker {
         existing: JobId,
         key: &IdempotencyKey,
     ) -> bool {
-        let newest = self.newest_job(key);
+        let newest = self.newest_job(key, existing);
         if newest != Some(existing) {
             let said = how.what();
             let newest = newest.map_or("no job".to_string(), |j| j.to_string());

@@ -1,8 +1,9 @@
-//! The packed key track reads back what was written, and each packed operation does what it
-//! does on the plain track.
+//! A key's track reads back what was written, and each operation on it does what it does on the
+//! plain track, whether the track is in its first job's record or an orphan's.
 
 use super::*;
-use crate::ids::{DocumentId, TenantId};
+use crate::check::job_track::DlqEntry;
+use crate::ids::{DocumentId, Fence, OperationId, TenantId, WorkerId};
 
 fn key(document: u32) -> IdempotencyKey {
     IdempotencyKey {
@@ -28,20 +29,52 @@ fn seen(k: &KeyTrack) -> String {
     )
 }
 
-#[test]
-fn a_packed_key_track_is_44_bytes() {
-    assert_eq!(std::mem::size_of::<Packed>(), 44);
+/// A live job of `key` with `payload`, to enqueue.
+fn job_of(key: IdempotencyKey, payload: PayloadId) -> JobTrack {
+    JobTrack {
+        tenant: TenantId(1),
+        key,
+        payload,
+        enqueued_at: 0,
+        deadline_at: 0,
+        visible_from: 0,
+        fence: Fence(0),
+        holder: WorkerId(0),
+        leased_at: 0,
+        renewed_at: 0,
+        renewed: false,
+        lease_held: false,
+        leases: 0,
+        place: Place::Waiting,
+        terminal: None,
+        failure: None,
+        dlq: DlqEntry::None,
+        reprocessed_from: None,
+        audited: false,
+        reprocessed: false,
+        derived_hash: None,
+    }
 }
 
 #[test]
 fn a_key_track_reads_back_as_it_was_written() {
-    let mut keys = KeyTracks::default();
-    assert_eq!(seen(&keys.get(&key(3))), seen(&KeyTrack::default()));
+    for home in [true, false] {
+        reads_back(home);
+    }
+}
+
+/// In its job's record (`home`: job 7 enqueued under it first), or an orphan's.
+fn reads_back(home: bool) {
+    let mut keys = Tracks::default();
+    assert_eq!(seen(&keys.key(&key(3), None)), seen(&KeyTrack::default()));
     let mut want = KeyTrack::default();
     let payload = PayloadId {
         operation: OperationId(2),
         content: 0xdead_beef_0000_0001,
     };
+    if home {
+        keys.create(JobId(7), &job_of(key(3), payload));
+    }
     for step in 0..6 {
         let change = |k: &mut KeyTrack| match step {
             0 => {
@@ -61,17 +94,27 @@ fn a_key_track_reads_back_as_it_was_written() {
             _ => k.set_newest(JobId(9)),
         };
         change(&mut want);
-        keys.update(&key(3), change);
-        assert_eq!(seen(&keys.get(&key(3))), seen(&want), "after step {step}");
+        keys.update_key(&key(3), change);
+        assert_eq!(
+            seen(&keys.key(&key(3), None)),
+            seen(&want),
+            "after step {step}"
+        );
         // One job, applied from its result event: nothing apart.
-        assert_eq!(keys.wide.is_empty(), step < 5, "after step {step}");
+        if home {
+            assert_eq!(keys.side.is_empty(), step < 5, "after step {step}");
+        }
     }
-    // A second job moves the first committer to the side table.
-    assert_eq!(keys.wide.len(), 1);
-    assert_eq!(keys.get(&key(3)).first_job, JobId(7));
-    assert_eq!(keys.len(), 1);
-    let (k, _) = keys.at(0);
-    assert_eq!(k, key(3));
+    // A second job is the newest, apart.
+    match home {
+        true => assert_eq!(keys.side.len(), 1),
+        // An orphan key has no job of its own: its newest job and first committer are apart.
+        false => assert_eq!(keys.orphans.side.len(), 2),
+    }
+    assert_eq!(keys.key(&key(3), None).first_job, JobId(7));
+    let mut c = KeyCursor::default();
+    assert_eq!(keys.next_key(&mut c).map(|(k, _)| k), Some(key(3)));
+    assert!(keys.next_key(&mut c).is_none());
 }
 
 /// The operations the families call, on a plain track: what the packed ones must equal.
@@ -133,14 +176,17 @@ fn plain(k: &mut KeyTrack, op: Op) -> String {
     }
 }
 
-fn packed(keys: &mut KeyTracks, key: &IdempotencyKey, op: Op) -> String {
+fn packed(keys: &mut Tracks, key: &IdempotencyKey, op: Op) -> String {
     let payload = |content| PayloadId {
         operation: OperationId(1),
         content,
     };
     match op {
         Op::Enqueue(job, content) => {
-            format!("{:?}", keys.enqueue(key, JobId(job), payload(content)))
+            format!(
+                "{:?}",
+                keys.create(JobId(job), &job_of(*key, payload(content)))
+            )
         }
         Op::Commit(at, job, event) => {
             let r = keys.commit(
@@ -152,12 +198,12 @@ fn packed(keys: &mut KeyTracks, key: &IdempotencyKey, op: Op) -> String {
             format!("{r:?}")
         }
         Op::Publish(e) => {
-            keys.publish_direct(key, EventId(e));
+            keys.publish_direct(key, None, EventId(e));
             String::new()
         }
-        Op::Apply(at, e) => format!("{:?}", keys.apply(key, at, EventId(e))),
+        Op::Apply(at, e) => format!("{:?}", keys.apply(key, Some(JobId(4)), at, EventId(e))),
         Op::Review => {
-            keys.review(key);
+            keys.review(key, Some(JobId(2)));
             String::new()
         }
     }
@@ -234,21 +280,24 @@ fn each_operation_on_a_packed_track_does_what_it_does_on_a_plain_one() {
         ],
     ];
     for (n, history) in histories.iter().enumerate() {
-        let mut keys = KeyTracks::default();
+        let mut keys = Tracks::default();
         let mut want = KeyTrack::default();
         for (i, op) in history.iter().enumerate() {
             let said = packed(&mut keys, &key(n as u32), *op);
             assert_eq!(said, plain(&mut want, *op), "history {n}, step {i}");
-            let got = keys.get(&key(n as u32));
+            let got = keys.key(&key(n as u32), None);
             assert_eq!(seen(&got), seen(&want), "history {n}, step {i}");
-            assert_eq!(keys.newest(&key(n as u32)), want.newest());
-            assert_eq!(keys.results(&key(n as u32)), want.results);
+            assert_eq!(keys.newest(&key(n as u32), None), want.newest());
+            assert_eq!(keys.results(&key(n as u32), None), want.results);
         }
     }
-    // Counts past a packed field's range.
-    let mut keys = KeyTracks::default();
+    // Counts past a packed field's range, in a job's record.
+    let mut keys = Tracks::default();
     let mut want = KeyTrack::default();
-    for i in 0..70_000 {
+    for op in [Enqueue(3, 3), Commit(0, 3, Some(0))] {
+        assert_eq!(packed(&mut keys, &key(0), op), plain(&mut want, op));
+    }
+    for i in 1..70_000 {
         let op = if i % 2 == 0 {
             Commit(i, 3, Some(i))
         } else {
@@ -256,12 +305,12 @@ fn each_operation_on_a_packed_track_does_what_it_does_on_a_plain_one() {
         };
         assert_eq!(packed(&mut keys, &key(0), op), plain(&mut want, op));
     }
-    assert_eq!(seen(&keys.get(&key(0))), seen(&want));
+    assert_eq!(seen(&keys.key(&key(0), None)), seen(&want));
 }
 
 #[test]
 fn values_apart_from_their_packed_field_are_kept_exactly() {
-    let mut keys = KeyTracks::default();
+    let mut keys = Tracks::default();
     let mut want = KeyTrack::default();
     let change = |k: &mut KeyTrack| {
         // Applied before any commit, from another event, at a time before the commit's.
@@ -273,9 +322,9 @@ fn values_apart_from_their_packed_field_are_kept_exactly() {
         k.set_newest(JobId(4));
     };
     change(&mut want);
-    keys.update(&key(0), change);
-    assert_eq!(seen(&keys.get(&key(0))), seen(&want));
-    assert_eq!(keys.get(&key(0)).first_job, JobId(u32::MAX));
+    keys.update_key(&key(0), change);
+    assert_eq!(seen(&keys.key(&key(0), None)), seen(&want));
+    assert_eq!(keys.key(&key(0), None).first_job, JobId(u32::MAX));
     // Narrow again: the packed field wins over a stale side-table value.
     let narrow = |k: &mut KeyTrack| {
         k.first_at = 10;
@@ -283,8 +332,8 @@ fn values_apart_from_their_packed_field_are_kept_exactly() {
         k.set_result_event(EventId(6));
     };
     narrow(&mut want);
-    keys.update(&key(0), narrow);
-    assert_eq!(seen(&keys.get(&key(0))), seen(&want));
+    keys.update_key(&key(0), narrow);
+    assert_eq!(seen(&keys.key(&key(0), None)), seen(&want));
     // Applied before the first commit's time.
     let mut early = KeyTrack::default();
     let change = |k: &mut KeyTrack| {
@@ -293,6 +342,6 @@ fn values_apart_from_their_packed_field_are_kept_exactly() {
         k.set_applied(400, EventId(0));
     };
     change(&mut early);
-    keys.update(&key(1), change);
-    assert_eq!(seen(&keys.get(&key(1))), seen(&early));
+    keys.update_key(&key(1), change);
+    assert_eq!(seen(&keys.key(&key(1), None)), seen(&early));
 }

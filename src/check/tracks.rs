@@ -1,0 +1,591 @@
+//! Where the checker keeps what it remembers of every job and every key: one [`Record`] per job
+//! (`record.rs`), which also holds the track of the job's key when the job was the first the
+//! history enqueued under it (under `unique = "forever"`, every job), and the checker's own
+//! index on keys.
+//!
+//! Owns: [`Tracks`]: the records by job id; the slab of live jobs' plain tracks (a job without a
+//! terminal record is read and changed in place there, and packed into its record when it
+//! ends, its slot reused, so the slab holds as many tracks as there are unfinished jobs); the
+//! side and rare tables; the index on keys (key → the job whose record holds the key's track:
+//! a chain head by document and a link in each record, the key read back from the record, 8
+//! bytes a key where a 16-byte entry with its own copy of the key and a 4-byte head were); and
+//! the orphan keys: a key a record names before any job was enqueued under it (only a broken
+//! history does that) keeps its track apart, in the layout of a record with no job.
+//! A key with several jobs (a `unique` mode other than `forever`) keeps its track in its first
+//! job's record; the others' records hold only their job's part, the newest job is in the side
+//! table.
+//! Does not: judge (the families do) or decide what a field means (`job_track.rs`,
+//! `key_track.rs`).
+
+use super::job_track::{self, JobTrack, Place, Rare};
+use super::key_track::{self, FirstCommit, KeyTrack, PayloadId};
+use super::record::*;
+use crate::ids::{EventId, JobId, SimTime};
+use crate::key_index::KeyIndex;
+use crate::vocab::key::IdempotencyKey;
+use std::collections::BTreeMap;
+
+/// No record: the end of a chain.
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct Tracks {
+    records: Vec<Record>,
+    /// The live jobs' plain tracks; `free` lists the slots to reuse (last freed first).
+    live: Vec<JobTrack>,
+    free: Vec<u32>,
+    /// Values too wide for their packed field, by job and field.
+    side: Side,
+    /// A finished job's rare parts (`job_track::Rare`), by job, when it has one.
+    rare: BTreeMap<u32, Rare>,
+    /// The first record of each document's chain, for documents below `heads.len()`, and of the
+    /// documents at or above it (a history naming `doc-2000000000` does not grow the vector).
+    heads: Vec<u32>,
+    far: BTreeMap<u32, u32>,
+    /// Records holding their key's track.
+    homes: u32,
+    orphans: Orphans,
+}
+
+/// Keys a record named before any job was enqueued under them (a broken history's): each keeps
+/// its track in a record of its own (its job's part unused), found through an index of its own.
+#[derive(Clone, Debug, Default)]
+struct Orphans {
+    index: KeyIndex,
+    records: Vec<Record>,
+    side: Side,
+    /// How many keys the jobs' records held when the history first named it: the keys are
+    /// visited at the end in the order the history first named them.
+    after: Vec<u32>,
+}
+
+/// Where a key's track is.
+#[derive(Clone, Copy, Debug)]
+enum At {
+    /// In its first job's record.
+    Home(u32),
+    Orphan(u32),
+}
+
+/// A place in the visit of every key ([`Tracks::next_key`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct KeyCursor {
+    record: usize,
+    orphan: usize,
+    homes: u32,
+}
+
+impl Tracks {
+    pub fn reserve(&mut self, jobs: usize) {
+        self.records.reserve_exact(jobs);
+        self.heads.reserve_exact(jobs);
+    }
+
+    /// Job ids seen (the records held, gaps included).
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    #[inline]
+    fn exists(&self, job: JobId) -> Option<&Record> {
+        self.records
+            .get(job.index())
+            .filter(|r| r.flags & EXISTS != 0)
+    }
+
+    /// A finished job's track, unpacked.
+    fn unpack_job(&self, job: u32, r: &Record, deadline: SimTime) -> JobTrack {
+        let rare = match (r.flags & (HAS_FAILURE | HAS_REPROCESSED_FROM), r.key_flags & JOB_PAYLOAD_APART) {
+            (0, 0) => Rare::default(),
+            _ => *self.rare.get(&job).expect(
+                "a record flagged with a failure, a reprocess link or a payload apart has it in `rare`",
+            ),
+        };
+        let payload = rare.payload.unwrap_or_else(|| key_track::stored_payload(r));
+        job_track::unpack(job, r, &self.side, payload, rare, deadline)
+    }
+
+    /// The job's track, if an `enqueued` record created it. `deadline` is the configured one.
+    #[inline]
+    pub fn get(&self, job: JobId, deadline: SimTime) -> Option<JobTrack> {
+        let r = self.exists(job)?;
+        Some(match r.flags & LIVE {
+            0 => self.unpack_job(job.0, r, deadline),
+            _ => self.live[r.visible_from as usize],
+        })
+    }
+
+    /// Reads the job's track (without copying it when live). The job must exist: every record
+    /// names only jobs an earlier `enqueued` created (the reader refuses any other history, and
+    /// the kernel cannot write one).
+    #[inline]
+    pub fn read_known<R>(
+        &self,
+        job: JobId,
+        deadline: SimTime,
+        f: impl FnOnce(&JobTrack) -> R,
+    ) -> R {
+        let Some(r) = self.exists(job) else {
+            panic!("history names {job} before it was enqueued")
+        };
+        match r.flags & LIVE {
+            0 => f(&self.unpack_job(job.0, r, deadline)),
+            _ => f(&self.live[r.visible_from as usize]),
+        }
+    }
+
+    /// An `enqueued` record created `job` with track `t` (live): its record is written, and it
+    /// becomes its key's newest job (the key's first: its record holds the key's track, whose
+    /// payload is the job's). Returns the key's newest job before it.
+    pub fn create(&mut self, job: JobId, t: &JobTrack) -> Option<JobId> {
+        let i = job.index();
+        assert!(
+            self.exists(job).is_none(),
+            "{job} enqueued twice (the reader refuses such a history)"
+        );
+        assert!(t.terminal.is_none(), "a new job has no terminal record");
+        // Job ids grow with the enqueues (the reader numbers jobs in order of first appearance,
+        // which is the enqueue; the kernel as it enqueues), so the jobs' keys are visited at the
+        // end in the order the history first named them.
+        debug_assert!(i >= self.records.len(), "{job} enqueued after a later job");
+        if self.records.len() <= i {
+            self.records.resize(i + 1, Record::default());
+        }
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.live[slot as usize] = *t;
+                slot
+            }
+            None => {
+                self.live.push(*t);
+                (self.live.len() - 1) as u32
+            }
+        };
+        let found = self.find(&t.key, None);
+        let r = &mut self.records[i];
+        *r = Record {
+            enqueued_at: split(t.enqueued_at),
+            visible_from: slot,
+            flags: EXISTS | LIVE,
+            next: NONE,
+            ..Record::default()
+        };
+        job_track::write_key(job.0, r, &t.key, t.tenant, &mut self.side);
+        let payload = t.payload;
+        let enqueue = |k: &mut KeyTrack| {
+            let before = k.newest();
+            k.set_newest(job);
+            if !k.enqueued() {
+                k.set_enqueued();
+                k.set_payload(payload);
+            }
+            before
+        };
+        match found {
+            None => {
+                (r.content, r.operation) = (split(payload.content), payload.operation.0);
+                r.key_flags = HOME | ENQUEUED | HAS_NEWEST;
+                self.chain_insert(job.0);
+                None
+            }
+            Some(at) => self.change_key(at, enqueue),
+        }
+    }
+
+    /// Changes the job's track in place; `None` if it was never enqueued. A live job whose
+    /// track gets its terminal record is packed.
+    #[inline]
+    pub fn update<R>(
+        &mut self,
+        job: JobId,
+        deadline: SimTime,
+        change: impl FnOnce(&mut JobTrack) -> R,
+    ) -> Option<R> {
+        let r = self.exists(job)?;
+        if r.flags & LIVE != 0 {
+            let slot = r.visible_from;
+            let t = &mut self.live[slot as usize];
+            let out = change(t);
+            if t.terminal.is_some() {
+                let t = *t;
+                self.free.push(slot);
+                self.pack_job(job.0, &t);
+            }
+            return Some(out);
+        }
+        let mut t = self.unpack_job(job.0, r, deadline);
+        let out = change(&mut t);
+        assert!(
+            t.terminal.is_some(),
+            "a terminal record is never taken back"
+        );
+        self.pack_job(job.0, &t);
+        Some(out)
+    }
+
+    /// Packs a finished job's track into its record: its payload is its key's unless it
+    /// differs, then it goes to the rare table with the other rare parts.
+    fn pack_job(&mut self, job: u32, t: &JobTrack) {
+        let r = &mut self.records[job as usize];
+        job_track::pack(job, r, t, &mut self.side);
+        let mut rare = Rare {
+            failure: t.failure,
+            reprocessed_from: t.reprocessed_from,
+            payload: None,
+        };
+        if r.key_flags & HOME == 0 {
+            (r.content, r.operation) = (split(t.payload.content), t.payload.operation.0);
+        } else if key_track::stored_payload(r) == t.payload {
+            r.key_flags &= !JOB_PAYLOAD_APART;
+        } else {
+            r.key_flags |= JOB_PAYLOAD_APART;
+            rare.payload = Some(t.payload);
+        }
+        if !rare.is_empty() {
+            self.rare.insert(job, rare);
+        } else if !self.rare.is_empty() {
+            self.rare.remove(&job);
+        }
+    }
+
+    /// Where the job stands for the depth (`None`: never enqueued).
+    #[inline]
+    pub fn place(&self, job: JobId) -> Option<Place> {
+        let r = self.exists(job)?;
+        Some(match r.flags & LIVE {
+            0 => job_track::place_of(r.flags),
+            _ => self.live[r.visible_from as usize].place,
+        })
+    }
+
+    #[inline]
+    pub fn set_place(&mut self, job: JobId, place: Place) {
+        if let Some(r) = self.records.get_mut(job.index()) {
+            if r.flags & LIVE != 0 {
+                self.live[r.visible_from as usize].place = place;
+            } else if r.flags & EXISTS != 0 {
+                r.flags = (r.flags & !(3 << PLACE_SHIFT)) | ((place as u16) << PLACE_SHIFT);
+            }
+        }
+    }
+
+    /// Plain tracks held (the unfinished jobs at most, and never more than were ever unfinished
+    /// at once).
+    #[cfg(test)]
+    pub fn live_capacity(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Whether the job has its terminal record, and its leases (`None`: never enqueued), read
+    /// without unpacking: the end-of-run figures visit every job.
+    pub fn ended_and_leases(&self, job: JobId) -> Option<(bool, u64)> {
+        let r = self.exists(job)?;
+        Some(match r.flags & LIVE {
+            0 => job_track::ended_and_leases(job.0, r, &self.side),
+            _ => {
+                let t = &self.live[r.visible_from as usize];
+                (t.terminal.is_some(), t.leases as u64)
+            }
+        })
+    }
+
+    /// Whether the end-of-run checks have anything to say about the job: it has no terminal
+    /// record, or it was created by a reprocess with no audit entry.
+    pub fn needs_finish_check(&self, job: JobId) -> bool {
+        self.exists(job).is_some_and(|r| {
+            r.flags & LIVE != 0 || (r.flags & HAS_REPROCESSED_FROM != 0 && r.flags & AUDITED == 0)
+        })
+    }
+}
+
+/// The keys.
+impl Tracks {
+    #[inline]
+    fn head(&self, document: u32) -> u32 {
+        match self.heads.get(document as usize) {
+            Some(&h) => h,
+            None => self.far.get(&document).copied().unwrap_or(NONE),
+        }
+    }
+
+    /// The job whose record holds `key`'s track, if a job was enqueued under it first.
+    #[inline]
+    fn home(&self, key: &IdempotencyKey) -> Option<u32> {
+        let mut at = self.head(key.document.0);
+        while at != NONE {
+            let r = &self.records[at as usize];
+            if job_track::has_key(at, r, key, &self.side) {
+                return Some(at);
+            }
+            at = r.next;
+        }
+        None
+    }
+
+    /// Where `key`'s track is; `hint` is a job the record at hand names with the key, whose
+    /// record holds the key's track when the key is its (the usual case: no search).
+    #[inline]
+    fn find(&self, key: &IdempotencyKey, hint: Option<JobId>) -> Option<At> {
+        if let Some(j) = hint {
+            let r = self.records.get(j.index());
+            if r.is_some_and(|r| {
+                r.key_flags & HOME != 0 && job_track::has_key(j.0, r, key, &self.side)
+            }) {
+                return Some(At::Home(j.0));
+            }
+        }
+        if let Some(job) = self.home(key) {
+            return Some(At::Home(job));
+        }
+        if self.orphans.records.is_empty() {
+            return None;
+        }
+        self.orphans.index.get(key).map(At::Orphan)
+    }
+
+    /// Where `key`'s track is, an orphan's created (empty) if the history never named the key.
+    #[inline]
+    fn find_or_orphan(&mut self, key: &IdempotencyKey, hint: Option<JobId>) -> At {
+        if let Some(at) = self.find(key, hint) {
+            return at;
+        }
+        let (slot, new) = self.orphans.index.insert(*key);
+        assert!(new && slot as usize == self.orphans.records.len());
+        self.orphans.records.push(Record::default());
+        self.orphans.after.push(self.homes);
+        At::Orphan(slot)
+    }
+
+    /// Links record `job` (its key written) into its document's chain.
+    fn chain_insert(&mut self, job: u32) {
+        let d = self.records[job as usize].document;
+        self.grow_heads_for(d);
+        let head = match self.heads.get_mut(d as usize) {
+            Some(h) => std::mem::replace(h, job),
+            None => self.far.insert(d, job).unwrap_or(NONE),
+        };
+        self.records[job as usize].next = head;
+        self.homes += 1;
+    }
+
+    /// Grows the dense heads to cover `document` if that keeps them proportionate to the keys
+    /// held (at most four heads a key, plus 4096), moving far documents they now cover; within
+    /// the capacity reserved for the run's jobs unless the document needs more (the heads up to
+    /// the new length are written, so they are resident).
+    fn grow_heads_for(&mut self, document: u32) {
+        let d = document as usize;
+        if d < self.heads.len() || d >= 4 * (self.homes as usize + 1) + 4096 {
+            return;
+        }
+        let mut grown = self.heads.len() * 3 / 2;
+        if d < self.heads.capacity() {
+            grown = grown.min(self.heads.capacity());
+        }
+        let new_len = (d + 1).max(grown);
+        self.heads.reserve_exact(new_len - self.heads.len());
+        self.heads.resize(new_len, NONE);
+        let keep = self.far.split_off(&(new_len as u32));
+        for (doc, head) in std::mem::replace(&mut self.far, keep) {
+            self.heads[doc as usize] = head;
+        }
+    }
+
+    fn unpack_key(&self, at: At) -> KeyTrack {
+        match at {
+            At::Home(j) => key_track::unpack(j, &self.records[j as usize], Some(j), &self.side),
+            At::Orphan(o) => {
+                let o_ = &self.orphans;
+                key_track::unpack(o, &o_.records[o as usize], None, &o_.side)
+            }
+        }
+    }
+
+    /// Changes a key's track through its plain form (the rare cases). A key's payload that
+    /// changes under its first job's finished track moves that job's payload to the rare table.
+    fn change_key<R>(&mut self, at: At, change: impl FnOnce(&mut KeyTrack) -> R) -> R {
+        let mut k = self.unpack_key(at);
+        let out = change(&mut k);
+        match at {
+            At::Home(j) => {
+                let r = &mut self.records[j as usize];
+                let before = key_track::stored_payload(r);
+                key_track::pack(j, r, &k, Some(j), &mut self.side);
+                let detach = r.flags & LIVE == 0 && r.key_flags & JOB_PAYLOAD_APART == 0;
+                if detach && key_track::stored_payload(r) != before {
+                    r.key_flags |= JOB_PAYLOAD_APART;
+                    self.rare.entry(j).or_default().payload = Some(before);
+                }
+            }
+            At::Orphan(o) => {
+                let o_ = &mut self.orphans;
+                key_track::pack(o, &mut o_.records[o as usize], &k, None, &mut o_.side);
+            }
+        }
+        out
+    }
+
+    /// The key's track so far (empty if the history never named it). `hint`: a job the record
+    /// at hand names with the key (see [`Tracks::find`]), as for every method below.
+    #[inline]
+    pub fn key(&self, key: &IdempotencyKey, hint: Option<JobId>) -> KeyTrack {
+        self.find(key, hint)
+            .map_or_else(KeyTrack::default, |at| self.unpack_key(at))
+    }
+
+    /// The newest job the history created under `key`, if any.
+    #[inline]
+    pub fn newest(&self, key: &IdempotencyKey, hint: Option<JobId>) -> Option<JobId> {
+        match self.find(key, hint)? {
+            At::Home(j) => key_track::newest(j, &self.records[j as usize], Some(j), &self.side),
+            At::Orphan(o) => {
+                let o_ = &self.orphans;
+                key_track::newest(o, &o_.records[o as usize], None, &o_.side)
+            }
+        }
+    }
+
+    /// Results committed under `key`.
+    #[inline]
+    pub fn results(&self, key: &IdempotencyKey, hint: Option<JobId>) -> u32 {
+        match self.find(key, hint) {
+            None => 0,
+            Some(At::Home(j)) => key_track::results(j, &self.records[j as usize], &self.side),
+            Some(At::Orphan(o)) => {
+                let o_ = &self.orphans;
+                key_track::results(o, &o_.records[o as usize], &o_.side)
+            }
+        }
+    }
+
+    /// A `result_committed` record under `key` by `job` (with the job's payload, and its event
+    /// if any). Returns the first commit before this one, and the results committed with it.
+    #[inline]
+    pub fn commit(
+        &mut self,
+        key: &IdempotencyKey,
+        (at, job, output): (SimTime, JobId, u64),
+        payload: PayloadId,
+        event: Option<EventId>,
+    ) -> (Option<FirstCommit>, u32) {
+        let found = self.find_or_orphan(key, Some(job));
+        if let At::Home(h) = found {
+            let r = &mut self.records[h as usize];
+            let commit = (at, job, output);
+            if let Some(out) =
+                key_track::commit_in_place(h, r, commit, payload, event, &mut self.side)
+            {
+                return out;
+            }
+        }
+        self.change_key(found, |k| {
+            let first = k.first_commit();
+            if first.is_none() {
+                (k.first_at, k.first_job, k.first_output) = (at, job, output);
+                k.set_payload(payload);
+            }
+            k.results += 1;
+            if let Some(e) = event {
+                k.set_result_event(e);
+                k.events += 1;
+            }
+            (first, k.results)
+        })
+    }
+
+    /// An event for `key` published for the first time straight from the committer (no outbox
+    /// row): it counts as the key's event, and is its result event if it had none.
+    #[inline]
+    pub fn publish_direct(&mut self, key: &IdempotencyKey, hint: Option<JobId>, event: EventId) {
+        match self.find_or_orphan(key, hint) {
+            At::Home(j) => {
+                key_track::publish_direct(j, &mut self.records[j as usize], event, &mut self.side)
+            }
+            At::Orphan(o) => {
+                let o_ = &mut self.orphans;
+                key_track::publish_direct(o, &mut o_.records[o as usize], event, &mut o_.side)
+            }
+        }
+    }
+
+    /// An `effect_applied` record for `key` from `event`. Returns when and from which event the
+    /// effect was applied before (if it was), and the key's first commit.
+    #[inline]
+    pub fn apply(
+        &mut self,
+        key: &IdempotencyKey,
+        hint: Option<JobId>,
+        at: SimTime,
+        event: EventId,
+    ) -> key_track::Applied {
+        let found = self.find_or_orphan(key, hint);
+        if let At::Home(h) = found {
+            let r = &mut self.records[h as usize];
+            if let Some(out) = key_track::apply_in_place(h, r, at, event, &mut self.side) {
+                return out;
+            }
+        }
+        self.change_key(found, |k| {
+            let earlier = k.applied();
+            if earlier.is_none() {
+                k.set_applied(at, event);
+            }
+            (earlier, k.first_commit())
+        })
+    }
+
+    /// The review of the key's effect finished.
+    #[inline]
+    pub fn review(&mut self, key: &IdempotencyKey, hint: Option<JobId>) {
+        match self.find_or_orphan(key, hint) {
+            At::Home(j) => self.records[j as usize].key_flags |= REVIEWED,
+            At::Orphan(o) => self.orphans.records[o as usize].key_flags |= REVIEWED,
+        }
+    }
+
+    /// The next key and its track, in the order the history first named the keys (the jobs'
+    /// keys in job order, which is the order of their enqueues, with the orphans between).
+    pub fn next_key(&self, c: &mut KeyCursor) -> Option<(IdempotencyKey, KeyTrack)> {
+        let o_ = &self.orphans;
+        let orphan = |c: &mut KeyCursor| {
+            let o = c.orphan as u32;
+            c.orphan += 1;
+            let k = key_track::unpack(o, &o_.records[o as usize], None, &o_.side);
+            Some((o_.index.key(o), k))
+        };
+        if o_
+            .after
+            .get(c.orphan)
+            .is_some_and(|after| *after <= c.homes)
+        {
+            return orphan(c);
+        }
+        while let Some(r) = self.records.get(c.record) {
+            let j = c.record as u32;
+            c.record += 1;
+            if r.key_flags & HOME != 0 {
+                c.homes += 1;
+                let k = key_track::unpack(j, r, Some(j), &self.side);
+                return Some((job_track::key_of(j, r, &self.side), k));
+            }
+        }
+        (c.orphan < o_.records.len()).then(|| orphan(c)).flatten()
+    }
+}
+
+#[cfg(test)]
+impl Tracks {
+    /// Changes the key's track through its plain form, created (an orphan) if new.
+    pub fn update_key<R>(
+        &mut self,
+        key: &IdempotencyKey,
+        change: impl FnOnce(&mut KeyTrack) -> R,
+    ) -> R {
+        let at = self.find_or_orphan(key, None);
+        self.change_key(at, change)
+    }
+}
+
+#[cfg(test)]
+mod key_tests;
+#[cfg(test)]
+mod tests;
