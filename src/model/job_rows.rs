@@ -484,7 +484,10 @@ mod tests {
         for &job in &jobs {
             rows.finish(job, JobState::Acked);
         }
-        let back: Vec<u32> = jobs.iter().map(|&j| rows.job(j, 0, key()).attempt).collect();
+        let back: Vec<u32> = jobs
+            .iter()
+            .map(|&j| rows.job(j, 0, key()).attempt)
+            .collect();
         assert_eq!(back, counts);
         assert_eq!(rows.far_attempts.len(), 4, "255 and above");
     }
