@@ -338,6 +338,104 @@ fn shrunk_scenarios_reproduce_their_failure() {
 }
 
 #[test]
+fn a_sink_that_panics_ends_the_sweep_with_its_panic_on_any_thread_count() {
+    // The sink runs on whichever thread finished the seed that let records go on; its panic
+    // must stop the other threads (none may wait for the window forever) and reach the caller.
+    for threads in [1, 2, 3] {
+        let mut p = plan(CHAOS, (0, 400), None);
+        p.threads = threads;
+        let handed = std::sync::atomic::AtomicU64::new(0);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            sweep::sweep_streaming(&p, |r| {
+                assert!(r.seed != 7, "sink refuses seed 7");
+                handed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok::<(), std::io::Error>(())
+            })
+        }));
+        assert!(
+            result.is_err(),
+            "{threads} threads: the panic reaches the caller"
+        );
+        assert_eq!(
+            handed.into_inner(),
+            7,
+            "{threads} threads: seeds 0..7 were handed on"
+        );
+    }
+}
+
+#[test]
+fn sweep_files_are_byte_identical_for_one_two_and_three_threads() {
+    // The command line's files, not only the library's values: seeds.jsonl, sweep.json (its
+    // throughput aside) and the shrunk scenarios, with a bug switch so seeds fail and shrink.
+    let base = tmp("threads-bytes");
+    let mut dirs = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let dir = base.join(threads);
+        let o = durasim(&[
+            "sweep",
+            CHAOS,
+            "--seeds",
+            "3..163",
+            "--bug",
+            "no_fencing",
+            "--threads",
+            threads,
+            "--quiet",
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        dirs.push(dir);
+    }
+    let listing = |d: &Path| {
+        let mut files = Vec::new();
+        let mut todo = vec![d.to_path_buf()];
+        while let Some(p) = todo.pop() {
+            for e in std::fs::read_dir(&p).unwrap() {
+                let e = e.unwrap().path();
+                if e.is_dir() {
+                    todo.push(e);
+                } else {
+                    files.push(e.strip_prefix(d).unwrap().to_path_buf());
+                }
+            }
+        }
+        files.sort();
+        files
+    };
+    let files = listing(&dirs[0]);
+    assert!(files.iter().any(|f| f.starts_with("shrunk")), "{files:?}");
+    for dir in &dirs[1..] {
+        assert_eq!(listing(dir), files, "{}", dir.display());
+        for f in &files {
+            let (a, b) = (dirs[0].join(f), dir.join(f));
+            if f == Path::new("sweep.json") {
+                let json = |p: &Path| {
+                    let mut v: serde_json::Value =
+                        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+                    v.as_object_mut().unwrap().remove("throughput");
+                    v
+                };
+                assert_eq!(json(&a), json(&b), "{}", b.display());
+            } else {
+                assert!(
+                    std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+                    "{}",
+                    b.display()
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+#[test]
 fn a_panicking_seed_is_reported_and_the_sweep_goes_on() {
     let mut p = plan(CHAOS, (0, 12), None);
     p.panic_on_seed = Some(5);

@@ -13,6 +13,7 @@ pub mod args;
 pub mod chart;
 pub mod conform;
 pub mod input;
+pub mod malloc;
 pub mod print;
 pub mod replay;
 pub mod run;

@@ -92,6 +92,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
     plan.progress = bar.as_ref().map(|(_, sink)| sink.clone());
     // seeds.jsonl is written as the seeds complete, in seed order: no record is kept.
     let mut writer = SweepDirWriter::create(&out).map_err(report_error)?;
+    super::malloc::keep_freed_memory_between_seeds();
     let swept = sweep_streaming(&plan, |r| writer.record(&r));
     if let Some((bar, _)) = bar {
         bar.finish_and_clear();

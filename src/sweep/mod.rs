@@ -26,12 +26,14 @@ pub mod merge;
 pub mod seed;
 pub mod shrink;
 pub mod shrunk;
+pub mod stream;
 pub mod summary;
 pub mod swarm;
 
 pub use aggregate::{aggregate, Aggregator};
 pub use coverage::{configured, fault_kinds, Named};
 pub use seed::{run_seed, seed_setup, signature, SeedFailure, SeedMetrics, SeedRecord};
+pub use stream::{sweep_streaming, StreamError, REORDER_AHEAD_PER_THREAD};
 pub use summary::{
     Coverage, FailureGroup, FaultCoverage, SeedRange, ShrunkInfo, SignatureGroup,
     SometimesCoverage, SweepJson, Throughput,
@@ -183,20 +185,6 @@ pub struct Swept {
     pub files: Vec<(String, String)>,
 }
 
-/// Why a streamed sweep stopped: it could not run, or its sink refused a record (the sink's
-/// own error, e.g. a failed write).
-#[derive(Debug, thiserror::Error)]
-pub enum StreamError<E: std::error::Error + 'static> {
-    #[error(transparent)]
-    Sweep(#[from] SweepError),
-    #[error(transparent)]
-    Sink(E),
-}
-
-/// Seeds a worker may run ahead of the first seed not yet handed to the sink, per thread: the
-/// reorder buffer holds at most this many records per thread, whatever the seed count.
-pub const REORDER_AHEAD_PER_THREAD: u64 = 16;
-
 /// Runs a sweep in memory, every record kept (tests, and small sweeps).
 pub fn sweep(plan: &Plan) -> Result<SweepOutput, SweepError> {
     let mut records = Vec::new();
@@ -213,120 +201,4 @@ pub fn sweep(plan: &Plan) -> Result<SweepOutput, SweepError> {
         records,
         files: swept.files,
     })
-}
-
-/// Runs a sweep and hands each seed's record to `sink` in seed order as soon as it and every
-/// seed before it have finished; keeps none of them (sweep.json is folded record by record), so
-/// memory stays flat however many seeds run. The records, their order and sweep.json are the
-/// same for any thread count: workers take seeds in order from a shared counter and run at most
-/// `REORDER_AHEAD_PER_THREAD` × threads seeds ahead of the first one not yet handed on; this
-/// thread puts the finished ones back in order. A sink error stops the workers (seeds already
-/// running finish first) and is returned.
-pub fn sweep_streaming<E: std::error::Error + 'static>(
-    plan: &Plan,
-    mut sink: impl FnMut(SeedRecord) -> Result<(), E>,
-) -> Result<Swept, StreamError<E>> {
-    let count = plan.seed_count();
-    assert!(
-        count <= crate::limits::MAX_SWEEP_SEEDS,
-        "a sweep's seed count is checked before it starts"
-    );
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if plan.threads > 0 {
-        builder = builder.num_threads(plan.threads);
-    }
-    let pool = builder.build().map_err(SweepError::ThreadPool)?;
-    let threads = pool.current_num_threads();
-    let started = plan.wall_clock.map(|now| now());
-    let ahead = REORDER_AHEAD_PER_THREAD * threads as u64;
-    // (the first index not yet handed to the sink, stop), and its change signal.
-    let window = std::sync::Mutex::new((0u64, false));
-    let moved = std::sync::Condvar::new();
-    let next = std::sync::atomic::AtomicU64::new(0);
-    let mut aggregator = Aggregator::new(plan);
-    let mut failed: Option<E> = None;
-    let (window, moved, next) = (&window, &moved, &next);
-    let stop = || {
-        window.lock().expect("sweep window lock").1 = true;
-        moved.notify_all();
-    };
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::channel::<(u64, SeedRecord)>();
-        for _ in 0..threads {
-            let tx = tx.clone();
-            scope.spawn(move || {
-                // Stops the others should this worker panic (run_seed catches the model's
-                // panics; this is for the sweep's own).
-                let _guard = StopOnUnwind(stop);
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if i >= count {
-                        break;
-                    }
-                    {
-                        let mut w = window.lock().expect("sweep window lock");
-                        while !w.1 && i >= w.0 + ahead {
-                            w = moved.wait(w).expect("sweep window lock");
-                        }
-                        if w.1 {
-                            break;
-                        }
-                    }
-                    let r = run_seed(plan, plan.seed_at(i));
-                    if let Some(sink) = &plan.progress {
-                        (sink.0)(!r.failures.is_empty());
-                    }
-                    if tx.send((i, r)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        let mut pending: std::collections::BTreeMap<u64, SeedRecord> = Default::default();
-        let mut first = 0u64;
-        'receive: for (i, r) in rx {
-            pending.insert(i, r);
-            let before = first;
-            while let Some(r) = pending.remove(&first) {
-                aggregator.add(&r);
-                if let Err(e) = sink(r) {
-                    failed = Some(e);
-                    stop();
-                    break 'receive;
-                }
-                first += 1;
-            }
-            if first != before {
-                window.lock().expect("sweep window lock").0 = first;
-                moved.notify_all();
-            }
-        }
-        debug_assert!(failed.is_some() || (first == count && pending.is_empty()));
-    });
-    if let Some(e) = failed {
-        return Err(StreamError::Sink(e));
-    }
-    let wall = match (plan.wall_clock, started) {
-        (Some(now), Some(started)) => now().duration_since(started).as_secs_f64(),
-        _ => 0.0,
-    };
-    let mut json = aggregator.finish(plan.shard, wall, threads);
-    let files = if plan.shrink {
-        pool.install(|| shrunk::shrink_groups(plan, &mut json))
-    } else {
-        Vec::new()
-    };
-    Ok(Swept { json, files })
-}
-
-/// Runs its function when dropped by a panic's unwinding.
-struct StopOnUnwind<F: Fn()>(F);
-
-impl<F: Fn()> Drop for StopOnUnwind<F> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            (self.0)();
-        }
-    }
 }
