@@ -164,6 +164,10 @@ fn bad_input_exits_two_with_a_clear_message_and_no_outputs() {
         ("bad-job.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lease\"\njob = 9\n"), vec![":9", "script[0].job", "jobs 0 to 1"]),
         ("bad-point.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"before_lunch\"\njob = 0\n"), vec![":8", "script[0].point", "after_commit_before_ack"]),
         ("bad-fault.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"meteor\"\njob = 0\n"), vec![":7", "meteor", "relay_crash"]),
+        // `attempt` picks a worker's attempt: a fault that strikes none refuses it (it was ignored).
+        ("attempt-relay.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"relay_crash\"\nattempt = 2\n"), vec![":8", "script[0].attempt", "relay_crash strikes no worker's attempt", "first relay tick", "crash, stall, transient_error"]),
+        ("attempt-consumer.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"consumer_crash\"\njob = 0\nattempt = 1\n"), vec![":9", "script[0].attempt", "consumer_crash", "first relayed event of `job`", "slow_heartbeat"]),
+        ("attempt-mutate.toml", format!("{base}[[script]]\nat_ms = 0\nfault = \"mutate_payload\"\njob = 0\nattempt = 1\n"), vec![":9", "script[0].attempt", "mutate_payload", "payload at `at_ms`"]),
         ("bad-dist.toml", format!("{base}[stages]\ninference_ms = {{ dist = \"uniform\", min = 9, max = 1 }}\n"), vec![":6", "stages.inference_ms", "min <= max"]),
         ("bad-expect.toml", format!("{base}[expect]\nviolations = [\"all_good\"]\n"), vec![":6", "expect.violations", "fenced_writes"]),
     ];

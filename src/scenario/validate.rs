@@ -14,7 +14,7 @@ use crate::check::{Invariant, Sometimes};
 use crate::limits::MAX_JOBS;
 use crate::messages::clip;
 use crate::model::worker::CrashPoint;
-use crate::vocab::faults::{Held, Struck};
+use crate::vocab::faults::{Held, Site, Struck};
 use crate::vocab::key::{validate_document, validate_tenant, MAX_VERSION};
 
 impl Scenario {
@@ -311,6 +311,18 @@ impl Scenario {
                     "only mutate_payload takes `payload`".into(),
                 );
             }
+            if s.attempt.is_some() && !s.fault.strikes_attempt() {
+                return err(
+                    &field("attempt"),
+                    format!(
+                        "{} strikes no worker's attempt, so it takes no `attempt` ({}; `at_ms` picks \
+                         which); allowed only with {}",
+                        s.fault.name(),
+                        strikes(s.fault),
+                        attempt_faults_allowed()
+                    ),
+                );
+            }
             if s.attempt == Some(0) {
                 return err(&field("attempt"), "attempt numbers start at 1".into());
             }
@@ -467,6 +479,36 @@ pub fn refused_under(
         sem.on_expiry.name(),
         timed.join(", ")
     ))
+}
+
+/// The faults a `[[script]]` entry may give an `attempt` (those that strike a worker's attempt).
+fn attempt_faults_allowed() -> String {
+    FaultKind::ALL
+        .iter()
+        .filter(|f| f.strikes_attempt())
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a scripted fault that strikes no attempt strikes instead, for the error on its `attempt`.
+fn strikes(fault: FaultKind) -> &'static str {
+    match fault.struck().map(|s| s.spec().site) {
+        Some(Site::RelayTick) => {
+            "it strikes the first relay tick at or after `at_ms` that publishes something"
+        }
+        Some(Site::ConsumerApplied) => {
+            "it strikes the first relayed event of `job` the consumer applies at or after `at_ms`"
+        }
+        None => {
+            debug_assert_eq!(
+                fault,
+                FaultKind::MutatePayload,
+                "every other fault strikes an attempt"
+            );
+            "it changes the job's payload at `at_ms`"
+        }
+    }
 }
 
 pub(super) fn crash_points_allowed() -> String {

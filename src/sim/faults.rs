@@ -52,7 +52,6 @@ impl FaultRates {
 /// A worker fault from the script, waiting for its attempt.
 #[derive(Clone, Debug)]
 struct Armed {
-    index: usize,
     at_ms: SimTime,
     attempt: Option<u32>,
     fault: FaultKind,
@@ -67,16 +66,12 @@ pub struct Script {
     /// Per struck fault: (at, the job its site's step must be of, if it takes one), earliest
     /// first.
     struck: [Vec<(SimTime, Option<JobId>)>; STRUCK_KINDS],
-    fired: Vec<bool>,
 }
 
 impl Script {
     pub fn from_scenario(s: &Scenario) -> Script {
-        let mut script = Script {
-            fired: vec![false; s.script.len()],
-            ..Script::default()
-        };
-        for (index, e) in s.script.iter().enumerate() {
+        let mut script = Script::default();
+        for e in &s.script {
             if let Some(st) = e.fault.struck() {
                 script.struck[st as usize].push((e.at_ms, e.job.map(JobId)));
                 continue;
@@ -88,7 +83,6 @@ impl Script {
                     .entry(JobId(e.job.expect("validated")))
                     .or_default()
                     .push(Armed {
-                        index,
                         at_ms: e.at_ms,
                         attempt: e.attempt,
                         fault,
@@ -124,7 +118,6 @@ impl Script {
                     plan.lengths.set(h, a.length.map(|(_, ms)| ms));
                 }
             }
-            self.fired[a.index] = true;
             false
         });
     }
