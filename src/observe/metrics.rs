@@ -10,6 +10,7 @@
 //! distributions' type is `latency`, the series' summaries `series`.
 
 use super::open_jobs::OpenJobs;
+use super::pending_reviews::PendingReviews;
 use crate::history::{Event, Observer, Record};
 use crate::ids::{JobId, SimTime, TenantId, WorkerId};
 use crate::vocab::counters::{Counter, Tally};
@@ -32,6 +33,25 @@ struct JobRow {
     attempts: u32,
     terminal: Option<(&'static str, SimTime)>,
     reprocessed_from: Option<JobId>,
+}
+
+/// How a job ended (its terminal record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    Acked,
+    DeadLettered,
+    Cancelled,
+}
+
+impl Ended {
+    /// The state `jobs.csv` prints.
+    fn name(self) -> &'static str {
+        match self {
+            Ended::Acked => "acked",
+            Ended::DeadLettered => "dead_lettered",
+            Ended::Cancelled => "cancelled",
+        }
+    }
 }
 
 /// An attempt in progress on a worker, written to `attempts.csv` when it ends.
@@ -83,7 +103,9 @@ pub struct Metrics {
     /// The createdAt of each job from the oldest unfinished one on: jobAgeMs and the
     /// unfinished count (8 bytes a job in flight, not a job ever enqueued).
     open: OpenJobs,
-    applied_at: Vec<SimTime>,
+    /// The applied time of each event from the oldest with a review pending on.
+    reviews: PendingReviews,
+    /// Per worker, its attempt in progress: only with an attempt sink (none is written without).
     open_attempts: Vec<Option<AttemptRow>>,
     attempt_sink: Option<csv::Writer<Box<dyn Write>>>,
     sink_error: Option<String>,
@@ -122,8 +144,15 @@ impl Metrics {
             depth: Vec::new(),
             job_rows: Vec::with_capacity(if attempt_sink.is_some() { jobs } else { 0 }),
             open: OpenJobs::default(),
-            applied_at: Vec::with_capacity(jobs + 1),
-            open_attempts: vec![None; workers as usize],
+            reviews: PendingReviews::default(),
+            open_attempts: vec![
+                None;
+                if attempt_sink.is_some() {
+                    workers as usize
+                } else {
+                    0
+                }
+            ],
             attempt_sink: attempt_sink.map(csv::Writer::from_writer),
             sink_error: None,
             end_ms: 0,
@@ -170,7 +199,7 @@ impl Metrics {
         self.job_rows.get_mut(job.index()).and_then(|r| r.as_mut())
     }
 
-    fn terminal(&mut self, at: SimTime, job: JobId, state: &'static str) {
+    fn terminal(&mut self, at: SimTime, job: JobId, state: Ended) {
         if let Some(created) = self.open.close(job) {
             let age = at - created;
             // Recorded run-wide and per tenant: summing the tenants' histograms at the end cost
@@ -179,13 +208,13 @@ impl Metrics {
             if let Some(t) = self.tenant_of(job) {
                 t.job_age.record(age);
                 match state {
-                    "acked" => t.acked += 1,
-                    "dead_lettered" => t.dead_lettered += 1,
-                    _ => t.cancelled += 1,
+                    Ended::Acked => t.acked += 1,
+                    Ended::DeadLettered => t.dead_lettered += 1,
+                    Ended::Cancelled => t.cancelled += 1,
                 }
             }
             if let Some(row) = self.job(job) {
-                row.terminal = Some((state, at));
+                row.terminal = Some((state.name(), at));
             }
         }
     }
@@ -409,7 +438,7 @@ impl Observer for Metrics {
             Event::CommitConflict { .. } => self.counts.add(Counter::PayloadConflicts, 1),
             Event::Acked { job, worker, .. } => {
                 self.counts.add(Counter::Acked, 1);
-                self.terminal(at, *job, "acked");
+                self.terminal(at, *job, Ended::Acked);
                 self.close_attempt(at, *worker, *job, "acked");
             }
             Event::RetryScheduled { job, worker, .. } => {
@@ -435,7 +464,7 @@ impl Observer for Metrics {
                     "max_attempts_exceeded" => self.counts.add(Counter::DlqMaxAttemptsExceeded, 1),
                     _ => self.counts.add(Counter::DlqOther, 1),
                 }
-                self.terminal(at, *job, "dead_lettered");
+                self.terminal(at, *job, Ended::DeadLettered);
                 if let Some(w) = worker {
                     self.close_attempt(at, *w, *job, "dead_lettered");
                 }
@@ -446,7 +475,7 @@ impl Observer for Metrics {
             Event::DlqEvicted { .. } => self.counts.add(Counter::DlqEvicted, 1),
             Event::Cancelled { job, worker, .. } => {
                 self.counts.add(Counter::Cancelled, 1);
-                self.terminal(at, *job, "cancelled");
+                self.terminal(at, *job, Ended::Cancelled);
                 if let Some(w) = worker {
                     self.close_attempt(at, *w, *job, "cancelled");
                 }
@@ -469,17 +498,13 @@ impl Observer for Metrics {
             Event::Struck(s) => self.counts.add(s.fault.spec().count, 1),
             Event::EffectApplied { event, .. } => {
                 self.counts.add(Counter::ConsumerApplied, 1);
-                let i = event.0 as usize;
-                if self.applied_at.len() <= i {
-                    self.applied_at.resize(i + 1, 0);
-                }
-                self.applied_at[i] = at;
+                self.reviews.applied(*event, at);
             }
             Event::DuplicateEvent { .. } => self.counts.add(Counter::ConsumerDuplicates, 1),
             Event::ReviewDone { event, .. } => {
                 self.counts.add(Counter::ReviewsDone, 1);
-                let applied = self.applied_at.get(event.0 as usize).copied().unwrap_or(at);
-                self.review_wait.record(at - applied);
+                let wait = self.reviews.reviewed(*event, at).unwrap_or(0);
+                self.review_wait.record(wait);
             }
             Event::Reprocessed { .. } => self.counts.add(Counter::Reprocessed, 1),
             Event::ReprocessRefused { reason, .. } => {

@@ -5,5 +5,6 @@
 pub mod latency;
 pub mod metrics;
 pub mod open_jobs;
+pub mod pending_reviews;
 pub mod progress;
 pub mod series;
