@@ -2,7 +2,7 @@
 //! once it has finished.
 //!
 //! Owns: the job's state and the per-job values its rules need for the whole run (payload hash,
-//! tenant, createdAt, and once finished its last fence and attempt count), in a dense 24-byte
+//! tenant, createdAt, and once finished its last fence and attempt count), in a dense 20-byte
 //! column by job id; the live part (visibleAt, leaseUntil, the fence and attempt count while
 //! they move, the expiry and stall flags) in a slab slot that a finished job hands back for the
 //! next job to reuse. A queue whose finished jobs can be reopened (a profile's by-id write or
@@ -11,7 +11,8 @@
 //!
 //! Exact, not approximated: createdAt is kept as its low 32 bits beside a table of the first job
 //! of each 2^32 ms epoch (jobs are created in time order); a finished job's fence above
-//! 2^32 - 2 goes to a side map.
+//! 2^32 - 2 and attempt count above 254 go to side maps. Whether a row is whole is not stored:
+//! it is while the job has not finished, and always in a queue that keeps finished rows whole.
 
 use crate::ids::{Fence, JobId, SimTime, TenantId};
 use crate::vocab::key::IdempotencyKey;
@@ -87,20 +88,35 @@ pub struct Live {
 
 /// A finished job's fence that does not fit in 32 bits is in `far_fences`.
 const FAR: u32 = u32::MAX;
+/// A finished job's attempt count that does not fit in 8 bits is in `far_attempts`.
+const FAR_ATTEMPTS: u8 = u8::MAX;
 
-/// What the queue keeps of every job for the whole run: 24 bytes.
+/// What the queue keeps of every job for the whole run: 20 bytes (the payload hash as two
+/// halves, for 4-byte alignment).
 #[derive(Clone, Copy, Debug)]
 struct Kept {
-    payload: PayloadHash,
+    payload: [u32; 2],
     created_low: u32,
     /// While the row is whole: its slot in `live`. Once compact: the fence (`FAR`: see
     /// `far_fences`).
     slot_or_fence: u32,
-    /// Once compact: the attempt count (while whole it is the live row's).
-    attempt: u32,
     tenant: TenantId,
     state: JobState,
-    whole: bool,
+    /// Once compact: the attempt count (`FAR_ATTEMPTS`: see `far_attempts`); while whole it is
+    /// the live row's.
+    attempt: u8,
+}
+
+impl Kept {
+    #[inline]
+    fn payload(&self) -> PayloadHash {
+        PayloadHash((self.payload[0] as u64) << 32 | self.payload[1] as u64)
+    }
+}
+
+#[inline]
+fn halves(payload: PayloadHash) -> [u32; 2] {
+    [(payload.0 >> 32) as u32, payload.0 as u32]
 }
 
 #[derive(Clone, Debug, Default)]
@@ -112,6 +128,7 @@ pub struct JobRows {
     /// (first job, createdAt >> 32) for each 2^32 ms epoch the jobs were created in.
     epochs: Vec<(u32, u32)>,
     far_fences: BTreeMap<u32, u64>,
+    far_attempts: BTreeMap<u32, u32>,
     /// The newest job's createdAt.
     last_created: SimTime,
     /// Finished jobs keep their live row (a queue that can reopen them).
@@ -178,13 +195,12 @@ impl JobRows {
             }
         };
         self.kept.push(Kept {
-            payload,
+            payload: halves(payload),
             created_low: created_at as u32,
             slot_or_fence: slot,
-            attempt: 0,
             tenant,
             state: JobState::Waiting,
-            whole: true,
+            attempt: 0,
         });
         JobId(id)
     }
@@ -196,12 +212,12 @@ impl JobRows {
 
     #[inline]
     pub fn payload(&self, job: JobId) -> PayloadHash {
-        self.kept[job.index()].payload
+        self.kept[job.index()].payload()
     }
 
     #[inline]
     pub fn set_payload(&mut self, job: JobId, payload: PayloadHash) {
-        self.kept[job.index()].payload = payload;
+        self.kept[job.index()].payload = halves(payload);
     }
 
     #[inline]
@@ -220,21 +236,26 @@ impl JobRows {
     /// The job's row is whole (live, or finished in a queue that keeps finished rows whole).
     #[inline]
     pub fn is_whole(&self, job: JobId) -> bool {
-        self.kept[job.index()].whole
+        self.whole(&self.kept[job.index()])
+    }
+
+    #[inline]
+    fn whole(&self, k: &Kept) -> bool {
+        self.keep_whole || !k.state.is_terminal()
     }
 
     /// The live part of a whole row.
     #[inline]
     pub fn live(&self, job: JobId) -> &Live {
         let k = &self.kept[job.index()];
-        assert!(k.whole, "job {}'s row is compact: it finished", job.0);
+        assert!(self.whole(k), "job {}'s row is compact: it finished", job.0);
         &self.live[k.slot_or_fence as usize]
     }
 
     #[inline]
     pub fn live_mut(&mut self, job: JobId) -> &mut Live {
         let k = &self.kept[job.index()];
-        assert!(k.whole, "job {}'s row is compact: it finished", job.0);
+        assert!(self.whole(k), "job {}'s row is compact: it finished", job.0);
         &mut self.live[k.slot_or_fence as usize]
     }
 
@@ -261,7 +282,7 @@ impl JobRows {
     #[inline]
     pub fn lease_until(&self, job: JobId) -> SimTime {
         let k = &self.kept[job.index()];
-        match k.whole {
+        match self.whole(k) {
             true => self.live[k.slot_or_fence as usize].lease_until,
             false => 0,
         }
@@ -271,7 +292,7 @@ impl JobRows {
     #[inline]
     pub fn fence(&self, job: JobId) -> Fence {
         let k = &self.kept[job.index()];
-        match (k.whole, k.slot_or_fence) {
+        match (self.whole(k), k.slot_or_fence) {
             (true, slot) => self.live[slot as usize].fence,
             (false, FAR) => Fence(self.far_fences[&job.0]),
             (false, f) => Fence(f as u64),
@@ -283,9 +304,10 @@ impl JobRows {
     #[inline]
     pub fn set_state(&mut self, job: JobId, state: JobState) {
         assert!(!state.is_terminal(), "a job finishes through `finish`");
+        let whole = self.is_whole(job);
         let k = &mut self.kept[job.index()];
         assert!(
-            k.whole,
+            whole,
             "job {} is {} and its row compact: it cannot become {}",
             job.0,
             k.state.name(),
@@ -302,7 +324,7 @@ impl JobRows {
         let keep_whole = self.keep_whole;
         let k = &mut self.kept[job.index()];
         assert!(
-            !k.state.is_terminal() && k.whole,
+            !k.state.is_terminal(),
             "job {} is {}: a terminal job never changes state (to {})",
             job.0,
             k.state.name(),
@@ -314,8 +336,13 @@ impl JobRows {
         }
         let slot = k.slot_or_fence;
         let live = self.live[slot as usize];
-        k.whole = false;
-        k.attempt = live.attempt;
+        k.attempt = match u8::try_from(live.attempt) {
+            Ok(a) if a != FAR_ATTEMPTS => a,
+            _ => {
+                self.far_attempts.insert(job.0, live.attempt);
+                FAR_ATTEMPTS
+            }
+        };
         k.slot_or_fence = match u32::try_from(live.fence.0) {
             Ok(f) if f != FAR => f,
             _ => {
@@ -330,11 +357,14 @@ impl JobRows {
     #[inline]
     pub fn job(&self, job: JobId, key_slot: u32, key: IdempotencyKey) -> Job {
         let k = self.kept[job.index()];
-        let live = match k.whole {
+        let live = match self.whole(&k) {
             true => self.live[k.slot_or_fence as usize],
             false => Live {
                 fence: self.fence(job),
-                attempt: k.attempt,
+                attempt: match k.attempt {
+                    FAR_ATTEMPTS => self.far_attempts[&job.0],
+                    a => a as u32,
+                },
                 ..Live::default()
             },
         };
@@ -342,7 +372,7 @@ impl JobRows {
             key,
             key_slot,
             tenant: k.tenant,
-            payload: k.payload,
+            payload: k.payload(),
             created_at: self.created_at(job),
             visible_at: live.visible_at,
             lease_until: live.lease_until,
@@ -375,8 +405,8 @@ mod tests {
     }
 
     #[test]
-    fn a_kept_row_is_24_bytes() {
-        assert_eq!(std::mem::size_of::<Kept>(), 24);
+    fn a_kept_row_is_20_bytes() {
+        assert_eq!(std::mem::size_of::<Kept>(), 20);
     }
 
     #[test]
@@ -441,6 +471,25 @@ mod tests {
         assert_eq!(rows.far_fences.len(), 2);
         let created: Vec<_> = [a, b, c, d].map(|j| rows.created_at(j)).into();
         assert_eq!(created, vec![5, t0 + 7, t0 + 9, (9 << 32) + 1]);
+    }
+
+    #[test]
+    fn attempt_counts_beyond_8_bits_come_back_exactly_once_compact() {
+        let mut rows = JobRows::default();
+        let counts = [0, 1, 254, 255, 256, 70_000, u32::MAX];
+        let jobs: Vec<JobId> = counts
+            .iter()
+            .map(|&n| rows.push(TenantId(0), PayloadHash(1), 0, live(1, n)))
+            .collect();
+        for &job in &jobs {
+            rows.finish(job, JobState::Acked);
+        }
+        let back: Vec<u32> = jobs
+            .iter()
+            .map(|&j| rows.job(j, 0, key()).attempt)
+            .collect();
+        assert_eq!(back, counts);
+        assert_eq!(rows.far_attempts.len(), 4, "255 and above");
     }
 
     #[test]

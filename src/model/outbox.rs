@@ -1,8 +1,8 @@
 //! The transactional outbox and its relay.
 //!
-//! Owns: the results table (one row per idempotency key: the committing job, payload hash and
-//! event id; 16 bytes, by the key's slot in the queue's unique index, which every committed key
-//! went through first) and the outbox events, committed together in one atomic step; the commit-time idempotency check
+//! Owns: the results table (one row per idempotency key: the payload hash and event id, 12
+//! bytes, by the key's slot in the queue's unique index, which every committed key went through
+//! first; the committing job goes with the event, and no rule reads it back from the row) and the outbox events, committed together in one atomic step; the commit-time idempotency check
 //! (same payload: dedupe, returning the existing result and event id; different payload: an
 //! explicit conflict); the relay's view (pending rows, publish, then mark published).
 //! Beyond the chapter (whose outbox never deletes anything): with a retention, published rows
@@ -25,34 +25,33 @@ pub struct OutboxConfig {
     pub retention_ms: Option<u64>,
 }
 
-/// One committed result. `event` is `None` only for rows written by the naive dual write. The
-/// output goes with the event to the relay; no later commit or lookup reads it from the row.
+/// One committed result, as a later commit under the key reads it: the payload it is compared
+/// with and the event it dedupes onto. `event` is `None` only for rows written by the naive dual
+/// write. The output and the committing job go with the event to the relay; no later commit or
+/// lookup reads them from the row, so it does not keep them (16 bytes with the job before).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ResultRow {
-    pub job: JobId,
     pub payload: PayloadHash,
     pub event: Option<EventId>,
 }
 
-/// No row under this slot (a key that has no result yet).
+/// No row under this slot (a key that has no result yet), in place of the event id.
 const ABSENT: u32 = u32::MAX;
-/// The row's event id does not fit in 32 bits: it is in `far_events`.
-const FAR: u32 = u32::MAX;
+/// The row's event id does not fit below `FAR`: it is in `far_events`.
+const FAR: u32 = u32::MAX - 1;
 
-/// A [`ResultRow`] as the table stores it, 16 bytes: the payload hash as two halves (4-byte
-/// alignment), the event id 0 (never handed out: ids start at 1) for no event, and the job
-/// `ABSENT` for no row.
+/// A [`ResultRow`] as the table stores it, 12 bytes: the payload hash as two halves (4-byte
+/// alignment) and the event id, 0 (never handed out: ids start at 1) for no event and `ABSENT`
+/// for no row.
 #[derive(Clone, Copy, Debug)]
 struct StoredRow {
     payload: [u32; 2],
     event: u32,
-    job: u32,
 }
 
 const NO_ROW: StoredRow = StoredRow {
     payload: [0, 0],
-    event: 0,
-    job: ABSENT,
+    event: ABSENT,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,14 +107,13 @@ impl Outbox {
 
     /// The result of the key in `slot` of the queue's unique index.
     pub fn result(&self, slot: u32) -> Option<ResultRow> {
-        let r = self.rows.get(slot as usize).filter(|r| r.job != ABSENT)?;
+        let r = self.rows.get(slot as usize).filter(|r| r.event != ABSENT)?;
         let event = match r.event {
             0 => None,
             FAR => Some(EventId(self.far_events[&slot])),
             e => Some(EventId(e as u64)),
         };
         Some(ResultRow {
-            job: JobId(r.job),
             payload: PayloadHash((r.payload[0] as u64) << 32 | r.payload[1] as u64),
             event,
         })
@@ -142,12 +140,11 @@ impl Outbox {
     /// Writes the row of the key in `slot` (over an earlier one only on the `no_idempotency`
     /// path).
     fn write_row(&mut self, slot: u32, row: ResultRow) {
-        assert!(row.job.0 != ABSENT, "job ids stop below 2^32 - 1");
         let event = match row.event.map(|e| e.0) {
             None => 0,
             Some(0) => panic!("event ids start at 1"),
             Some(e) => match u32::try_from(e) {
-                Ok(e) if e != FAR => {
+                Ok(e) if e < FAR => {
                     self.far_events.remove(&slot);
                     e
                 }
@@ -164,7 +161,6 @@ impl Outbox {
         self.rows[at] = StoredRow {
             payload: [(row.payload.0 >> 32) as u32, row.payload.0 as u32],
             event,
-            job: row.job.0,
         };
     }
 
@@ -191,7 +187,6 @@ impl Outbox {
         self.write_row(
             slot,
             ResultRow {
-                job,
                 payload,
                 event: Some(id),
             },
@@ -209,19 +204,13 @@ impl Outbox {
 
     /// The anti-pattern behind the `naive_dual_write` bug switch, first half: write the result
     /// row with no outbox event. The caller then publishes by itself, if it lives that long.
-    pub fn naive_write_result(
-        &mut self,
-        slot: u32,
-        job: JobId,
-        payload: PayloadHash,
-    ) -> CommitOutcome {
+    pub fn naive_write_result(&mut self, slot: u32, payload: PayloadHash) -> CommitOutcome {
         if let Some(outcome) = self.lookup(slot, payload) {
             return outcome;
         }
         self.write_row(
             slot,
             ResultRow {
-                job,
                 payload,
                 event: None,
             },
@@ -291,19 +280,20 @@ mod tests {
     }
 
     #[test]
-    fn a_stored_row_is_16_bytes_and_gives_back_its_row_under_far_slots_and_events() {
-        assert_eq!(std::mem::size_of::<StoredRow>(), 16);
+    fn a_stored_row_is_12_bytes_and_gives_back_its_row_under_far_slots_and_events() {
+        assert_eq!(std::mem::size_of::<StoredRow>(), 12);
         let mut o = Outbox::default();
         let events = [
             None,
             Some(EventId(1)),
             Some(EventId(u32::MAX as u64)),
             Some(EventId(u64::MAX)),
+            Some(EventId(u32::MAX as u64 - 1)),
+            Some(EventId(u32::MAX as u64 - 2)),
         ];
         for (i, event) in events.into_iter().enumerate() {
-            let slot = [3, 0, 1_000, 7][i];
+            let slot = [3, 0, 1_000, 7, 8, 9][i];
             let row = ResultRow {
-                job: JobId(7 + i as u32),
                 payload: PayloadHash(u64::MAX - i as u64),
                 event,
             };
@@ -314,13 +304,12 @@ mod tests {
         assert_eq!(o.result(5_000), None, "nor one past the end");
         // A far event overwritten by a near one (`no_idempotency`) leaves no far entry.
         let near = ResultRow {
-            job: JobId(1),
             payload: PayloadHash(2),
             event: Some(EventId(3)),
         };
         o.write_row(7, near);
         assert_eq!(o.result(7), Some(near));
-        assert_eq!(o.far_events.len(), 1);
+        assert_eq!(o.far_events.len(), 2, "slots 1,000 and 8");
     }
 
     // Checklist: "result and notification event are persisted together".
@@ -338,7 +327,6 @@ mod tests {
         // A later attempt's different *output* is not a different payload: the first result wins.
         let again = o.commit(1, key(1), JobId(0), PayloadHash(5), 222);
         let row = ResultRow {
-            job: JobId(0),
             payload: PayloadHash(5),
             event: Some(EventId(1)),
         };
@@ -431,7 +419,7 @@ mod tests {
     fn the_naive_write_leaves_no_outbox_row() {
         let mut o = Outbox::default();
         assert_eq!(
-            o.naive_write_result(1, JobId(0), PayloadHash(5)),
+            o.naive_write_result(1, PayloadHash(5)),
             CommitOutcome::Committed { event: None }
         );
         assert!(o.result(1).is_some());

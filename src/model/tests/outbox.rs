@@ -13,12 +13,12 @@ use crate::vocab::payload::PayloadHash;
 #[test]
 fn the_naive_write_counts_each_new_result_once() {
     let mut o = Outbox::default();
-    o.naive_write_result(0, JobId(0), PayloadHash(5));
+    o.naive_write_result(0, PayloadHash(5));
     assert_eq!(o.results_count(), 1);
-    o.naive_write_result(1, JobId(1), PayloadHash(6));
+    o.naive_write_result(1, PayloadHash(6));
     assert_eq!(o.results_count(), 2);
     assert!(matches!(
-        o.naive_write_result(1, JobId(1), PayloadHash(6)),
+        o.naive_write_result(1, PayloadHash(6)),
         CommitOutcome::Deduped { .. }
     ));
     assert_eq!(o.results_count(), 2);
