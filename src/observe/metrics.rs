@@ -308,7 +308,31 @@ impl Metrics {
 }
 
 impl Observer for Metrics {
+    /// The records that only count are counted here, inlined into the caller; the others go
+    /// through [`Metrics::observe_more`] (its frame cost as much as a count).
+    #[inline]
     fn observe(&mut self, r: &Record) {
+        match &r.event {
+            Event::Heartbeat { .. } => self.counts.add(Counter::Heartbeats, 1),
+            Event::ExtractStarted { .. } => self.counts.add(Counter::ExtractCalls, 1),
+            Event::Published { send, direct, .. } => {
+                if send.is_some_and(|s| s > 1) || self.bug_republish_miscount {
+                    self.counts.add(Counter::Republished, 1);
+                }
+                // A direct (naive) publish is never marked by a relay.
+                if *direct {
+                    self.counts.add(Counter::Published, 1);
+                }
+            }
+            Event::RunStarted { .. } | Event::Visible { .. } | Event::AttemptFailed { .. } => {}
+            _ => self.observe_more(r),
+        }
+    }
+}
+
+impl Metrics {
+    #[inline(never)]
+    fn observe_more(&mut self, r: &Record) {
         let at = r.at;
         match &r.event {
             Event::Enqueued {
@@ -391,7 +415,6 @@ impl Observer for Metrics {
                 }
             }
             Event::LeaseExpired { .. } => self.counts.add(Counter::LeasesExpired, 1),
-            Event::Heartbeat { .. } => self.counts.add(Counter::Heartbeats, 1),
             Event::Rejected {
                 job,
                 worker,
@@ -415,7 +438,6 @@ impl Observer for Metrics {
                 };
                 self.close_attempt(at, *worker, *job, outcome);
             }
-            Event::ExtractStarted { .. } => self.counts.add(Counter::ExtractCalls, 1),
             Event::Held(h) => self.held.add(h.fault),
             Event::ExtractDone {
                 worker, inference, ..
@@ -425,7 +447,6 @@ impl Observer for Metrics {
                     row.inference_ms = Some(*inference);
                 }
             }
-            Event::AttemptFailed { .. } => {}
             Event::ResultCommitted { event, .. } => {
                 self.counts.add(Counter::ResultsCommitted, 1);
                 if event.is_some() {
@@ -483,15 +504,6 @@ impl Observer for Metrics {
             Event::WorkerCrashed { worker, job, .. } => {
                 self.counts.add(Counter::WorkerCrashes, 1);
                 self.close_attempt(at, *worker, *job, "crashed");
-            }
-            Event::Published { send, direct, .. } => {
-                if send.is_some_and(|s| s > 1) || self.bug_republish_miscount {
-                    self.counts.add(Counter::Republished, 1);
-                }
-                // A direct (naive) publish is never marked by a relay.
-                if *direct {
-                    self.counts.add(Counter::Published, 1);
-                }
             }
             Event::MarkedPublished { count } => self.counts.add(Counter::Published, *count as u64),
             Event::OutboxPruned { rows } => self.counts.add(Counter::OutboxPruned, *rows),
@@ -558,9 +570,14 @@ impl Observer for Metrics {
                 let unfinished = self.open.unfinished();
                 self.counts.set(Counter::Unfinished, unfinished as u64);
             }
-            Event::RunStarted { .. }
+            // Counted in `observe`.
+            Event::Heartbeat { .. }
+            | Event::ExtractStarted { .. }
+            | Event::Published { .. }
+            | Event::RunStarted { .. }
             | Event::Visible { .. }
-            | Event::WorkerRestarted { .. }
+            | Event::AttemptFailed { .. } => {}
+            Event::WorkerRestarted { .. }
             | Event::PayloadMutated { .. }
             | Event::EnqueueReplaced { .. } => {}
         }
