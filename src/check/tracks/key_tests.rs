@@ -345,3 +345,54 @@ fn values_apart_from_their_packed_field_are_kept_exactly() {
     keys.update_key(&key(1), change);
     assert_eq!(seen(&keys.key(&key(1), None)), seen(&early));
 }
+
+/// A document's keys (its tenants and versions; a key without a tenant): the first is found
+/// through the document's head, the others through the map of other keys; each reads back its
+/// own track, near documents and far ones alike.
+#[test]
+fn a_documents_several_keys_each_keep_their_own_track() {
+    let mut keys = Tracks::default();
+    let payload = |c| PayloadId {
+        operation: OperationId(1),
+        content: c,
+    };
+    let mut all = Vec::new();
+    for document in [5, 3_000_000_000] {
+        for (tenant, version) in [(Some(1), 1), (Some(2), 1), (Some(1), 2), (None, 1)] {
+            let key = IdempotencyKey {
+                tenant: tenant.map(TenantId),
+                document: DocumentId(document),
+                version,
+            };
+            let mut job = job_of(key, payload(all.len() as u64));
+            job.tenant = TenantId(tenant.unwrap_or(9));
+            all.push(key);
+            let j = JobId(all.len() as u32 - 1);
+            assert_eq!(keys.create(j, &job), None, "a new key");
+        }
+    }
+    assert_eq!(keys.others.len(), 6);
+    for (j, key) in all.iter().enumerate() {
+        let j = JobId(j as u32);
+        assert_eq!(keys.newest(key, None), Some(j));
+        assert_eq!(keys.newest(key, Some(JobId(0))), Some(j), "a wrong hint");
+        assert_eq!(keys.key(key, None).payload(), Some(payload(j.0 as u64)));
+        keys.commit(key, (100 + j.0 as u64, j, 7), payload(j.0 as u64), None);
+        assert_eq!(keys.results(key, None), 1);
+    }
+    let absent = IdempotencyKey {
+        version: 3,
+        ..all[0]
+    };
+    assert_eq!(keys.newest(&absent, None), None);
+    let mut c = KeyCursor::default();
+    let mut seen = Vec::new();
+    while let Some((k, t)) = keys.next_key(&mut c) {
+        seen.push(k);
+        assert_eq!(
+            t.first_commit().map(|f| f.1),
+            Some(JobId(seen.len() as u32 - 1))
+        );
+    }
+    assert_eq!(seen, all);
+}
