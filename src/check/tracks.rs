@@ -8,12 +8,13 @@
 //! ends, its slot reused, so the slab holds as many tracks as there are unfinished jobs); the
 //! side and rare tables; the enqueue times' bases by runs of job ids (`record.rs`, `Epochs`);
 //! a finished job's renewal time when it is not its lease time and may still be read; the index
-//! on keys (key → the job whose record holds the key's track: a 4-byte head by document naming
-//! its first key, the key read back from the record, and a map for a document's other keys, its
-//! other tenants and versions; a 4-byte chain link in every record before, and a 16-byte entry
-//! with its own copy of the key before that); and the orphan keys: a key a record names before
-//! any job was enqueued under it (only a broken history does that) keeps its track apart, in the
-//! layout of a record with no job.
+//! on keys (key → the job whose record holds the key's track: a document's first key's record
+//! guessed from the document's number by runs ([`Heads`]; a 4-byte head a document before), the
+//! key read back from the record, and a map for a document's other keys, its other tenants and
+//! versions; a 4-byte chain link in every record before, and a 16-byte entry with its own copy
+//! of the key before that); and the orphan keys: a key a record names before any job was
+//! enqueued under it (only a broken history does that) keeps its track apart, in the layout of
+//! a record with no job.
 //! A key with several jobs (a `unique` mode other than `forever`) keeps its track in its first
 //! job's record; the others' records hold only their job's part, the newest job is in the side
 //! table.
@@ -28,9 +29,6 @@ use crate::ids::{EventId, JobId, SimTime};
 use crate::key_index::KeyIndex;
 use crate::vocab::key::IdempotencyKey;
 use std::collections::BTreeMap;
-
-/// No record: a document without a key.
-const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct Tracks {
@@ -53,11 +51,8 @@ pub(super) struct Tracks {
     /// The renewal times kept apart ([`RENEWAL_APART`]), by job, packed as the record's times;
     /// grown only when one is kept.
     renewals: Vec<u32>,
-    /// The record holding the first key of each document, for documents below `heads.len()`,
-    /// and of the documents at or above it (a history naming `doc-2000000000` does not grow the
-    /// vector).
-    heads: Vec<u32>,
-    far: BTreeMap<u32, u32>,
+    /// The record holding the first key of each document.
+    heads: Heads,
     /// The records holding the keys that are not their document's first, by packed key (a
     /// document's other tenants and versions: a reprocess, a tenant reusing a document name).
     others: FastMap<u64, u32>,
@@ -76,6 +71,60 @@ struct Orphans {
     /// How many keys the jobs' records held when the history first named it: the keys are
     /// visited at the end in the order the history first named them.
     after: Vec<u32>,
+}
+
+/// The record holding each document's first key, guessed from the document's number: document
+/// d's is record d + shift, the shift kept by runs of document numbers. A run starts at a
+/// document beyond every document with a key whose first key is not where the run before puts
+/// it (one run for a history whose jobs are each a new document's first, as `doc-N` for job N,
+/// or named documents in the order the history names them; a new run after a job that is not a
+/// new document's first: a resubmission, a reprocess). A first key the runs do not guess (a
+/// document numbered below one seen before) is in a map. Exact for any history: the guessed
+/// record is read back and compared, key and all; a document's guess never changes once it has
+/// a key (runs start only beyond those). (A 4-byte head a document, reserved for the run's
+/// jobs, before.)
+#[derive(Clone, Debug, Default)]
+struct Heads {
+    /// The first document of each run, increasing, and the run's shift (record − document).
+    starts: Vec<u32>,
+    shifts: Vec<i64>,
+    /// The greatest document with a key.
+    max: Option<u32>,
+    /// First keys' records the runs do not guess, by document.
+    apart: BTreeMap<u32, u32>,
+}
+
+impl Heads {
+    /// The record the runs put `document`'s first key in.
+    #[inline]
+    fn guess(&self, document: u32) -> Option<u32> {
+        let shift = match self.starts.last() {
+            Some(&s) if s <= document => self.shifts[self.shifts.len() - 1],
+            _ => match self.starts.partition_point(|s| *s <= document) {
+                0 => return None,
+                n => self.shifts[n - 1],
+            },
+        };
+        u32::try_from(document as i64 + shift).ok()
+    }
+
+    /// `document`'s first key is in record `job`.
+    fn insert(&mut self, document: u32, job: u32) {
+        if self.guess(document) != Some(job) {
+            if self.max.is_none_or(|m| document > m) {
+                self.starts.push(document);
+                self.shifts.push(job as i64 - document as i64);
+            } else {
+                self.apart.insert(document, job);
+            }
+        }
+        self.max = self.max.max(Some(document));
+    }
+
+    #[cfg(test)]
+    fn runs(&self) -> usize {
+        self.starts.len()
+    }
 }
 
 /// Where a key's track is.
@@ -97,7 +146,6 @@ pub(super) struct KeyCursor {
 impl Tracks {
     pub fn reserve(&mut self, jobs: usize) {
         self.records.reserve_exact(jobs);
-        self.heads.reserve_exact(jobs);
     }
 
     /// Whether finished jobs keep a renewal time that is not their lease time (see
@@ -361,34 +409,48 @@ impl Tracks {
 
 /// The keys.
 impl Tracks {
+    /// The record the heads guess for `document`, if it holds a key's track.
     #[inline]
-    fn head(&self, document: u32) -> u32 {
-        match self.heads.get(document as usize) {
-            Some(&h) => h,
-            None => self.far.get(&document).copied().unwrap_or(NONE),
-        }
+    fn guessed(&self, document: u32) -> Option<(u32, &Record)> {
+        let j = self.heads.guess(document)?;
+        let r = self.records.get(j as usize)?;
+        (r.key_flags & HOME != 0).then_some((j, r))
     }
 
     /// The job whose record holds `key`'s track, if a job was enqueued under it first.
     #[inline]
     fn home(&self, key: &IdempotencyKey) -> Option<u32> {
-        let at = self.head(key.document.0);
-        if at == NONE {
+        if let Some((j, r)) = self.guessed(key.document.0) {
+            if job_track::has_key(j, r, key, &self.side) {
+                return Some(j);
+            }
+        }
+        if self.heads.apart.is_empty() && self.others.is_empty() {
             return None;
         }
-        if job_track::has_key(at, &self.records[at as usize], key, &self.side) {
-            return Some(at);
-        }
-        self.other(key)
+        self.home_apart(key)
     }
 
-    /// The record holding `key`, a key that is not its document's first.
+    /// The record holding `key`'s track when it is not where the heads guess: its document's
+    /// first key's apart, or a document's other key.
     #[cold]
-    fn other(&self, key: &IdempotencyKey) -> Option<u32> {
+    fn home_apart(&self, key: &IdempotencyKey) -> Option<u32> {
+        if let Some(&j) = self.heads.apart.get(&key.document.0) {
+            if job_track::has_key(j, &self.records[j as usize], key, &self.side) {
+                return Some(j);
+            }
+        }
         if self.others.is_empty() {
             return None;
         }
         self.others.get(&key.packed()).copied()
+    }
+
+    /// Whether a record other than `job`'s holds a key of `document`.
+    fn has_document(&self, document: u32, job: u32) -> bool {
+        self.guessed(document)
+            .is_some_and(|(g, r)| g != job && r.document == document)
+            || self.heads.apart.contains_key(&document)
     }
 
     /// Where `key`'s track is; `hint` is a job the record at hand names with the key, whose
@@ -429,48 +491,20 @@ impl Tracks {
     /// head if it is the document's first key, else in the map of the other keys.
     fn index_insert(&mut self, job: u32, key: &IdempotencyKey) {
         let d = key.document.0;
-        self.grow_heads_for(d);
-        let head = match self.heads.get_mut(d as usize) {
-            Some(h) if *h == NONE => {
-                *h = job;
-                None
-            }
-            Some(h) => Some(*h),
-            None => match self.far.get(&d) {
-                Some(h) => Some(*h),
-                None => {
-                    self.far.insert(d, job);
-                    None
-                }
-            },
-        };
-        if head.is_some() {
-            let before = self.others.insert(key.packed(), job);
-            debug_assert!(before.is_none(), "a key indexed twice");
-        }
-        self.homes += 1;
-    }
-
-    /// Grows the dense heads to cover `document` if that keeps them proportionate to the keys
-    /// held (at most four heads a key, plus 4096), moving far documents they now cover; within
-    /// the capacity reserved for the run's jobs unless the document needs more (the heads up to
-    /// the new length are written, so they are resident).
-    fn grow_heads_for(&mut self, document: u32) {
-        let d = document as usize;
-        if d < self.heads.len() || d >= 4 * (self.homes as usize + 1) + 4096 {
+        if self.heads.guess(d) == Some(job) {
+            // The usual case: the record is where the runs guess (found there whatever keys the
+            // document had before; the guess stays once the document has a key).
+            self.heads.max = self.heads.max.max(Some(d));
+            self.homes += 1;
             return;
         }
-        let mut grown = self.heads.len() * 3 / 2;
-        if d < self.heads.capacity() {
-            grown = grown.min(self.heads.capacity());
+        if self.has_document(d, job) {
+            let before = self.others.insert(key.packed(), job);
+            debug_assert!(before.is_none(), "a key indexed twice");
+        } else {
+            self.heads.insert(d, job);
         }
-        let new_len = (d + 1).max(grown);
-        self.heads.reserve_exact(new_len - self.heads.len());
-        self.heads.resize(new_len, NONE);
-        let keep = self.far.split_off(&(new_len as u32));
-        for (doc, head) in std::mem::replace(&mut self.far, keep) {
-            self.heads[doc as usize] = head;
-        }
+        self.homes += 1;
     }
 
     fn unpack_key(&self, at: At) -> KeyTrack {

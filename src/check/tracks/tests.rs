@@ -277,10 +277,12 @@ fn the_keys_are_visited_in_the_order_the_history_first_named_them() {
         Some(JobId(3))
     );
     assert!(tracks.key(&key(50), None).applied().is_some());
-    assert!(
-        tracks.heads.len() < 10_000,
-        "a far document does not grow the heads"
+    assert_eq!(
+        tracks.heads.runs(),
+        2,
+        "document 3 is apart, 4e9 a run of its own"
     );
+    assert_eq!(tracks.heads.apart.len(), 1);
 }
 
 #[test]
