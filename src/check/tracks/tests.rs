@@ -426,7 +426,13 @@ fn contents_other_than_0_are_kept_apart_exactly() {
         reprocessed_from: None,
         ..track()
     };
-    let content = |j: u32| if j % 3 == 0 { 0 } else { (j as u64) << 40 | 7 };
+    let content = |j: u32| {
+        if j.is_multiple_of(3) {
+            0
+        } else {
+            (j as u64) << 40 | 7
+        }
+    };
     let mut want = Vec::new();
     for j in 0..3_000u32 {
         let t = JobTrack {
