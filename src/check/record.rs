@@ -1,29 +1,30 @@
 //! One record per job, holding the job's track and, when the job is the first the history
 //! enqueued under its key, the key's track: under `unique = "forever"` (the chapter's default) a
-//! key has exactly one job, so the two are one record of 64 bytes (80 before: an 8-byte enqueue
-//! time, a renewal time and a chain link more, holder, lease count and the key's two counts
-//! wider; a 56-byte job track, a 44-byte key track and a 16-byte key-index entry before that),
-//! and the key's payload and its job number are stored once.
+//! key has exactly one job, so the two are one record of 56 bytes (80 before: an 8-byte enqueue
+//! time, a renewal time, a chain link and the payload's content more, holder, lease count and
+//! the key's two counts wider; a 56-byte job track, a 44-byte key track and a 16-byte key-index
+//! entry before that), and the key's payload and its job number are stored once.
 //!
 //! Owns: [`Record`] (the packed fields, read and written by `job_track.rs` for the job's part and
 //! by `key_track.rs` for the key's), its flag bits, [`Side`]: the side table that keeps exactly
-//! every value too wide for its packed field, by record and field, and [`Epochs`]: the enqueue
-//! times' bases, by runs of job ids.
+//! every value too wide for its packed field, by record and field, and the payloads' contents
+//! that are not 0, and [`Epochs`]: the enqueue times' bases, by runs of job ids.
 //! Does not: decide what a field means (the tracks do) or find a record (`tracks.rs`).
 
 use crate::ids::SimTime;
 use std::collections::BTreeMap;
 
-/// A job's record (64 bytes, aligned to 4). The job's part: the enqueue time as an offset from
+/// A job's record (56 bytes, aligned to 4). The job's part: the enqueue time as an offset from
 /// its run's base ([`Epochs`]), the other times as offsets from the enqueue time (+1: 0 is the
 /// time 0), the token as `u32`, holder and lease count as `u8`, the key as its parts (always
 /// valid, live or finished: the checker's index reads keys back from here). The payload: the
-/// key's when the record holds its key's track ([`HOME`]), else the job's. The key's part
+/// key's when the record holds its key's track ([`HOME`]), else the job's; its operation here,
+/// its content a flag when 0, else in the side table ([`CONTENT_APART`]). The key's part
 /// (meaningful only with [`HOME`], or in an orphan key's record): the first commit's time as an
 /// offset from the enqueue time, the applied time as an offset from the first commit's, the
-/// counts as 3 bits each of `key_flags`. [`WIDE`] (or [`WIDE8`], [`WIDE3`]) in a field: the
-/// exact value is in the [`Side`] table. A finished job's renewal time is its lease time unless
-/// [`RENEWAL_APART`] (`tracks.rs` keeps it then).
+/// counts as 3 and 2 bits of `key_flags`. [`WIDE`] (or [`WIDE8`], [`WIDE3`], [`WIDE2`]) in a
+/// field: the exact value is in the [`Side`] table. A finished job's renewal time is its lease
+/// time unless [`RENEWAL_APART`] (`tracks.rs` keeps it then).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Record {
     /// The enqueue time, as an offset from the base of the run of job ids the job is in
