@@ -8,13 +8,18 @@
 //!
 //! Why not a hash map: at a million keys a `HashMap<u64, _>` costs two cache misses and ~40 bytes
 //! a key, and it was the top of the profile. Keys are (tenant, document, version) and documents
-//! are numbered densely (`doc-N` is document N), so the index is the keys packed into 64 bits
-//! (`IdempotencyKey::packed`, exact: versions and tenant ids fit 16 bits) by slot, plus a vector
-//! of 4-byte heads by document naming the first key of each document: 12 bytes a key. A
+//! are numbered densely (`doc-N` is document N), so the index is each slot's key in 4 bytes, plus
+//! a vector of 4-byte heads by document naming the first key of each document: 8 bytes a key. A
+//! slot's 4 bytes are its document as an offset from the slot (24 bits: a generated arrival's
+//! document is its arrival's number, and its slot that less the arrivals that made no new key)
+//! and a code for its (tenant, version) pair (8 bits, the pairs numbered as first seen: a run's
+//! tenants times its versions, a handful); a key whose offset or pair does not fit keeps its
+//! whole packed key (`IdempotencyKey::packed`, 64 bits, exact) in a side map by slot. A
 //! document's other keys (its other tenants and versions: a reprocess, a tenant reusing a
 //! document name) go to a hash map by packed key. Documents numbered far beyond the keys seen so
 //! far (a scenario that names `doc-2000000000`) go to a small ordered map instead of growing the
-//! vector. (A 16-byte entry with a chain link, 20 bytes a key, before.)
+//! vector. (The packed key by slot, 12 bytes a key, before; a 16-byte entry with a chain link,
+//! 20 bytes a key, before that.)
 
 use crate::fastmap::FastMap;
 use crate::history::unpack_key;
@@ -23,17 +28,33 @@ use std::collections::BTreeMap;
 
 const NONE: u32 = u32::MAX;
 
+/// A slot's key as stored: the pair code in the high 8 bits, the document's offset from the
+/// slot (wrapping, read as a signed 24-bit number) in the low 24.
+const OFFSET_BITS: u32 = 24;
+const OFFSET_MASK: u32 = (1 << OFFSET_BITS) - 1;
+/// The pair code of a key kept whole in `whole`.
+const WHOLE: u32 = 0xFF;
+
 #[derive(Clone, Debug, Default)]
 pub struct KeyIndex {
     /// The first key's slot by document number, for documents below `heads.len()`.
     heads: Vec<u32>,
     /// First keys' slots of documents at or above `heads.len()`.
     far: BTreeMap<u32, u32>,
-    /// The packed key of each slot.
-    keys: Vec<u64>,
+    /// The key of each slot, 4 bytes (see `WHOLE`, `OFFSET_BITS`).
+    keys: Vec<u32>,
+    /// The (tenant, version) pairs by code: the packed key's tenant and version bits.
+    pairs: Vec<u64>,
+    /// Codes of the pairs, by the packed key's tenant and version bits.
+    codes: FastMap<u64, u32>,
+    /// The packed keys of slots whose key did not fit 4 bytes, by slot.
+    whole: FastMap<u32, u64>,
     /// Slots of keys that are not their document's first, by packed key.
     others: FastMap<u64, u32>,
 }
+
+/// The tenant and version bits of a packed key (`IdempotencyKey::packed`).
+const PAIR_BITS: u64 = 0xFFFF_0000_0000_FFFF;
 
 impl KeyIndex {
     pub fn with_capacity(keys: usize) -> KeyIndex {
@@ -56,7 +77,22 @@ impl KeyIndex {
     /// The key of a slot.
     #[inline]
     pub fn key(&self, slot: u32) -> IdempotencyKey {
-        unpack_key(self.keys[slot as usize])
+        unpack_key(self.packed(slot))
+    }
+
+    /// The packed key of a slot.
+    #[inline]
+    fn packed(&self, slot: u32) -> u64 {
+        let k = self.keys[slot as usize];
+        match k >> OFFSET_BITS {
+            WHOLE => self.whole[&slot],
+            code => {
+                // The offset, sign-extended from 24 bits.
+                let offset = (((k & OFFSET_MASK) << 8) as i32 >> 8) as u32;
+                let document = slot.wrapping_add(offset) as u64;
+                self.pairs[code as usize] | document << 16
+            }
+        }
     }
 
     /// The first key's slot of `document` (`NONE` if it has no key).
@@ -79,7 +115,7 @@ impl KeyIndex {
         let packed = key.packed();
         match self.head(key.document.0) {
             NONE => None,
-            h if self.keys[h as usize] == packed => Some(h),
+            h if self.packed(h) == packed => Some(h),
             _ => self.others.get(&packed).copied(),
         }
     }
@@ -90,7 +126,7 @@ impl KeyIndex {
         let packed = key.packed();
         let d = key.document.0;
         let head = self.head(d);
-        if head != NONE && self.keys[head as usize] == packed {
+        if head != NONE && self.packed(head) == packed {
             return (head, false);
         }
         if head != NONE {
@@ -129,8 +165,44 @@ impl KeyIndex {
             key.version <= 0xFFFF && key.tenant.is_none_or(|t| t.0 != 0xFFFF),
             "key {key:?} does not pack into 64 bits"
         );
-        self.keys.push(packed);
+        let offset = key.document.0.wrapping_sub(slot);
+        // The offset fits 24 bits signed when its top 9 bits are all equal.
+        let top = (offset as i32) >> (OFFSET_BITS - 1);
+        let fits = top == 0 || top == -1;
+        let code = match fits {
+            true => self.code(packed & PAIR_BITS),
+            false => WHOLE,
+        };
+        if code == WHOLE {
+            self.whole.insert(slot, packed);
+        }
+        self.keys.push((code << OFFSET_BITS) | (offset & OFFSET_MASK));
         slot
+    }
+
+    /// The code of a (tenant, version) pair, numbering it if new; `WHOLE` once 255 are taken.
+    #[inline]
+    fn code(&mut self, pair: u64) -> u32 {
+        // A run's first few pairs (its tenants under version 1) are found by looking.
+        const LOOK: usize = 8;
+        if let Some(code) = self.pairs[..self.pairs.len().min(LOOK)]
+            .iter()
+            .position(|&p| p == pair)
+        {
+            return code as u32;
+        }
+        if self.pairs.len() > LOOK {
+            if let Some(&code) = self.codes.get(&pair) {
+                return code;
+            }
+        }
+        if self.pairs.len() as u32 == WHOLE {
+            return WHOLE;
+        }
+        let code = self.pairs.len() as u32;
+        self.pairs.push(pair);
+        self.codes.insert(pair, code);
+        code
     }
 
     /// Grows the dense part to cover `document` if that keeps it proportionate to the keys
@@ -236,6 +308,42 @@ mod tests {
             assert_eq!(ix.key(i as u32), *k);
             assert_eq!(ix.get(k), Some(i as u32));
         }
+    }
+
+    /// A slot's key is 4 bytes while its document is within 2^23 of its slot and its (tenant,
+    /// version) pair among the first 255; past either it is kept whole, and every key reads
+    /// back exactly.
+    #[test]
+    fn keys_beyond_the_4_byte_form_are_kept_whole_and_read_back_exactly() {
+        assert_eq!(std::mem::size_of_val(&KeyIndex::default().keys[..]), 0);
+        let mut ix = KeyIndex::default();
+        let mut all = Vec::new();
+        // Offsets at and past the edges of 24 signed bits (the slot is all.len()).
+        for offset in [0i64, 1, -1, (1 << 23) - 1, 1 << 23, -(1 << 23), -(1 << 23) - 1] {
+            let slot = all.len() as i64;
+            let d = (slot + offset).rem_euclid(1 << 32) as u32;
+            all.push(key(Some(0), d, slot as u32 + 1));
+        }
+        // More pairs than codes: 300 tenants, then versions.
+        for t in 0..300u16 {
+            all.push(key(Some(t), 10_000 + t as u32, 1));
+        }
+        for v in 2..5 {
+            all.push(key(None, 20_000, v));
+        }
+        for (i, k) in all.iter().enumerate() {
+            assert_eq!(ix.insert(*k), (i as u32, true), "{k:?}");
+        }
+        for (i, k) in all.iter().enumerate() {
+            assert_eq!(ix.key(i as u32), *k);
+            assert_eq!(ix.get(k), Some(i as u32));
+            assert_eq!(ix.insert(*k), (i as u32, false));
+        }
+        assert_eq!(ix.pairs.len(), 255);
+        // Two offsets past the edges (their pairs not coded), the tenants past the 255 codes
+        // (five taken by the offsets' versions of tenant 0, whose version 1 is the first
+        // tenant's), and the 3 versions after them.
+        assert_eq!(ix.whole.len(), 2 + (299 - 250) + 3);
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::ids::{DocumentId, Fence, JobId, OperationId, SimTime, TenantId};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::{payload_hash, PayloadHash};
 use std::collections::BTreeMap;
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 /// Generated documents (`doc-N`) are numbered below this, named ones above (`vocab::key`'s
@@ -35,17 +36,40 @@ const GENERATED_BELOW: u32 = 1 << 31;
 /// (a generated document's name is `doc-N` in every run). `None` for a named document, whose
 /// name is the run's. The queue's rows and the outbox's results keep a payload only when it is
 /// not this.
+///
+/// The hashes of recent documents are remembered, per thread, in a direct-mapped table of
+/// `MEMO` entries (a pure function's values: what is remembered cannot differ from what would
+/// be computed): a job's enqueue, its commit (the queue's payload read, the outbox's check) and
+/// the kernel's own hash of a generated arrival's payload ask for the same document within a
+/// few seconds of simulated time, so most of them compute nothing.
 #[inline]
 pub fn default_payload(document: DocumentId) -> Option<PayloadHash> {
+    const MEMO: usize = 2048;
     static NAMES: OnceLock<KeyNames> = OnceLock::new();
-    (document.0 < GENERATED_BELOW).then(|| {
-        payload_hash(
-            NAMES.get_or_init(KeyNames::default),
-            document,
-            OperationId::EXTRACT,
-            0,
-        )
-    })
+    thread_local! {
+        /// (document, its default payload hash) by `document % MEMO`; `u32::MAX` is no
+        /// generated document.
+        static RECENT: RefCell<[(u32, u64); MEMO]> = const { RefCell::new([(u32::MAX, 0); MEMO]) };
+    }
+    if document.0 >= GENERATED_BELOW {
+        return None;
+    }
+    let at = document.0 as usize % MEMO;
+    let hash = RECENT.with_borrow_mut(|recent| match recent[at] {
+        (d, hash) if d == document.0 => hash,
+        _ => {
+            let hash = payload_hash(
+                NAMES.get_or_init(KeyNames::default),
+                document,
+                OperationId::EXTRACT,
+                0,
+            )
+            .0;
+            recent[at] = (document.0, hash);
+            hash
+        }
+    });
+    Some(PayloadHash(hash))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,8 +281,10 @@ impl JobRows {
     pub fn set_payload(&mut self, job: JobId, document: DocumentId, payload: PayloadHash) {
         let k = &mut self.kept[job.index()];
         if default_payload(document) == Some(payload) {
+            if k.bits & PAYLOAD_APART != 0 {
+                self.apart_payloads.remove(&job.0);
+            }
             k.bits &= !PAYLOAD_APART;
-            self.apart_payloads.remove(&job.0);
         } else {
             k.bits |= PAYLOAD_APART;
             self.apart_payloads.insert(job.0, payload);

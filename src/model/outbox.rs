@@ -108,6 +108,7 @@ impl Outbox {
     }
 
     /// The result of `key`, in `slot` of the queue's unique index.
+    #[inline]
     pub fn result(&self, slot: u32, key: &IdempotencyKey) -> Option<ResultRow> {
         let r = *self.rows.get(slot as usize).filter(|&&r| r != NO_ROW)?;
         let event = match r & EVENT_MASK {
@@ -162,14 +163,16 @@ impl Outbox {
                 }
             },
         };
+        let at = slot as usize;
         let apart = if default_payload(key.document) == Some(row.payload) {
-            self.apart_payloads.remove(&slot);
+            if self.rows.get(at).is_some_and(|&r| r != NO_ROW && r & APART != 0) {
+                self.apart_payloads.remove(&slot);
+            }
             0
         } else {
             self.apart_payloads.insert(slot, row.payload);
             APART
         };
-        let at = slot as usize;
         if at >= self.rows.len() {
             self.rows.resize(at + 1, NO_ROW);
         }

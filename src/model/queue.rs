@@ -194,8 +194,16 @@ impl Queue {
 
     #[inline]
     pub fn payload(&self, job: JobId) -> PayloadHash {
-        let document = self.by_key.key(self.key_slot(job)).document;
-        self.rows.payload(job, document)
+        self.key_and_payload(job).2
+    }
+
+    /// The job's key slot, key and payload (read once: a payload that is its key's document's
+    /// default is not stored, and is computed from the key).
+    #[inline]
+    pub fn key_and_payload(&self, job: JobId) -> (u32, IdempotencyKey, PayloadHash) {
+        let slot = self.key_slot(job);
+        let key = self.by_key.key(slot);
+        (slot, key, self.rows.payload(job, key.document))
     }
 
     pub fn state(&self, job: JobId) -> JobState {
