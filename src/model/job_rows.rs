@@ -2,15 +2,16 @@
 //! once it has finished.
 //!
 //! Owns: the job's state and the per-job values its rules need for the whole run (payload hash,
-//! tenant, createdAt, and once finished its last fence and attempt count), in a dense 10-byte
-//! column by job id; the live part (visibleAt, leaseUntil, the fence and attempt count while
+//! tenant, createdAt, and once finished its last fence and attempt count), in a dense
+//! column by job id (8 bytes); the live part (visibleAt, leaseUntil, the fence and attempt count while
 //! they move, the expiry and stall flags) in a slab slot that a finished job hands back for the
 //! next job to reuse. A queue whose finished jobs can be reopened (a profile's by-id write or
 //! rescue; [`JobRows::keep_finished_whole`]) keeps a finished job's slot instead.
 //! Does not: decide anything (the queue does), or know keys (the queue's key index does).
 //!
-//! Exact, not approximated: createdAt is kept as its low 32 bits beside a table of the first job
-//! of each 2^32 ms epoch (jobs are created in time order); a finished job's fence above
+//! Exact, not approximated: createdAt is kept as a 16-bit offset from the createdAt of the first
+//! job of its block of 64 (jobs are created in time order, so the offset is never negative; one
+//! past 65,534 goes to a side map); a finished job's fence above
 //! 2^32 - 2 and attempt count above 62 go to side maps. Whether a row is whole is not stored:
 //! it is while the job has not finished, and always in a queue that keeps finished rows whole.
 //! The payload hash and the tenant are not stored when they are what the job's key implies (the
@@ -149,19 +150,23 @@ const PAYLOAD_APART: u8 = 0x80;
 /// In `Kept::bits`: the tenant is not the key's (see `apart_tenants`).
 const TENANT_APART: u8 = 0x40;
 
-/// What the queue keeps of every job for the whole run: 10 bytes (packed to 2-byte alignment;
-/// fields are only ever read and written by value).
+/// Jobs a createdAt base is kept for (`JobRows::blocks`).
+const BLOCK: usize = 64;
+/// A createdAt offset that does not fit 16 bits: see `far_created`.
+const FAR_CREATED: u16 = u16::MAX;
+
+/// What the queue keeps of every job for the whole run: 8 bytes.
 #[derive(Clone, Copy, Debug)]
-#[repr(C, packed(2))]
 struct Kept {
-    created_low: u32,
-    /// While the row is whole: its slot in `live`. Once compact: the fence (`FAR`: see
-    /// `far_fences`).
-    slot_or_fence: u32,
+    /// createdAt less its block's base (`FAR_CREATED`: see `far_created`).
+    created: u16,
     state: JobState,
     /// `PAYLOAD_APART`, `TENANT_APART`, and once compact the attempt count in the low six bits
     /// (while whole it is the live row's).
     bits: u8,
+    /// While the row is whole: its slot in `live`. Once compact: the fence (`FAR`: see
+    /// `far_fences`).
+    slot_or_fence: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -170,8 +175,10 @@ pub struct JobRows {
     live: Vec<Live>,
     /// Slots of `live` handed back by finished jobs, reused last in, first out.
     free: Vec<u32>,
-    /// (first job, createdAt >> 32) for each 2^32 ms epoch the jobs were created in.
-    epochs: Vec<(u32, u32)>,
+    /// The createdAt of the first job of each block of `BLOCK` jobs.
+    blocks: Vec<SimTime>,
+    /// createdAt offsets from the block's base that do not fit 16 bits, by job.
+    far_created: BTreeMap<u32, u64>,
     far_fences: BTreeMap<u32, u64>,
     far_attempts: BTreeMap<u32, u32>,
     /// Payloads that are not their key's default, by job.
@@ -188,6 +195,7 @@ impl JobRows {
     pub fn with_capacity(jobs: usize) -> JobRows {
         JobRows {
             kept: Vec::with_capacity(jobs),
+            blocks: Vec::with_capacity(jobs.div_ceil(BLOCK)),
             ..JobRows::default()
         }
     }
@@ -230,10 +238,16 @@ impl JobRows {
             "job {id} created at {created_at}, before the job created before it"
         );
         self.last_created = created_at;
-        let high = (created_at >> 32) as u32;
-        if self.epochs.last().is_none_or(|&(_, h)| h != high) {
-            self.epochs.push((id, high));
+        if id as usize % BLOCK == 0 {
+            self.blocks.push(created_at);
         }
+        let created = match u16::try_from(created_at - self.blocks[id as usize / BLOCK]) {
+            Ok(offset) if offset != FAR_CREATED => offset,
+            _ => {
+                self.far_created.insert(id, created_at);
+                FAR_CREATED
+            }
+        };
         let slot = match self.free.pop() {
             Some(s) => {
                 self.live[s as usize] = live;
@@ -254,10 +268,10 @@ impl JobRows {
             bits |= PAYLOAD_APART;
         }
         self.kept.push(Kept {
-            created_low: created_at as u32,
-            slot_or_fence: slot,
+            created,
             state: JobState::Waiting,
             bits,
+            slot_or_fence: slot,
         });
         JobId(id)
     }
@@ -302,15 +316,10 @@ impl JobRows {
 
     #[inline]
     pub fn created_at(&self, job: JobId) -> SimTime {
-        let low = self.kept[job.index()].created_low as u64;
-        let high = match self.epochs.as_slice() {
-            [(_, h)] => *h,
-            epochs => {
-                let i = epochs.partition_point(|&(first, _)| first <= job.0);
-                epochs[i - 1].1
-            }
-        };
-        (high as u64) << 32 | low
+        match self.kept[job.index()].created {
+            FAR_CREATED => self.far_created[&job.0],
+            offset => self.blocks[job.index() / BLOCK] + offset as u64,
+        }
     }
 
     /// The job's row is whole (live, or finished in a queue that keeps finished rows whole).
@@ -486,8 +495,34 @@ mod tests {
     }
 
     #[test]
-    fn a_kept_row_is_10_bytes() {
-        assert_eq!(std::mem::size_of::<Kept>(), 10);
+    fn a_kept_row_is_8_bytes() {
+        assert_eq!(std::mem::size_of::<Kept>(), 8);
+    }
+
+    /// createdAt comes back exactly within a block and across blocks, at and past the 16-bit
+    /// offset's edge.
+    #[test]
+    fn created_at_offsets_at_and_past_16_bits_come_back_exactly() {
+        let mut rows = JobRows::with_capacity(10);
+        let mut t = 1_000;
+        let mut times = Vec::new();
+        for i in 0..200u64 {
+            t += match i {
+                1 => 65_533,  // offset 65,533 in block 0
+                2 => 1,       // 65,534: the last that fits
+                3 => 1,       // 65,535: kept apart
+                64 => 0,      // a block starting at the same time as the job before
+                70 => 1 << 40, // far beyond
+                _ => i % 3,
+            };
+            times.push(t);
+            rows.push(&key(), TenantId(1), PayloadHash(1), t, Live::default());
+        }
+        for (i, &t) in times.iter().enumerate() {
+            assert_eq!(rows.created_at(JobId(i as u32)), t, "job {i}");
+        }
+        assert_eq!(rows.blocks.len(), 4);
+        assert!(rows.far_created.len() >= 62, "job 3 and the rest of block 0");
     }
 
     /// `GENERATED_BELOW` is where `vocab::key` starts numbering named documents.
