@@ -9,7 +9,10 @@
 //! Why not a hash map: at a million keys a `HashMap<u64, _>` costs two cache misses and ~40 bytes
 //! a key, and it was the top of the profile. Keys are (tenant, document, version) and documents
 //! are numbered densely (`doc-N` is document N), so the index is each slot's key in 4 bytes, plus
-//! a vector of 4-byte heads by document naming the first key of each document: 8 bytes a key. A
+//! a vector of heads by document naming the first key of each document, each a 16-bit offset
+//! from the slot of the first key of its block of 64 documents (a key's slot comes after those of
+//! the keys before it, so the offsets are small: one that is not goes to a side map by
+//! document): about 6 bytes a key (4-byte heads, 8 bytes a key, before). A
 //! slot's 4 bytes are its document as an offset from the slot (24 bits: a generated arrival's
 //! document is its arrival's number, and its slot that less the arrivals that made no new key)
 //! and a code for its (tenant, version) pair (8 bits, the pairs numbered as first seen: a run's
@@ -35,10 +38,23 @@ const OFFSET_MASK: u32 = (1 << OFFSET_BITS) - 1;
 /// The pair code of a key kept whole in `whole`.
 const WHOLE: u32 = 0xFF;
 
+/// Documents a head base is kept for.
+const HEAD_BLOCK: usize = 64;
+/// A document without a key, in `heads`.
+const NO_HEAD: u16 = u16::MAX;
+/// A head in `apart_heads`.
+const APART_HEAD: u16 = u16::MAX - 1;
+
 #[derive(Clone, Debug, Default)]
 pub struct KeyIndex {
-    /// The first key's slot by document number, for documents below `heads.len()`.
-    heads: Vec<u32>,
+    /// The first key's slot by document number, for documents below `heads.len()`: its offset
+    /// from its block's base (`NO_HEAD`: no key; `APART_HEAD`: see `apart_heads`).
+    heads: Vec<u16>,
+    /// By block of `HEAD_BLOCK` documents: the slot of the first of its documents' first keys
+    /// to be inserted (`NONE` while none is).
+    bases: Vec<u32>,
+    /// First keys' slots of documents below `heads.len()` whose offset does not fit 16 bits.
+    apart_heads: FastMap<u32, u32>,
     /// First keys' slots of documents at or above `heads.len()`.
     far: BTreeMap<u32, u32>,
     /// The key of each slot, 4 bytes (see `WHOLE`, `OFFSET_BITS`).
@@ -60,6 +76,7 @@ impl KeyIndex {
     pub fn with_capacity(keys: usize) -> KeyIndex {
         KeyIndex {
             heads: Vec::with_capacity(keys),
+            bases: Vec::with_capacity(keys.div_ceil(HEAD_BLOCK)),
             keys: Vec::with_capacity(keys),
             ..KeyIndex::default()
         }
@@ -99,9 +116,27 @@ impl KeyIndex {
     #[inline]
     fn head(&self, document: u32) -> u32 {
         match self.heads.get(document as usize) {
-            Some(&h) => h,
+            Some(&NO_HEAD) => NONE,
+            Some(&APART_HEAD) => self.apart_heads[&document],
+            Some(&offset) => self.bases[document as usize / HEAD_BLOCK] + offset as u32,
             None => self.head_far(document),
         }
+    }
+
+    /// Names `slot` as the first key of `document`, below `heads.len()`.
+    #[inline]
+    fn set_head(&mut self, document: u32, slot: u32) {
+        let base = &mut self.bases[document as usize / HEAD_BLOCK];
+        if *base == NONE {
+            *base = slot;
+        }
+        self.heads[document as usize] = match slot.checked_sub(*base) {
+            Some(offset) if offset < APART_HEAD as u32 => offset as u16,
+            _ => {
+                self.apart_heads.insert(document, slot);
+                APART_HEAD
+            }
+        };
     }
 
     #[cold]
@@ -136,11 +171,10 @@ impl KeyIndex {
         if d as usize >= self.heads.len() {
             self.grow_for(d);
         }
-        match self.heads.get_mut(d as usize) {
-            Some(h) => *h = slot,
-            None => {
-                self.far.insert(d, slot);
-            }
+        if (d as usize) < self.heads.len() {
+            self.set_head(d, slot);
+        } else {
+            self.far.insert(d, slot);
         }
         (slot, true)
     }
@@ -221,10 +255,13 @@ impl KeyIndex {
         }
         let new_len = (d + 1).max(grown);
         self.heads.reserve_exact(new_len - self.heads.len());
-        self.heads.resize(new_len, NONE);
+        self.heads.resize(new_len, NO_HEAD);
+        let blocks = new_len.div_ceil(HEAD_BLOCK);
+        self.bases.reserve_exact(blocks - self.bases.len());
+        self.bases.resize(blocks, NONE);
         let keep = self.far.split_off(&(new_len as u32));
         for (doc, head) in std::mem::replace(&mut self.far, keep) {
-            self.heads[doc as usize] = head;
+            self.set_head(doc, head);
         }
     }
 }
@@ -344,6 +381,45 @@ mod tests {
         // (five taken by the offsets' versions of tenant 0, whose version 1 is the first
         // tenant's), and the 3 versions after them.
         assert_eq!(ix.whole.len(), 2 + (299 - 250) + 3);
+    }
+
+    /// A head is a 16-bit offset from its block's first-inserted slot; a document whose first key
+    /// came 65,534 or more slots later (or, moved in from the far map, before the base) is
+    /// found through the side map, exactly.
+    #[test]
+    fn heads_far_from_their_blocks_base_are_kept_apart_and_found() {
+        let mut ix = KeyIndex::with_capacity(16);
+        let mut all = vec![key(Some(0), 1, 1)];
+        all.extend((0..70_000).map(|d| key(Some(0), 1_000 + d, 1)));
+        all.push(key(Some(0), 2, 1)); // block 0, 70,001 slots after its base
+        all.push(key(Some(0), 3, 1));
+        all.push(key(Some(1), 2, 1)); // another tenant: not a head
+        for (i, k) in all.iter().enumerate() {
+            assert_eq!(ix.insert(*k), (i as u32, true));
+        }
+        for (i, k) in all.iter().enumerate() {
+            assert_eq!(ix.get(k), Some(i as u32), "{k:?}");
+            assert_eq!(ix.key(i as u32), *k);
+        }
+        assert_eq!(ix.apart_heads.len(), 2, "documents 2 and 3");
+        assert_eq!(ix.get(&key(Some(0), 4, 1)), None);
+        // Far documents moved in when the vector grows, in document order, not slot order.
+        let mut ix = KeyIndex::default();
+        let far = [key(Some(0), 900_001, 1), key(Some(0), 900_000, 1)];
+        for k in far {
+            ix.insert(k);
+        }
+        let mut d = 0;
+        while ix.heads.len() <= 900_001 {
+            assert!(d < 900_000, "the vector grows with the documents");
+            ix.insert(key(Some(1), d, 1));
+            d += 1;
+        }
+        assert!(ix.far.is_empty(), "the far documents moved into the vector");
+        assert_eq!(ix.apart_heads.len(), 1, "900,001: moved in after 900,000, its slot is before the base");
+        assert_eq!(ix.get(&far[0]), Some(0));
+        assert_eq!(ix.get(&far[1]), Some(1));
+        assert_eq!(ix.get(&key(Some(1), d - 1, 1)), Some(d + 1));
     }
 
     #[test]
