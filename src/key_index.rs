@@ -210,7 +210,8 @@ impl KeyIndex {
         if code == WHOLE {
             self.whole.insert(slot, packed);
         }
-        self.keys.push((code << OFFSET_BITS) | (offset & OFFSET_MASK));
+        self.keys
+            .push((code << OFFSET_BITS) | (offset & OFFSET_MASK));
         slot
     }
 
@@ -356,7 +357,15 @@ mod tests {
         let mut ix = KeyIndex::default();
         let mut all = Vec::new();
         // Offsets at and past the edges of 24 signed bits (the slot is all.len()).
-        for offset in [0i64, 1, -1, (1 << 23) - 1, 1 << 23, -(1 << 23), -(1 << 23) - 1] {
+        for offset in [
+            0i64,
+            1,
+            -1,
+            (1 << 23) - 1,
+            1 << 23,
+            -(1 << 23),
+            -(1 << 23) - 1,
+        ] {
             let slot = all.len() as i64;
             let d = (slot + offset).rem_euclid(1 << 32) as u32;
             all.push(key(Some(0), d, slot as u32 + 1));
@@ -416,7 +425,11 @@ mod tests {
             d += 1;
         }
         assert!(ix.far.is_empty(), "the far documents moved into the vector");
-        assert_eq!(ix.apart_heads.len(), 1, "900,001: moved in after 900,000, its slot is before the base");
+        assert_eq!(
+            ix.apart_heads.len(),
+            1,
+            "900,001: moved in after 900,000, its slot is before the base"
+        );
         assert_eq!(ix.get(&far[0]), Some(0));
         assert_eq!(ix.get(&far[1]), Some(1));
         assert_eq!(ix.get(&key(Some(1), d - 1, 1)), Some(d + 1));

@@ -417,7 +417,10 @@ mod tests {
         dlq.record_reprocess(7, JobId(11), T, JobId(u32::MAX - 1), "ana");
         for (i, reason) in reasons.iter().enumerate() {
             let e = dlq.get(JobId(10 + i as u32)).unwrap();
-            assert_eq!((e.job, e.at, &e.reason), (JobId(10 + i as u32), times[i], reason));
+            assert_eq!(
+                (e.job, e.at, &e.reason),
+                (JobId(10 + i as u32), times[i], reason)
+            );
             let successor = (i == 1).then_some(JobId(u32::MAX - 1));
             assert_eq!(e.reprocessed_as, successor);
         }

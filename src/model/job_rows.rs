@@ -24,8 +24,8 @@ use crate::fastmap::FastMap;
 use crate::ids::{DocumentId, Fence, JobId, OperationId, SimTime, TenantId};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::{payload_hash, PayloadHash};
-use std::collections::BTreeMap;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 /// Generated documents (`doc-N`) are numbered below this, named ones above (`vocab::key`'s
@@ -238,7 +238,7 @@ impl JobRows {
             "job {id} created at {created_at}, before the job created before it"
         );
         self.last_created = created_at;
-        if id as usize % BLOCK == 0 {
+        if (id as usize).is_multiple_of(BLOCK) {
             self.blocks.push(created_at);
         }
         let created = match u16::try_from(created_at - self.blocks[id as usize / BLOCK]) {
@@ -508,10 +508,10 @@ mod tests {
         let mut times = Vec::new();
         for i in 0..200u64 {
             t += match i {
-                1 => 65_533,  // offset 65,533 in block 0
-                2 => 1,       // 65,534: the last that fits
-                3 => 1,       // 65,535: kept apart
-                64 => 0,      // a block starting at the same time as the job before
+                1 => 65_533,   // offset 65,533 in block 0
+                2 => 1,        // 65,534: the last that fits
+                3 => 1,        // 65,535: kept apart
+                64 => 0,       // a block starting at the same time as the job before
                 70 => 1 << 40, // far beyond
                 _ => i % 3,
             };
@@ -522,7 +522,10 @@ mod tests {
             assert_eq!(rows.created_at(JobId(i as u32)), t, "job {i}");
         }
         assert_eq!(rows.blocks.len(), 4);
-        assert!(rows.far_created.len() >= 62, "job 3 and the rest of block 0");
+        assert!(
+            rows.far_created.len() >= 62,
+            "job 3 and the rest of block 0"
+        );
     }
 
     /// `GENERATED_BELOW` is where `vocab::key` starts numbering named documents.
@@ -643,8 +646,20 @@ mod tests {
     fn far_fences_and_times_beyond_32_bits_come_back_exactly() {
         let mut rows = JobRows::default();
         let t0 = 3 << 32;
-        let a = rows.push(&key(), TenantId(0), PayloadHash(1), 5, live(u32::MAX as u64, 1));
-        let b = rows.push(&key(), TenantId(0), PayloadHash(1), t0 + 7, live(1 << 40, 1));
+        let a = rows.push(
+            &key(),
+            TenantId(0),
+            PayloadHash(1),
+            5,
+            live(u32::MAX as u64, 1),
+        );
+        let b = rows.push(
+            &key(),
+            TenantId(0),
+            PayloadHash(1),
+            t0 + 7,
+            live(1 << 40, 1),
+        );
         let c = rows.push(
             &key(),
             TenantId(0),
@@ -652,7 +667,13 @@ mod tests {
             t0 + 9,
             live(u32::MAX as u64 - 1, 1),
         );
-        let d = rows.push(&key(), TenantId(0), PayloadHash(1), (9 << 32) + 1, live(6, 1));
+        let d = rows.push(
+            &key(),
+            TenantId(0),
+            PayloadHash(1),
+            (9 << 32) + 1,
+            live(6, 1),
+        );
         for job in [a, b, c, d] {
             rows.finish(job, JobState::DeadLettered);
         }
@@ -687,8 +708,20 @@ mod tests {
     #[should_panic(expected = "before the job created before it")]
     fn time_never_goes_backwards_across_jobs() {
         let mut rows = JobRows::default();
-        rows.push(&key(), TenantId(0), PayloadHash(1), 5 << 32, Live::default());
-        rows.push(&key(), TenantId(0), PayloadHash(1), 4 << 32, Live::default());
+        rows.push(
+            &key(),
+            TenantId(0),
+            PayloadHash(1),
+            5 << 32,
+            Live::default(),
+        );
+        rows.push(
+            &key(),
+            TenantId(0),
+            PayloadHash(1),
+            4 << 32,
+            Live::default(),
+        );
     }
 
     #[test]

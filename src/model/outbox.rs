@@ -40,10 +40,10 @@ pub struct ResultRow {
 
 /// A [`ResultRow`] as the table stores it, 4 bytes: `APART` (the payload is in
 /// `apart_payloads`; without it, the payload is the default of the key's document,
-/// [`default_payload`]) and in the other 31 bits the event id, 0 (never handed out: ids start at
-/// 1) for no event, `FAR` for one in `far_events`; `ABSENT` for no row. (The payload hash beside
-/// the event id, 12 bytes, before: a generated arrival's committed payload is its document's
-/// default in almost every run.)
+/// [`default_payload`]) and in the other 31 bits the event id (ids start at one, so 0 stands for
+/// no event), `FAR` for one in `far_events`; `NO_ROW` for no row. (The payload hash beside the
+/// event id, 12 bytes, before: a generated arrival's committed payload is its document's default
+/// in almost every run.)
 type StoredRow = u32;
 
 /// No row under this slot (a key that has no result yet).
@@ -165,7 +165,11 @@ impl Outbox {
         };
         let at = slot as usize;
         let apart = if default_payload(key.document) == Some(row.payload) {
-            if self.rows.get(at).is_some_and(|&r| r != NO_ROW && r & APART != 0) {
+            if self
+                .rows
+                .get(at)
+                .is_some_and(|&r| r != NO_ROW && r & APART != 0)
+            {
                 self.apart_payloads.remove(&slot);
             }
             0
@@ -329,7 +333,10 @@ mod tests {
                 assert_eq!(o.result(slot, &k), Some(row));
             }
         }
-        assert!(o.apart_payloads.is_empty(), "every row is back to its default");
+        assert!(
+            o.apart_payloads.is_empty(),
+            "every row is back to its default"
+        );
         assert_eq!(o.result(2, &key(2)), None, "a slot between rows has none");
         assert_eq!(o.result(5_000, &key(5_000)), None, "nor one past the end");
         // A far event overwritten by a near one (`no_idempotency`) leaves no far entry.
@@ -505,7 +512,10 @@ mod tests {
         assert_eq!(o.prune(500), 1);
         assert_eq!(o.rows_held(), 1, "the unpublished row stays");
         assert_eq!(o.pending().len(), 1);
-        assert!(o.result(1, &key(1)).is_some(), "results are not outbox rows");
+        assert!(
+            o.result(1, &key(1)).is_some(),
+            "results are not outbox rows"
+        );
         let mut forever = Outbox::default();
         forever.commit(1, key(1), JobId(0), PayloadHash(5), 1);
         forever.mark_published(0, 1);
