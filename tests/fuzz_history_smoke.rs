@@ -7,9 +7,10 @@
 //!
 //! `FUZZ_SMOKE_INPUTS=N` runs N inputs instead of the default.
 
-use durasim::history::format::write_history;
+mod common;
+
 use durasim::history_fuzz::check_history_bytes;
-use durasim::run::{run_once, RunRequest};
+use durasim::run::RunRequest;
 use durasim::scenario::Scenario;
 use std::path::Path;
 
@@ -191,19 +192,11 @@ fn bases() -> Vec<String> {
         let path = root.join("scenarios").join(format!("{name}.toml"));
         let s = Scenario::parse(name, &std::fs::read_to_string(path).unwrap()).unwrap();
         let mut request = RunRequest::for_scenario(&s);
-        request.keep_trace = true;
         if let Some(b) = bug {
             durasim::bugs::enable(&mut request.bugs, b);
         }
-        let report = run_once(&s, &request, None);
-        let mut file = Vec::new();
-        write_history(
-            &mut file,
-            report.trace.as_ref().unwrap(),
-            &report.outcome.names,
-        )
-        .unwrap();
-        out.push(String::from_utf8(file).unwrap());
+        let (_, lines) = common::run_request_with_history(&s, request);
+        out.push(lines.join("\n") + "\n");
     }
     out.push(std::fs::read_to_string(root.join("tests/data/external-history.jsonl")).unwrap());
     out

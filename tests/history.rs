@@ -2,6 +2,8 @@
 //! (the same trace hash) and the same verdicts, invariant by invariant; and a history written by
 //! hand, as an external recorder would, is judged the same way.
 
+mod common;
+
 use durasim::check::{CheckReport, Invariant};
 use durasim::history::format::write_history;
 use durasim::history::reader::{HistoryReader, Limits};
@@ -305,17 +307,8 @@ fn a_history_naming_job_four_billion_is_judged_without_a_table_that_large() {
     let s = load("bench-pipeline");
     let mut request = RunRequest::for_scenario(&s);
     request.jobs = Some(50);
-    request.keep_trace = true;
-    let report = run_once(&s, &request, None);
-    let mut file = Vec::new();
-    write_history(
-        &mut file,
-        report.trace.as_ref().unwrap(),
-        &report.outcome.names,
-    )
-    .unwrap();
-    let text = String::from_utf8(file).unwrap();
-    let mut lines = text.lines();
+    let (report, lines) = common::run_request_with_history(&s, request);
+    let mut lines = lines.iter();
     let mut huge = format!("{}\n", lines.next().unwrap());
     let mut renamed = 0;
     for line in lines {
@@ -349,17 +342,8 @@ fn a_history_with_documents_and_tokens_far_apart_is_judged_the_same() {
     let s = load("bench-pipeline");
     let mut request = RunRequest::for_scenario(&s);
     request.jobs = Some(200);
-    request.keep_trace = true;
-    let report = run_once(&s, &request, None);
-    let mut file = Vec::new();
-    write_history(
-        &mut file,
-        report.trace.as_ref().unwrap(),
-        &report.outcome.names,
-    )
-    .unwrap();
-    let text = String::from_utf8(file).unwrap();
-    let mut lines = text.lines();
+    let (report, lines) = common::run_request_with_history(&s, request);
+    let mut lines = lines.iter();
     let mut far = format!("{}\n", lines.next().unwrap());
     let (mut keys, mut fences) = (0, 0);
     for line in lines {

@@ -230,7 +230,11 @@ impl Checker {
         self.tally.count(r);
         let at = r.at;
         match &r.event {
-            Event::RunStarted { config } => self.config = (**config).clone(),
+            Event::RunStarted { config } => {
+                self.config = (**config).clone();
+                let keep = super::backoff::reads_lease_left(&self.config);
+                self.tracks.keep_renewals(keep);
+            }
             Event::Enqueued {
                 job,
                 tenant,

@@ -3,10 +3,10 @@
 //!
 //! Owns: [`JobTrack`] (the fields the invariant families read, as a plain value) and the job's
 //! part of its packed record (`record.rs`: times as offsets from the job's enqueue time, tokens
-//! as `u32`, the holder and the lease count as `u16`, every flag in one `u16`, the key as its
+//! as `u32`, the holder and the lease count as `u8`, every flag in one `u16`, the key as its
 //! parts; the rare value that does not fit its packed field is kept exactly in the side table,
 //! and so are the parts a finished job seldom has: a pending failed attempt, the job it
-//! reprocesses, a payload that is not its key's). A job without a terminal record is *live*: its
+//! reprocesses, a payload that is not its key's, a renewal time that may still be read). A job without a terminal record is *live*: its
 //! track is kept plain in a small slab (`tracks.rs`), read and changed in place on the hot path,
 //! and packed into its record when it reaches its terminal state.
 //! Why every field is kept for the whole run, and not freed when the job ends, is written down in
@@ -188,22 +188,25 @@ pub(super) fn has_key(job: u32, r: &Record, key: &IdempotencyKey, side: &Side) -
 pub(super) fn ended_and_leases(job: u32, r: &Record, side: &Side) -> (bool, u64) {
     (
         (r.flags >> TERMINAL_SHIFT) & 3 != 0,
-        side.number16(job, Field::Leases, r.leases),
+        side.number8(job, Field::Leases, r.leases) as u64,
     )
 }
 
-/// A finished job's track from its record; `payload` and `rare` are found by the caller
+/// A finished job's track from its record; `base` (its enqueue time), `renewed_at` (`None`: its
+/// lease time, unless [`RENEWAL_APART`]), `payload` and `rare` are found by the caller
 /// (`tracks.rs`: the payload may be its key's), `deadline` is the configured one.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn unpack(
     job: u32,
     r: &Record,
     side: &Side,
+    base: SimTime,
+    renewed_at: Option<SimTime>,
     payload: PayloadId,
     rare: Rare,
     deadline: SimTime,
 ) -> JobTrack {
     debug_assert!(r.flags & LIVE == 0, "a live job's track is in the slab");
-    let base = join(r.enqueued_at);
     let f = r.flags;
     let terminal = match (f >> TERMINAL_SHIFT) & 3 {
         0 => None,
@@ -212,6 +215,7 @@ pub(super) fn unpack(
             side.time(job, Field::TerminalAt, base, r.terminal_at),
         )),
     };
+    let leased_at = side.time(job, Field::LeasedAt, base, r.leased_at);
     JobTrack {
         tenant: TenantId(r.tenant),
         key: key_of(job, r, side),
@@ -220,12 +224,12 @@ pub(super) fn unpack(
         deadline_at: base.saturating_add(deadline),
         visible_from: side.time(job, Field::VisibleFrom, base, r.visible_from),
         fence: Fence(side.number(job, Field::Fence, r.fence)),
-        holder: WorkerId(side.number16(job, Field::Holder, r.holder) as u32),
-        leased_at: side.time(job, Field::LeasedAt, base, r.leased_at),
-        renewed_at: side.time(job, Field::RenewedAt, base, r.renewed_at),
+        holder: WorkerId(side.number8(job, Field::Holder, r.holder)),
+        leased_at,
+        renewed_at: renewed_at.unwrap_or(leased_at),
         renewed: f & RENEWED != 0,
         lease_held: f & LEASE_HELD != 0,
-        leases: side.number16(job, Field::Leases, r.leases) as u32,
+        leases: side.number8(job, Field::Leases, r.leases),
         place: place_of(f),
         terminal,
         failure: rare.failure,
@@ -238,17 +242,16 @@ pub(super) fn unpack(
 }
 
 /// Packs a finished job's track into its record's job part (the key, tenant and enqueue time
-/// were written at the enqueue and stay; the payload and the rare parts are the caller's).
-pub(super) fn pack(job: u32, r: &mut Record, t: &JobTrack, side: &mut Side) {
+/// were written at the enqueue and stay; the payload, the rare parts and the renewal time are
+/// the caller's: the renewal is read back as the lease time unless the caller keeps it apart).
+/// `enqueued_at` is the record's.
+pub(super) fn pack(job: u32, r: &mut Record, t: &JobTrack, side: &mut Side, enqueued_at: SimTime) {
     debug_assert!(
-        t.enqueued_at == join(r.enqueued_at)
-            && t.tenant.0 == r.tenant
-            && t.key == key_of(job, r, side),
+        t.enqueued_at == enqueued_at && t.tenant.0 == r.tenant && t.key == key_of(job, r, side),
         "a job's key, tenant and enqueue time never change"
     );
     let base = t.enqueued_at;
-    let mut flags = EXISTS
-        | (r.flags & (KEY_TENANT_OWN | KEY_TENANT_NONE))
+    let mut flags = (r.flags & (KEY_TENANT_OWN | KEY_TENANT_NONE))
         | ((t.place as u16) << PLACE_SHIFT)
         | ((t.dlq as u16) << DLQ_SHIFT);
     for (on, bit) in [
@@ -264,17 +267,17 @@ pub(super) fn pack(job: u32, r: &mut Record, t: &JobTrack, side: &mut Side) {
         }
     }
     let (terminal_kind, terminal_at) = match t.terminal {
-        None => (0, 0),
+        // A record holds a job when live or finished: only a finished track is packed.
+        None => unreachable!("a live job's track is not packed"),
         Some((k, at)) => (k as u16 + 1, at),
     };
     flags |= terminal_kind << TERMINAL_SHIFT;
     r.visible_from = side.put_time(job, Field::VisibleFrom, base, t.visible_from);
     r.leased_at = side.put_time(job, Field::LeasedAt, base, t.leased_at);
-    r.renewed_at = side.put_time(job, Field::RenewedAt, base, t.renewed_at);
     r.terminal_at = side.put_time(job, Field::TerminalAt, base, terminal_at);
     r.fence = side.put_number(job, Field::Fence, t.fence.0);
-    r.holder = side.put_number16(job, Field::Holder, t.holder.0 as u64);
-    r.leases = side.put_number16(job, Field::Leases, t.leases as u64);
+    r.holder = side.put_number8(job, Field::Holder, t.holder.0);
+    r.leases = side.put_number8(job, Field::Leases, t.leases);
     r.flags = flags;
 }
 

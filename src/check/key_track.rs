@@ -7,7 +7,8 @@
 //! committer are the job's unless the history says otherwise (a `unique` mode other than
 //! `forever` gives a key a second job; a broken history commits under a key from another job);
 //! the applied event is the result event unless the history says otherwise; times, event ids
-//! and counts that do not fit their packed field are kept exactly in the side table. The usual
+//! and counts that do not fit their packed field (3 bits a count) are kept exactly in the side
+//! table. The usual
 //! first commit, publish and apply change the record in place; the rare ones go through the
 //! plain track.
 //! Does not: judge (the invariant families do), find a key's record (`tracks.rs`), keep per-job
@@ -137,27 +138,34 @@ pub(super) type Applied = (Option<(SimTime, EventId)>, Option<FirstCommit>);
 const PLAIN: u16 = ENQUEUED | HAS_RESULT_EVENT | APPLIED | REVIEWED;
 
 /// The key's track from the record that holds it: `id` is the record's number in `side`, `home`
-/// its job (`None`: an orphan key's record, which has no job: `tracks.rs`). The key's newest job
-/// and first committer are `home` unless the flags put them apart.
-pub(super) fn unpack(id: u32, r: &Record, home: Option<u32>, side: &Side) -> KeyTrack {
+/// its job (`None`: an orphan key's record, which has no job: `tracks.rs`), `base` the job's
+/// enqueue time (0 for an orphan's). The key's newest job and first committer are `home` unless
+/// the flags put them apart.
+pub(super) fn unpack(
+    id: u32,
+    r: &Record,
+    home: Option<u32>,
+    base: SimTime,
+    side: &Side,
+) -> KeyTrack {
     let f = r.key_flags;
     let job = |apart: u16, field: Field| match (f & apart, home) {
         (0, Some(h)) => JobId(h),
         _ => JobId(side.get(id, field) as u32),
     };
-    let results = side.number8(id, Field::Results, r.results);
+    let results = side.count3(id, Field::Results, r.results3());
     let mut k = KeyTrack {
         content: join(r.content),
         operation: OperationId(r.operation),
         first_output: join(r.first_output),
         results,
-        events: side.number8(id, Field::Events, r.events),
+        events: side.count3(id, Field::Events, r.events3()),
         newest: (f & HAS_NEWEST != 0).then(|| job(NEWEST_APART, Field::Newest)),
         flags: f & PLAIN,
         ..KeyTrack::default()
     };
     if results > 0 {
-        k.first_at = side.offset(id, Field::FirstAt, join(r.enqueued_at), r.first_at);
+        k.first_at = side.offset(id, Field::FirstAt, base, r.first_at);
         k.first_job = job(FIRST_JOB_APART, Field::FirstJob);
     }
     if f & HAS_RESULT_EVENT != 0 {
@@ -175,7 +183,13 @@ pub(super) fn unpack(id: u32, r: &Record, home: Option<u32>, side: &Side) -> Key
 
 /// Packs the key's track into the record that holds it (see [`unpack`]); the record's own
 /// bits (`HOME`, `JOB_PAYLOAD_APART`) stay.
-pub(super) fn pack(id: u32, r: &mut Record, k: &KeyTrack, home: Option<u32>, side: &mut Side) {
+pub(super) fn pack(
+    id: u32,
+    r: &mut Record,
+    k: &KeyTrack,
+    (home, base): (Option<u32>, SimTime),
+    side: &mut Side,
+) {
     let mut f = (r.key_flags & (HOME | JOB_PAYLOAD_APART)) | (k.flags & PLAIN);
     if let Some(n) = k.newest {
         f |= HAS_NEWEST;
@@ -191,12 +205,10 @@ pub(super) fn pack(id: u32, r: &mut Record, k: &KeyTrack, home: Option<u32>, sid
             f |= FIRST_JOB_APART;
             side.put(id, Field::FirstJob, k.first_job.0 as u64);
         }
-        r.first_at = side.put_offset(id, Field::FirstAt, join(r.enqueued_at), k.first_at);
+        r.first_at = side.put_offset(id, Field::FirstAt, base, k.first_at);
     }
     (r.content, r.operation) = (split(k.content), k.operation.0);
     r.first_output = split(k.first_output);
-    r.results = side.put_number8(id, Field::Results, k.results);
-    r.events = side.put_number8(id, Field::Events, k.events);
     r.result_event = match k.result_event() {
         Some(e) => side.put_number(id, Field::ResultEvent, e.0),
         None => 0,
@@ -210,6 +222,10 @@ pub(super) fn pack(id: u32, r: &mut Record, k: &KeyTrack, home: Option<u32>, sid
         }
     }
     r.key_flags = f;
+    let results = side.put_count3(id, Field::Results, k.results);
+    r.set_results3(results);
+    let events = side.put_count3(id, Field::Events, k.events);
+    r.set_events3(events);
 }
 
 /// The payload the record stores: its key's (`HOME`, or an orphan key's record), else its job's.
@@ -224,48 +240,42 @@ pub(super) fn stored_payload(r: &Record) -> PayloadId {
 /// The first commit of a `HOME` record's key with no first committer apart, and no first
 /// commit's time too wide, read in place (`None`: take the plain track).
 #[inline]
-fn first_in_place(job: u32, r: &Record) -> Option<FirstCommit> {
-    (r.results != 0
-        && r.results != WIDE8
+fn first_in_place(job: u32, r: &Record, base: SimTime) -> Option<FirstCommit> {
+    (r.results3() != 0
+        && r.results3() != WIDE3
         && r.key_flags & FIRST_JOB_APART == 0
         && r.first_at != WIDE)
-        .then(|| {
-            (
-                join(r.enqueued_at) + r.first_at as u64,
-                JobId(job),
-                join(r.first_output),
-            )
-        })
+        .then(|| (base + r.first_at as u64, JobId(job), join(r.first_output)))
 }
 
 /// A `result_committed` under the key of `HOME` record `r` (job `job`), done in place when it is
 /// the usual first commit: by the record's own job, with the key's payload, before any apply.
-/// `None`: the caller takes the plain track.
+/// `base` is the job's enqueue time. `None`: the caller takes the plain track.
 #[inline]
 pub(super) fn commit_in_place(
-    job: u32,
+    (job, base): (u32, SimTime),
     r: &mut Record,
     (at, by, output): (SimTime, JobId, u64),
     payload: PayloadId,
     event: Option<EventId>,
     side: &mut Side,
 ) -> Option<(Option<FirstCommit>, u32)> {
-    let events = side.number8(job, Field::Events, r.events);
-    let usual = r.results == 0
+    let events = side.count3(job, Field::Events, r.events3());
+    let usual = r.results3() == 0
         && r.key_flags & APPLIED == 0
         && by.0 == job
         && stored_payload(r) == payload
-        && events < WIDE8 as u32 - 1;
+        && events < WIDE3 as u32 - 1;
     if !usual {
         return None;
     }
-    r.first_at = side.put_offset(job, Field::FirstAt, join(r.enqueued_at), at);
+    r.first_at = side.put_offset(job, Field::FirstAt, base, at);
     r.first_output = split(output);
-    r.results = 1;
+    r.set_results3(1);
     if let Some(e) = event {
         r.result_event = side.put_number(job, Field::ResultEvent, e.0);
         r.key_flags |= HAS_RESULT_EVENT;
-        r.events = events as u8 + 1;
+        r.set_events3(events as u8 + 1);
     }
     Some((None, 1))
 }
@@ -274,8 +284,9 @@ pub(super) fn commit_in_place(
 /// the key's event, and is its result event if it had none. In place, whatever the record.
 #[inline]
 pub(super) fn publish_direct(id: u32, r: &mut Record, event: EventId, side: &mut Side) {
-    let events = side.number8(id, Field::Events, r.events);
-    r.events = side.put_number8(id, Field::Events, events + 1);
+    let events = side.count3(id, Field::Events, r.events3());
+    let events = side.put_count3(id, Field::Events, events + 1);
+    r.set_events3(events);
     if r.key_flags & HAS_RESULT_EVENT == 0 {
         r.result_event = side.put_number(id, Field::ResultEvent, event.0);
         r.key_flags |= HAS_RESULT_EVENT;
@@ -283,10 +294,11 @@ pub(super) fn publish_direct(id: u32, r: &mut Record, event: EventId, side: &mut
 }
 
 /// An `effect_applied` for the key of `HOME` record `r`, done in place when it is the usual
-/// first apply: from the result event, after the first commit. `None`: take the plain track.
+/// first apply: from the result event, after the first commit. `base` is the job's enqueue
+/// time. `None`: take the plain track.
 #[inline]
 pub(super) fn apply_in_place(
-    job: u32,
+    (job, base): (u32, SimTime),
     r: &mut Record,
     at: SimTime,
     event: EventId,
@@ -295,7 +307,7 @@ pub(super) fn apply_in_place(
     let from_result_event = r.key_flags & (HAS_RESULT_EVENT | APPLIED) == HAS_RESULT_EVENT
         && r.result_event != WIDE
         && r.result_event as u64 == event.0;
-    let first = first_in_place(job, r).filter(|_| from_result_event)?;
+    let first = first_in_place(job, r, base).filter(|_| from_result_event)?;
     r.applied_at = side.put_offset(job, Field::AppliedAt, first.0, at);
     r.key_flags |= APPLIED;
     Some((None, Some(first)))
@@ -304,7 +316,7 @@ pub(super) fn apply_in_place(
 /// Results committed under the key of `HOME` record `r`.
 #[inline]
 pub(super) fn results(id: u32, r: &Record, side: &Side) -> u32 {
-    side.number8(id, Field::Results, r.results)
+    side.count3(id, Field::Results, r.results3())
 }
 
 /// The key's newest job (see [`unpack`]).

@@ -1,32 +1,37 @@
 //! One record per job, holding the job's track and, when the job is the first the history
 //! enqueued under its key, the key's track: under `unique = "forever"` (the chapter's default) a
-//! key has exactly one job, so the two are one record of 80 bytes (a 56-byte job track, a 44-byte
-//! key track and a 16-byte key-index entry before), and the key's payload and its job number are
-//! stored once.
+//! key has exactly one job, so the two are one record of 64 bytes (80 before: an 8-byte enqueue
+//! time, a renewal time and a chain link more, holder, lease count and the key's two counts
+//! wider; a 56-byte job track, a 44-byte key track and a 16-byte key-index entry before that),
+//! and the key's payload and its job number are stored once.
 //!
 //! Owns: [`Record`] (the packed fields, read and written by `job_track.rs` for the job's part and
-//! by `key_track.rs` for the key's), its flag bits, and [`Side`]: the side table that keeps
-//! exactly every value too wide for its packed field, by record and field.
+//! by `key_track.rs` for the key's), its flag bits, [`Side`]: the side table that keeps exactly
+//! every value too wide for its packed field, by record and field, and [`Epochs`]: the enqueue
+//! times' bases, by runs of job ids.
 //! Does not: decide what a field means (the tracks do) or find a record (`tracks.rs`).
 
 use crate::ids::SimTime;
 use std::collections::BTreeMap;
 
-/// A job's record (80 bytes, aligned to 4). The job's part: times as offsets from the enqueue
-/// time (+1: 0 is the time 0), the token as `u32`, holder and lease count as `u16`, the key as
-/// its parts (always valid, live or finished: the checker's index reads keys back from here).
-/// The payload: the key's when the record holds its key's track ([`HOME`]), else the job's.
-/// The key's part (meaningful only with [`HOME`], or in an orphan key's record): the first
-/// commit's time as an offset from the enqueue time, the applied time as an offset from the
-/// first commit's, counts as `u8`. [`WIDE`] (or [`WIDE16`], [`WIDE8`]) in a field: the exact
-/// value is in the [`Side`] table.
+/// A job's record (64 bytes, aligned to 4). The job's part: the enqueue time as an offset from
+/// its run's base ([`Epochs`]), the other times as offsets from the enqueue time (+1: 0 is the
+/// time 0), the token as `u32`, holder and lease count as `u8`, the key as its parts (always
+/// valid, live or finished: the checker's index reads keys back from here). The payload: the
+/// key's when the record holds its key's track ([`HOME`]), else the job's. The key's part
+/// (meaningful only with [`HOME`], or in an orphan key's record): the first commit's time as an
+/// offset from the enqueue time, the applied time as an offset from the first commit's, the
+/// counts as 3 bits each of `key_flags`. [`WIDE`] (or [`WIDE8`], [`WIDE3`]) in a field: the
+/// exact value is in the [`Side`] table. A finished job's renewal time is its lease time unless
+/// [`RENEWAL_APART`] (`tracks.rs` keeps it then).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Record {
-    pub enqueued_at: [u32; 2],
+    /// The enqueue time, as an offset from the base of the run of job ids the job is in
+    /// ([`Epochs`]); [`WIDE`]: in the side table.
+    pub enqueued_at: u32,
     /// The job's visible time; while the job is live ([`LIVE`]), the slab slot of its plain track.
     pub visible_from: u32,
     pub leased_at: u32,
-    pub renewed_at: u32,
     pub terminal_at: u32,
     pub fence: u32,
     pub document: u32,
@@ -35,23 +40,22 @@ pub(super) struct Record {
     pub first_at: u32,
     pub applied_at: u32,
     pub result_event: u32,
-    /// The next record in its document's chain of the checker's index on keys (`tracks.rs`).
-    pub next: u32,
-    pub holder: u16,
-    pub leases: u16,
     pub version: u16,
     pub tenant: u16,
     pub operation: u16,
     /// The job's flags (below).
     pub flags: u16,
-    /// The key's flags and the record's sharing bits (below).
+    /// The key's flags, the record's sharing bits and the key's counts (below).
     pub key_flags: u16,
-    pub results: u8,
-    pub events: u8,
+    pub holder: u8,
+    pub leases: u8,
 }
 
-// The job's flag bits.
-pub(super) const EXISTS: u16 = 1;
+// The job's flag bits. A record holds a job (an `enqueued` record created it) exactly when it is
+// [`LIVE`] or has its terminal record (a finished job's track is packed only then).
+/// A finished job's last renewal is not its lease time and may still be read: `tracks.rs` keeps
+/// it apart. Else it is the lease time (the latest lease's own renewal).
+pub(super) const RENEWAL_APART: u16 = 1;
 pub(super) const RENEWED: u16 = 1 << 1;
 pub(super) const LEASE_HELD: u16 = 1 << 2;
 pub(super) const AUDITED: u16 = 1 << 3;
@@ -60,6 +64,7 @@ pub(super) const HAS_FAILURE: u16 = 1 << 5;
 pub(super) const HAS_REPROCESSED_FROM: u16 = 1 << 6;
 pub(super) const PLACE_SHIFT: u16 = 7; // 2 bits
 pub(super) const TERMINAL_SHIFT: u16 = 9; // 2 bits, 0: none
+pub(super) const TERMINAL_MASK: u16 = 3 << TERMINAL_SHIFT;
 pub(super) const DLQ_SHIFT: u16 = 11; // 2 bits
 /// The job is live: its plain track is in the slab, at the slot kept in `visible_from`, and no
 /// other field of the job's part but the key, the tenant and the enqueue time means anything.
@@ -68,6 +73,12 @@ pub(super) const LIVE: u16 = 1 << 13;
 /// side table.
 pub(super) const KEY_TENANT_OWN: u16 = 1 << 14;
 pub(super) const KEY_TENANT_NONE: u16 = 1 << 15;
+
+/// Whether the record holds a job.
+#[inline]
+pub(super) fn holds_job(r: &Record) -> bool {
+    r.flags & (LIVE | TERMINAL_MASK) != 0
+}
 
 // The key's flag bits (the low four are the plain `KeyTrack`'s).
 pub(super) const ENQUEUED: u16 = 1;
@@ -87,15 +98,45 @@ pub(super) const APPLIED_EVENT_APART: u16 = 1 << 8;
 /// A finished job whose payload is not its key's (a `payload_mutated`, a replace, a commit of
 /// another payload under the key): the job's payload is in the rare table (`tracks.rs`).
 pub(super) const JOB_PAYLOAD_APART: u16 = 1 << 9;
+/// The key's results committed (3 bits; [`WIDE3`]: in the side table).
+pub(super) const RESULTS_SHIFT: u16 = 10;
+/// The key's events (3 bits; [`WIDE3`]: in the side table).
+pub(super) const EVENTS_SHIFT: u16 = 13;
+
+impl Record {
+    /// The key's results count as packed (3 bits).
+    #[inline]
+    pub fn results3(&self) -> u8 {
+        ((self.key_flags >> RESULTS_SHIFT) & 7) as u8
+    }
+
+    #[inline]
+    pub fn set_results3(&mut self, v: u8) {
+        self.key_flags =
+            (self.key_flags & !(7 << RESULTS_SHIFT)) | ((v as u16 & 7) << RESULTS_SHIFT);
+    }
+
+    /// The key's events count as packed (3 bits).
+    #[inline]
+    pub fn events3(&self) -> u8 {
+        ((self.key_flags >> EVENTS_SHIFT) & 7) as u8
+    }
+
+    #[inline]
+    pub fn set_events3(&mut self, v: u8) {
+        self.key_flags = (self.key_flags & !(7 << EVENTS_SHIFT)) | ((v as u16 & 7) << EVENTS_SHIFT);
+    }
+}
 
 /// A packed field whose value is in the side table.
 pub(super) const WIDE: u32 = u32::MAX;
-pub(super) const WIDE16: u16 = u16::MAX;
 pub(super) const WIDE8: u8 = u8::MAX;
+pub(super) const WIDE3: u8 = 7;
 
 /// The side table's field numbers.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub(super) enum Field {
+    EnqueuedAt,
     VisibleFrom,
     LeasedAt,
     RenewedAt,
@@ -123,9 +164,10 @@ pub(super) fn join(v: [u32; 2]) -> u64 {
 }
 
 /// Values too wide for their packed field, by record and field: exact, and empty in a run whose
-/// times stay within 2^32 - 2 units of each job's enqueue, whose tokens and event ids fit 32
-/// bits, whose holders and lease counts fit 16 bits and counts 8, whose keys embed their job's
-/// tenant and whose keys each have one job. A stale value (the field fits again) stays but is
+/// times stay within 2^32 - 2 units of each job's enqueue, whose jobs are enqueued in the order
+/// of their ids, whose tokens and event ids fit 32 bits, whose holders and lease counts are
+/// below 255 and a key's results and events below 7, whose keys embed their job's tenant and
+/// whose keys each have one job. A stale value (the field fits again) stays but is
 /// not read: the packed field says where the value is.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Side(BTreeMap<(u32, Field), u64>);
@@ -208,22 +250,6 @@ impl Side {
         }
     }
 
-    pub fn number16(&self, id: u32, field: Field, packed: u16) -> u64 {
-        match packed {
-            WIDE16 => self.get(id, field),
-            n => n as u64,
-        }
-    }
-
-    pub fn put_number16(&mut self, id: u32, field: Field, v: u64) -> u16 {
-        if v < WIDE16 as u64 {
-            v as u16
-        } else {
-            self.put(id, field, v);
-            WIDE16
-        }
-    }
-
     pub fn number8(&self, id: u32, field: Field, packed: u8) -> u32 {
         match packed {
             WIDE8 => self.get(id, field) as u32,
@@ -238,5 +264,75 @@ impl Side {
             self.put(id, field, v as u64);
             WIDE8
         }
+    }
+
+    /// A count packed in 3 bits ([`WIDE3`]: in the side table).
+    pub fn count3(&self, id: u32, field: Field, packed: u8) -> u32 {
+        match packed {
+            WIDE3 => self.get(id, field) as u32,
+            n => n as u32,
+        }
+    }
+
+    pub fn put_count3(&mut self, id: u32, field: Field, v: u32) -> u8 {
+        if v < WIDE3 as u32 {
+            v as u8
+        } else {
+            self.put(id, field, v as u64);
+            WIDE3
+        }
+    }
+}
+
+/// The bases of the jobs' enqueue times, by runs of job ids: a job's record keeps its enqueue
+/// time as a 32-bit offset from the base of the run its id is in. A run starts at a job whose
+/// time does not fit the run before (2^31 units before it: a time may go back that much within a
+/// run, a store's clock; forward, as far as 32 bits reach). Exact for any history: a job created
+/// out of the order of ids whose time does not fit its run has its time in the side table.
+/// Few runs: one for a millisecond history up to 49 days, one every 35 minutes of a
+/// microsecond one.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Epochs {
+    /// The first job of each run, increasing, and the run's base.
+    starts: Vec<u32>,
+    bases: Vec<u64>,
+}
+
+/// How far before a run's first enqueue its base is.
+const BACK: u64 = 1 << 31;
+
+impl Epochs {
+    /// The base of the run `job` is in (a job whose offset is not [`WIDE`] has one).
+    #[inline]
+    pub fn base(&self, job: u32) -> u64 {
+        match self.starts.last() {
+            Some(&s) if s <= job => self.bases[self.bases.len() - 1],
+            _ => self.bases[self.starts.partition_point(|s| *s <= job) - 1],
+        }
+    }
+
+    /// The packed enqueue time of `job` enqueued at `at` ([`WIDE`]: it goes to the side table).
+    /// `last`: no job with a greater id exists, so a run may start at `job`.
+    pub fn put(&mut self, job: u32, at: SimTime, last: bool) -> u32 {
+        let n = self.starts.partition_point(|s| *s <= job);
+        if n > 0 {
+            let d = at.checked_sub(self.bases[n - 1]);
+            if let Some(d) = d.filter(|d| *d < WIDE as u64) {
+                return d as u32;
+            }
+        }
+        if !last {
+            return WIDE;
+        }
+        debug_assert!(n == self.starts.len() && self.starts.last() != Some(&job));
+        let base = at.saturating_sub(BACK);
+        self.starts.push(job);
+        self.bases.push(base);
+        (at - base) as u32
+    }
+
+    #[cfg(test)]
+    pub fn runs(&self) -> usize {
+        self.starts.len()
     }
 }

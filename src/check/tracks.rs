@@ -6,11 +6,15 @@
 //! Owns: [`Tracks`]: the records by job id; the slab of live jobs' plain tracks (a job without a
 //! terminal record is read and changed in place there, and packed into its record when it
 //! ends, its slot reused, so the slab holds as many tracks as there are unfinished jobs); the
-//! side and rare tables; the index on keys (key → the job whose record holds the key's track:
-//! a chain head by document and a link in each record, the key read back from the record, 8
-//! bytes a key where a 16-byte entry with its own copy of the key and a 4-byte head were); and
-//! the orphan keys: a key a record names before any job was enqueued under it (only a broken
-//! history does that) keeps its track apart, in the layout of a record with no job.
+//! side and rare tables; the enqueue times' bases by runs of job ids (`record.rs`, `Epochs`);
+//! a finished job's renewal time when it is not its lease time and may still be read; the index
+//! on keys (key → the job whose record holds the key's track: a document's first key's record
+//! guessed from the document's number by runs ([`Heads`]; a 4-byte head a document before), the
+//! key read back from the record, and a map for a document's other keys, its other tenants and
+//! versions; a 4-byte chain link in every record before, and a 16-byte entry with its own copy
+//! of the key before that); and the orphan keys: a key a record names before any job was
+//! enqueued under it (only a broken history does that) keeps its track apart, in the layout of
+//! a record with no job.
 //! A key with several jobs (a `unique` mode other than `forever`) keeps its track in its first
 //! job's record; the others' records hold only their job's part, the newest job is in the side
 //! table.
@@ -20,13 +24,11 @@
 use super::job_track::{self, JobTrack, Place, Rare};
 use super::key_track::{self, FirstCommit, KeyTrack, PayloadId};
 use super::record::*;
+use crate::fastmap::FastMap;
 use crate::ids::{EventId, JobId, SimTime};
 use crate::key_index::KeyIndex;
 use crate::vocab::key::IdempotencyKey;
 use std::collections::BTreeMap;
-
-/// No record: the end of a chain.
-const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct Tracks {
@@ -38,10 +40,22 @@ pub(super) struct Tracks {
     side: Side,
     /// A finished job's rare parts (`job_track::Rare`), by job, when it has one.
     rare: BTreeMap<u32, Rare>,
-    /// The first record of each document's chain, for documents below `heads.len()`, and of the
-    /// documents at or above it (a history naming `doc-2000000000` does not grow the vector).
-    heads: Vec<u32>,
-    far: BTreeMap<u32, u32>,
+    /// The bases of the records' enqueue times.
+    epochs: Epochs,
+    /// Whether a finished job's renewal time can still be read whatever its lease: the header's
+    /// retry formula waits out what is left of the failed attempt's lease (`backoff.rs`), and a
+    /// zombie's retry with the latest token reads it. Else it is read only while a lease is
+    /// held, and a finished job's held lease is a lease taken after its end, whose renewal is
+    /// its lease time.
+    keep_renewals: bool,
+    /// The renewal times kept apart ([`RENEWAL_APART`]), by job, packed as the record's times;
+    /// grown only when one is kept.
+    renewals: Vec<u32>,
+    /// The record holding the first key of each document.
+    heads: Heads,
+    /// The records holding the keys that are not their document's first, by packed key (a
+    /// document's other tenants and versions: a reprocess, a tenant reusing a document name).
+    others: FastMap<u64, u32>,
     /// Records holding their key's track.
     homes: u32,
     orphans: Orphans,
@@ -57,6 +71,60 @@ struct Orphans {
     /// How many keys the jobs' records held when the history first named it: the keys are
     /// visited at the end in the order the history first named them.
     after: Vec<u32>,
+}
+
+/// The record holding each document's first key, guessed from the document's number: document
+/// d's is record d + shift, the shift kept by runs of document numbers. A run starts at a
+/// document beyond every document with a key whose first key is not where the run before puts
+/// it (one run for a history whose jobs are each a new document's first, as `doc-N` for job N,
+/// or named documents in the order the history names them; a new run after a job that is not a
+/// new document's first: a resubmission, a reprocess). A first key the runs do not guess (a
+/// document numbered below one seen before) is in a map. Exact for any history: the guessed
+/// record is read back and compared, key and all; a document's guess never changes once it has
+/// a key (runs start only beyond those). (A 4-byte head a document, reserved for the run's
+/// jobs, before.)
+#[derive(Clone, Debug, Default)]
+struct Heads {
+    /// The first document of each run, increasing, and the run's shift (record − document).
+    starts: Vec<u32>,
+    shifts: Vec<i64>,
+    /// The greatest document with a key.
+    max: Option<u32>,
+    /// First keys' records the runs do not guess, by document.
+    apart: BTreeMap<u32, u32>,
+}
+
+impl Heads {
+    /// The record the runs put `document`'s first key in.
+    #[inline]
+    fn guess(&self, document: u32) -> Option<u32> {
+        let shift = match self.starts.last() {
+            Some(&s) if s <= document => self.shifts[self.shifts.len() - 1],
+            _ => match self.starts.partition_point(|s| *s <= document) {
+                0 => return None,
+                n => self.shifts[n - 1],
+            },
+        };
+        u32::try_from(document as i64 + shift).ok()
+    }
+
+    /// `document`'s first key is in record `job`.
+    fn insert(&mut self, document: u32, job: u32) {
+        if self.guess(document) != Some(job) {
+            if self.max.is_none_or(|m| document > m) {
+                self.starts.push(document);
+                self.shifts.push(job as i64 - document as i64);
+            } else {
+                self.apart.insert(document, job);
+            }
+        }
+        self.max = self.max.max(Some(document));
+    }
+
+    #[cfg(test)]
+    fn runs(&self) -> usize {
+        self.starts.len()
+    }
 }
 
 /// Where a key's track is.
@@ -78,7 +146,25 @@ pub(super) struct KeyCursor {
 impl Tracks {
     pub fn reserve(&mut self, jobs: usize) {
         self.records.reserve_exact(jobs);
-        self.heads.reserve_exact(jobs);
+    }
+
+    /// Whether finished jobs keep a renewal time that is not their lease time (see
+    /// `keep_renewals`); set from the header, before any job.
+    pub fn keep_renewals(&mut self, keep: bool) {
+        debug_assert!(
+            !keep || self.records.is_empty(),
+            "the header comes before any job"
+        );
+        self.keep_renewals = keep;
+    }
+
+    /// The enqueue time of the job of record `r`.
+    #[inline]
+    fn enqueued_at(&self, job: u32, r: &Record) -> SimTime {
+        match r.enqueued_at {
+            WIDE => self.side.get(job, Field::EnqueuedAt),
+            d => self.epochs.base(job) + d as u64,
+        }
     }
 
     /// Job ids seen (the records held, gaps included).
@@ -88,13 +174,16 @@ impl Tracks {
 
     #[inline]
     fn exists(&self, job: JobId) -> Option<&Record> {
-        self.records
-            .get(job.index())
-            .filter(|r| r.flags & EXISTS != 0)
+        self.records.get(job.index()).filter(|r| holds_job(r))
     }
 
     /// A finished job's track, unpacked.
     fn unpack_job(&self, job: u32, r: &Record, deadline: SimTime) -> JobTrack {
+        let base = self.enqueued_at(job, r);
+        let renewed_at = (r.flags & RENEWAL_APART != 0).then(|| {
+            let packed = self.renewals[job as usize];
+            self.side.time(job, Field::RenewedAt, base, packed)
+        });
         let rare = match (r.flags & (HAS_FAILURE | HAS_REPROCESSED_FROM), r.key_flags & JOB_PAYLOAD_APART) {
             (0, 0) => Rare::default(),
             _ => *self.rare.get(&job).expect(
@@ -102,7 +191,9 @@ impl Tracks {
             ),
         };
         let payload = rare.payload.unwrap_or_else(|| key_track::stored_payload(r));
-        job_track::unpack(job, r, &self.side, payload, rare, deadline)
+        job_track::unpack(
+            job, r, &self.side, base, renewed_at, payload, rare, deadline,
+        )
     }
 
     /// The job's track, if an `enqueued` record created it. `deadline` is the configured one.
@@ -148,6 +239,7 @@ impl Tracks {
         // which is the enqueue; the kernel as it enqueues), so the jobs' keys are visited at the
         // end in the order the history first named them.
         debug_assert!(i >= self.records.len(), "{job} enqueued after a later job");
+        let last = i >= self.records.len();
         if self.records.len() <= i {
             self.records.resize(i + 1, Record::default());
         }
@@ -162,12 +254,15 @@ impl Tracks {
             }
         };
         let found = self.find(&t.key, None);
+        let enqueued_at = self.epochs.put(job.0, t.enqueued_at, last);
+        if enqueued_at == WIDE {
+            self.side.put(job.0, Field::EnqueuedAt, t.enqueued_at);
+        }
         let r = &mut self.records[i];
         *r = Record {
-            enqueued_at: split(t.enqueued_at),
+            enqueued_at,
             visible_from: slot,
-            flags: EXISTS | LIVE,
-            next: NONE,
+            flags: LIVE,
             ..Record::default()
         };
         job_track::write_key(job.0, r, &t.key, t.tenant, &mut self.side);
@@ -185,7 +280,7 @@ impl Tracks {
             None => {
                 (r.content, r.operation) = (split(payload.content), payload.operation.0);
                 r.key_flags = HOME | ENQUEUED | HAS_NEWEST;
-                self.chain_insert(job.0);
+                self.index_insert(job.0, &t.key);
                 None
             }
             Some(at) => self.change_key(at, enqueue),
@@ -226,13 +321,27 @@ impl Tracks {
     /// Packs a finished job's track into its record: its payload is its key's unless it
     /// differs, then it goes to the rare table with the other rare parts.
     fn pack_job(&mut self, job: u32, t: &JobTrack) {
+        let base = self.enqueued_at(job, &self.records[job as usize]);
         let r = &mut self.records[job as usize];
-        job_track::pack(job, r, t, &mut self.side);
+        job_track::pack(job, r, t, &mut self.side, base);
+        // A renewal that is not the lease time is read later only under a formula that reads
+        // it, or while a lease is held (see `keep_renewals`; kept then whatever the history).
+        if t.renewed_at != t.leased_at && (self.keep_renewals || t.lease_held) {
+            r.flags |= RENEWAL_APART;
+            let i = job as usize;
+            if self.renewals.len() <= i {
+                self.renewals.resize(i + 1, 0);
+            }
+            self.renewals[i] = self
+                .side
+                .put_time(job, Field::RenewedAt, base, t.renewed_at);
+        }
         let mut rare = Rare {
             failure: t.failure,
             reprocessed_from: t.reprocessed_from,
             payload: None,
         };
+        let r = &mut self.records[job as usize];
         if r.key_flags & HOME == 0 {
             (r.content, r.operation) = (split(t.payload.content), t.payload.operation.0);
         } else if key_track::stored_payload(r) == t.payload {
@@ -263,7 +372,7 @@ impl Tracks {
         if let Some(r) = self.records.get_mut(job.index()) {
             if r.flags & LIVE != 0 {
                 self.live[r.visible_from as usize].place = place;
-            } else if r.flags & EXISTS != 0 {
+            } else if holds_job(r) {
                 r.flags = (r.flags & !(3 << PLACE_SHIFT)) | ((place as u16) << PLACE_SHIFT);
             }
         }
@@ -300,26 +409,48 @@ impl Tracks {
 
 /// The keys.
 impl Tracks {
+    /// The record the heads guess for `document`, if it holds a key's track.
     #[inline]
-    fn head(&self, document: u32) -> u32 {
-        match self.heads.get(document as usize) {
-            Some(&h) => h,
-            None => self.far.get(&document).copied().unwrap_or(NONE),
-        }
+    fn guessed(&self, document: u32) -> Option<(u32, &Record)> {
+        let j = self.heads.guess(document)?;
+        let r = self.records.get(j as usize)?;
+        (r.key_flags & HOME != 0).then_some((j, r))
     }
 
     /// The job whose record holds `key`'s track, if a job was enqueued under it first.
     #[inline]
     fn home(&self, key: &IdempotencyKey) -> Option<u32> {
-        let mut at = self.head(key.document.0);
-        while at != NONE {
-            let r = &self.records[at as usize];
-            if job_track::has_key(at, r, key, &self.side) {
-                return Some(at);
+        if let Some((j, r)) = self.guessed(key.document.0) {
+            if job_track::has_key(j, r, key, &self.side) {
+                return Some(j);
             }
-            at = r.next;
         }
-        None
+        if self.heads.apart.is_empty() && self.others.is_empty() {
+            return None;
+        }
+        self.home_apart(key)
+    }
+
+    /// The record holding `key`'s track when it is not where the heads guess: its document's
+    /// first key's apart, or a document's other key.
+    #[cold]
+    fn home_apart(&self, key: &IdempotencyKey) -> Option<u32> {
+        if let Some(&j) = self.heads.apart.get(&key.document.0) {
+            if job_track::has_key(j, &self.records[j as usize], key, &self.side) {
+                return Some(j);
+            }
+        }
+        if self.others.is_empty() {
+            return None;
+        }
+        self.others.get(&key.packed()).copied()
+    }
+
+    /// Whether a record other than `job`'s holds a key of `document`.
+    fn has_document(&self, document: u32, job: u32) -> bool {
+        self.guessed(document)
+            .is_some_and(|(g, r)| g != job && r.document == document)
+            || self.heads.apart.contains_key(&document)
     }
 
     /// Where `key`'s track is; `hint` is a job the record at hand names with the key, whose
@@ -356,46 +487,35 @@ impl Tracks {
         At::Orphan(slot)
     }
 
-    /// Links record `job` (its key written) into its document's chain.
-    fn chain_insert(&mut self, job: u32) {
-        let d = self.records[job as usize].document;
-        self.grow_heads_for(d);
-        let head = match self.heads.get_mut(d as usize) {
-            Some(h) => std::mem::replace(h, job),
-            None => self.far.insert(d, job).unwrap_or(NONE),
-        };
-        self.records[job as usize].next = head;
-        self.homes += 1;
-    }
-
-    /// Grows the dense heads to cover `document` if that keeps them proportionate to the keys
-    /// held (at most four heads a key, plus 4096), moving far documents they now cover; within
-    /// the capacity reserved for the run's jobs unless the document needs more (the heads up to
-    /// the new length are written, so they are resident).
-    fn grow_heads_for(&mut self, document: u32) {
-        let d = document as usize;
-        if d < self.heads.len() || d >= 4 * (self.homes as usize + 1) + 4096 {
+    /// Indexes record `job` as the home of `key`, a key no record held before: its document's
+    /// head if it is the document's first key, else in the map of the other keys.
+    fn index_insert(&mut self, job: u32, key: &IdempotencyKey) {
+        let d = key.document.0;
+        if self.heads.guess(d) == Some(job) {
+            // The usual case: the record is where the runs guess (found there whatever keys the
+            // document had before; the guess stays once the document has a key).
+            self.heads.max = self.heads.max.max(Some(d));
+            self.homes += 1;
             return;
         }
-        let mut grown = self.heads.len() * 3 / 2;
-        if d < self.heads.capacity() {
-            grown = grown.min(self.heads.capacity());
+        if self.has_document(d, job) {
+            let before = self.others.insert(key.packed(), job);
+            debug_assert!(before.is_none(), "a key indexed twice");
+        } else {
+            self.heads.insert(d, job);
         }
-        let new_len = (d + 1).max(grown);
-        self.heads.reserve_exact(new_len - self.heads.len());
-        self.heads.resize(new_len, NONE);
-        let keep = self.far.split_off(&(new_len as u32));
-        for (doc, head) in std::mem::replace(&mut self.far, keep) {
-            self.heads[doc as usize] = head;
-        }
+        self.homes += 1;
     }
 
     fn unpack_key(&self, at: At) -> KeyTrack {
         match at {
-            At::Home(j) => key_track::unpack(j, &self.records[j as usize], Some(j), &self.side),
+            At::Home(j) => {
+                let r = &self.records[j as usize];
+                key_track::unpack(j, r, Some(j), self.enqueued_at(j, r), &self.side)
+            }
             At::Orphan(o) => {
                 let o_ = &self.orphans;
-                key_track::unpack(o, &o_.records[o as usize], None, &o_.side)
+                key_track::unpack(o, &o_.records[o as usize], None, 0, &o_.side)
             }
         }
     }
@@ -407,9 +527,10 @@ impl Tracks {
         let out = change(&mut k);
         match at {
             At::Home(j) => {
+                let base = self.enqueued_at(j, &self.records[j as usize]);
                 let r = &mut self.records[j as usize];
                 let before = key_track::stored_payload(r);
-                key_track::pack(j, r, &k, Some(j), &mut self.side);
+                key_track::pack(j, r, &k, (Some(j), base), &mut self.side);
                 let detach = r.flags & LIVE == 0 && r.key_flags & JOB_PAYLOAD_APART == 0;
                 if detach && key_track::stored_payload(r) != before {
                     r.key_flags |= JOB_PAYLOAD_APART;
@@ -418,7 +539,7 @@ impl Tracks {
             }
             At::Orphan(o) => {
                 let o_ = &mut self.orphans;
-                key_track::pack(o, &mut o_.records[o as usize], &k, None, &mut o_.side);
+                key_track::pack(o, &mut o_.records[o as usize], &k, (None, 0), &mut o_.side);
             }
         }
         out
@@ -469,10 +590,11 @@ impl Tracks {
     ) -> (Option<FirstCommit>, u32) {
         let found = self.find_or_orphan(key, Some(job));
         if let At::Home(h) = found {
+            let base = self.enqueued_at(h, &self.records[h as usize]);
             let r = &mut self.records[h as usize];
             let commit = (at, job, output);
             if let Some(out) =
-                key_track::commit_in_place(h, r, commit, payload, event, &mut self.side)
+                key_track::commit_in_place((h, base), r, commit, payload, event, &mut self.side)
             {
                 return out;
             }
@@ -519,8 +641,9 @@ impl Tracks {
     ) -> key_track::Applied {
         let found = self.find_or_orphan(key, hint);
         if let At::Home(h) = found {
+            let base = self.enqueued_at(h, &self.records[h as usize]);
             let r = &mut self.records[h as usize];
-            if let Some(out) = key_track::apply_in_place(h, r, at, event, &mut self.side) {
+            if let Some(out) = key_track::apply_in_place((h, base), r, at, event, &mut self.side) {
                 return out;
             }
         }
@@ -549,7 +672,7 @@ impl Tracks {
         let orphan = |c: &mut KeyCursor| {
             let o = c.orphan as u32;
             c.orphan += 1;
-            let k = key_track::unpack(o, &o_.records[o as usize], None, &o_.side);
+            let k = key_track::unpack(o, &o_.records[o as usize], None, 0, &o_.side);
             Some((o_.index.key(o), k))
         };
         if o_
@@ -564,7 +687,7 @@ impl Tracks {
             c.record += 1;
             if r.key_flags & HOME != 0 {
                 c.homes += 1;
-                let k = key_track::unpack(j, r, Some(j), &self.side);
+                let k = key_track::unpack(j, r, Some(j), self.enqueued_at(j, r), &self.side);
                 return Some((job_track::key_of(j, r, &self.side), k));
             }
         }

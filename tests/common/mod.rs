@@ -2,6 +2,9 @@
 //! judge a history given as lines, and the first violation's message of an invariant.
 //! Owns: test helpers only.
 
+// Each test binary that includes this module uses only some of its helpers.
+#![allow(dead_code)]
+
 use durasim::check::{CheckReport, Invariant};
 use durasim::history::format::write_history;
 use durasim::history::reader::{HistoryReader, Limits};
@@ -11,7 +14,12 @@ use durasim::scenario::Scenario;
 /// Runs `s` with its defaults, keeping the trace: the report, and the history file the run
 /// writes, as lines.
 pub fn run_with_history(s: &Scenario) -> (RunReport, Vec<String>) {
-    let mut request = RunRequest::for_scenario(s);
+    run_request_with_history(s, RunRequest::for_scenario(s))
+}
+
+/// Runs `s` as `request` says, keeping the trace: the report, and the history file the run
+/// writes, as lines.
+pub fn run_request_with_history(s: &Scenario, mut request: RunRequest) -> (RunReport, Vec<String>) {
     request.keep_trace = true;
     let report = run_once(s, &request, None);
     let mut file = Vec::new();

@@ -345,3 +345,103 @@ fn values_apart_from_their_packed_field_are_kept_exactly() {
     keys.update_key(&key(1), change);
     assert_eq!(seen(&keys.key(&key(1), None)), seen(&early));
 }
+
+/// A document's keys (its tenants and versions; a key without a tenant): the first is found
+/// through the document's head, the others through the map of other keys; each reads back its
+/// own track, near documents and far ones alike.
+#[test]
+fn a_documents_several_keys_each_keep_their_own_track() {
+    let mut keys = Tracks::default();
+    let payload = |c| PayloadId {
+        operation: OperationId(1),
+        content: c,
+    };
+    let mut all = Vec::new();
+    for document in [5, 3_000_000_000] {
+        for (tenant, version) in [(Some(1), 1), (Some(2), 1), (Some(1), 2), (None, 1)] {
+            let key = IdempotencyKey {
+                tenant: tenant.map(TenantId),
+                document: DocumentId(document),
+                version,
+            };
+            let mut job = job_of(key, payload(all.len() as u64));
+            job.tenant = TenantId(tenant.unwrap_or(9));
+            all.push(key);
+            let j = JobId(all.len() as u32 - 1);
+            assert_eq!(keys.create(j, &job), None, "a new key");
+        }
+    }
+    assert_eq!(keys.others.len(), 6);
+    for (j, key) in all.iter().enumerate() {
+        let j = JobId(j as u32);
+        assert_eq!(keys.newest(key, None), Some(j));
+        assert_eq!(keys.newest(key, Some(JobId(0))), Some(j), "a wrong hint");
+        assert_eq!(keys.key(key, None).payload(), Some(payload(j.0 as u64)));
+        keys.commit(key, (100 + j.0 as u64, j, 7), payload(j.0 as u64), None);
+        assert_eq!(keys.results(key, None), 1);
+    }
+    let absent = IdempotencyKey {
+        version: 3,
+        ..all[0]
+    };
+    assert_eq!(keys.newest(&absent, None), None);
+    let mut c = KeyCursor::default();
+    let mut seen = Vec::new();
+    while let Some((k, t)) = keys.next_key(&mut c) {
+        seen.push(k);
+        assert_eq!(
+            t.first_commit().map(|f| f.1),
+            Some(JobId(seen.len() as u32 - 1))
+        );
+    }
+    assert_eq!(seen, all);
+}
+
+/// The heads guess a document's first key's record by runs: one run while each job is a new
+/// document's first (documents numbered as the jobs, or from any start), a new one past a job
+/// that is not, a map for a first key below a document seen before; every key is found, and a
+/// guess that names a record of another document, or of another key of the document, is not
+/// taken for the key's.
+#[test]
+fn the_heads_guess_first_keys_by_runs_and_keep_the_rest_apart() {
+    let mut keys = Tracks::default();
+    let payload = PayloadId {
+        operation: OperationId(1),
+        content: 0,
+    };
+    let with = |document, version| IdempotencyKey {
+        version,
+        ..key(document)
+    };
+    // Jobs 0..10 on documents 0..10; job 10 resubmits document 4 as a new version (a key of
+    // its own, the document's second); jobs 11..20 on documents 10..19 (a run shifted by one);
+    // job 20 on document 1000 (a run), job 21 on document 500 (apart), job 22 on document
+    // 1002 (the run of 1000).
+    let mut plan: Vec<IdempotencyKey> = (0..10).map(|d| with(d, 1)).collect();
+    plan.push(with(4, 2));
+    plan.extend((10..19).map(|d| with(d, 1)));
+    plan.extend([with(1000, 1), with(500, 1), with(1002, 1)]);
+    for (j, k) in plan.iter().enumerate() {
+        assert_eq!(keys.create(JobId(j as u32), &job_of(*k, payload)), None);
+    }
+    assert_eq!(keys.heads.runs(), 3);
+    assert_eq!(keys.heads.apart.len(), 1);
+    assert_eq!(keys.others.len(), 1);
+    for (j, k) in plan.iter().enumerate() {
+        assert_eq!(keys.newest(k, None), Some(JobId(j as u32)), "{k:?}");
+    }
+    // Document 11's guess is record 12, which holds document 11: a key of it not enqueued yet is
+    // not found there; document 19's guess (record 20) holds document 1000.
+    assert_eq!(keys.newest(&with(11, 2), None), None);
+    assert_eq!(keys.newest(&with(19, 1), None), None);
+    assert_eq!(keys.create(JobId(23), &job_of(with(19, 1), payload)), None);
+    assert_eq!(keys.heads.apart.len(), 2, "below document 1002: apart");
+    assert_eq!(keys.newest(&with(19, 1), None), Some(JobId(23)));
+    let mut c = KeyCursor::default();
+    let mut seen = Vec::new();
+    while let Some((k, _)) = keys.next_key(&mut c) {
+        seen.push(k);
+    }
+    plan.push(with(19, 1));
+    assert_eq!(seen, plan);
+}

@@ -1,6 +1,7 @@
 //! The records read back what was written, exactly, through every storage path: a job's track
-//! (live, finished, with rare parts and values too wide), a key's (in its first job's record, or
-//! an orphan's), and a key with several jobs.
+//! (live, finished, with rare parts and values too wide; enqueue times by runs of job ids; a
+//! renewal kept apart), a key's (in its first job's record, or an orphan's), and a key with
+//! several jobs.
 
 use super::*;
 use crate::check::job_track::{DlqEntry, Failure, Terminal};
@@ -86,8 +87,8 @@ fn a_live_track_is_plain_until_its_terminal_record_then_packed_and_its_slot_reus
 }
 
 #[test]
-fn a_track_reads_back_as_it_was_written_and_a_record_takes_80_bytes() {
-    assert_eq!(std::mem::size_of::<Record>(), 80);
+fn a_track_reads_back_as_it_was_written_and_a_record_takes_64_bytes() {
+    assert_eq!(std::mem::size_of::<Record>(), 64);
     let mut tracks = Tracks::default();
     let t = track();
     set(&mut tracks, JobId(2), &t);
@@ -276,8 +277,140 @@ fn the_keys_are_visited_in_the_order_the_history_first_named_them() {
         Some(JobId(3))
     );
     assert!(tracks.key(&key(50), None).applied().is_some());
-    assert!(
-        tracks.heads.len() < 10_000,
-        "a far document does not grow the heads"
+    assert_eq!(
+        tracks.heads.runs(),
+        2,
+        "document 3 is apart, 4e9 a run of its own"
     );
+    assert_eq!(tracks.heads.apart.len(), 1);
+}
+
+#[test]
+fn holders_and_lease_counts_past_a_byte_are_kept_exactly() {
+    let mut tracks = Tracks::default();
+    let mut t = track();
+    t.failure = None;
+    t.reprocessed_from = None;
+    for (j, (holder, leases)) in [(254, 254), (255, 255), (256, 1_000), (u32::MAX, u32::MAX)]
+        .into_iter()
+        .enumerate()
+    {
+        t.holder = WorkerId(holder);
+        t.leases = leases;
+        set(&mut tracks, JobId(j as u32), &t);
+        assert!(same(&tracks.get(JobId(j as u32), 30_000).unwrap(), &t));
+        assert_eq!(tracks.side.is_empty(), j == 0, "job {j}");
+        let (ended, got) = tracks.ended_and_leases(JobId(j as u32)).unwrap();
+        assert!(ended);
+        assert_eq!(got, leases as u64);
+    }
+}
+
+/// Enqueue times: one run of job ids for times that grow, a new run where a time does not fit
+/// (a jump past 32 bits, a time far back); all read back exactly.
+#[test]
+fn enqueue_times_read_back_exactly_whatever_their_order() {
+    // A microsecond history on Unix-epoch times: runs of ~35 minutes.
+    let start = 1_733_300_000_000_000u64;
+    let times = [
+        (0, start),
+        (1, start + 5),
+        (2, start + 3),             // a little back: the same run
+        (3, start - 2_000_000_000), // 33 minutes back: the same run
+        (4, start + (1 << 33)),     // 2.4 hours on: a new run
+        (6, start + (1 << 33) + 1), // a gap in the ids
+        (7, 0),                     // the time 0: a new run
+        (9, u64::MAX),              // the end of time: a new run
+    ];
+    let mut tracks = Tracks::default();
+    let mut want = Vec::new();
+    for (j, at) in times {
+        let mut t = track();
+        (t.enqueued_at, t.visible_from, t.leased_at) = (at, at, at);
+        t.renewed_at = at;
+        t.deadline_at = at.saturating_add(30_000);
+        t.terminal = Some((Terminal::Acked, at));
+        (t.failure, t.reprocessed_from) = (None, None);
+        set(&mut tracks, JobId(j), &t);
+        want.push((j, t));
+    }
+    assert_eq!(tracks.epochs.runs(), 4);
+    for (j, t) in &want {
+        assert!(same(&tracks.get(JobId(*j), 30_000).unwrap(), t), "job {j}");
+    }
+    // A run's first commit is an offset from the job's own enqueue time.
+    let (_, t9) = want.iter().find(|(j, _)| *j == 9).unwrap();
+    tracks.commit(&t9.key, (u64::MAX, JobId(9), 1), t9.payload, None);
+    assert_eq!(
+        tracks.key(&t9.key, Some(JobId(9))).first_commit(),
+        Some((u64::MAX, JobId(9), 1))
+    );
+}
+
+/// A finished job's renewal time: its lease time unless it may still be read. Kept apart (and
+/// exact, a wide value in the side table) while a lease is held, or under a retry formula that
+/// reads what was left of the lease; else its lease time, which no rule tells from it (a
+/// finished job's lease is not held, and a lease taken after the end renews at its lease time).
+#[test]
+fn a_finished_jobs_renewal_is_kept_only_where_it_can_be_read() {
+    let mut t = track();
+    (t.failure, t.reprocessed_from) = (None, None);
+    t.renewed_at = 1_700;
+    for (keep, held) in [(false, false), (false, true), (true, false), (true, true)] {
+        let mut tracks = Tracks::default();
+        tracks.keep_renewals(keep);
+        t.lease_held = held;
+        set(&mut tracks, JobId(0), &t);
+        let got = tracks.get(JobId(0), 30_000).unwrap();
+        if keep || held {
+            assert!(same(&got, &t), "keep {keep}, held {held}");
+        } else {
+            assert_eq!(got.renewed_at, t.leased_at);
+            assert!(same(
+                &JobTrack {
+                    renewed_at: t.renewed_at,
+                    ..got
+                },
+                &t
+            ));
+            assert!(tracks.renewals.is_empty(), "nothing kept apart");
+        }
+        // A late lease: held, renewed at its own time; then released.
+        tracks.update(JobId(0), 30_000, |x| {
+            (x.leased_at, x.renewed_at, x.renewed, x.lease_held) = (5_000, 5_000, false, true)
+        });
+        let got = tracks.get(JobId(0), 30_000).unwrap();
+        assert_eq!(
+            (got.leased_at, got.renewed_at, got.lease_held),
+            (5_000, 5_000, true)
+        );
+        // Far from the enqueue: the side table.
+        tracks.update(JobId(0), 30_000, |x| x.renewed_at = u64::MAX);
+        assert_eq!(tracks.get(JobId(0), 30_000).unwrap().renewed_at, u64::MAX);
+        tracks.update(JobId(0), 30_000, |x| x.renewed_at = 5_000);
+        assert_eq!(tracks.get(JobId(0), 30_000).unwrap().renewed_at, 5_000);
+    }
+}
+
+/// A job created out of the order of ids (neither the reader nor the kernel does that: a debug
+/// build refuses it in `Tracks::create`) takes its run's base if its time fits, else the side
+/// table's place; it starts no run.
+#[test]
+fn an_enqueue_time_out_of_the_order_of_ids_fits_its_run_or_goes_apart() {
+    let mut e = Epochs::default();
+    assert_eq!(e.put(3, 7, false), WIDE, "no run yet");
+    assert_eq!(e.put(3, 7, true), 7, "the time 0 is the base");
+    assert_eq!(e.put(10, 1 << 40, true), 1 << 31);
+    assert_eq!(e.runs(), 2);
+    assert_eq!(e.put(5, 100, false), 100, "job 5 in job 3's run");
+    assert_eq!(e.base(5), 0);
+    assert_eq!(
+        e.put(12, (1 << 40) - 1, true),
+        (1 << 31) - 1,
+        "a step back in the run"
+    );
+    assert_eq!(e.put(11, 1 << 35, false), WIDE, "does not fit job 10's run");
+    assert_eq!(e.put(2, 1, false), WIDE, "before every run");
+    assert_eq!(e.runs(), 2);
+    assert_eq!(e.base(12), (1 << 40) - (1 << 31));
 }
