@@ -8,13 +8,21 @@
 //!
 //! Why not a hash map: at a million keys a `HashMap<u64, _>` costs two cache misses and ~40 bytes
 //! a key, and it was the top of the profile. Keys are (tenant, document, version) and documents
-//! are numbered densely (`doc-N` is document N), so the index is the keys packed into 64 bits
-//! (`IdempotencyKey::packed`, exact: versions and tenant ids fit 16 bits) by slot, plus a vector
-//! of 4-byte heads by document naming the first key of each document: 12 bytes a key. A
+//! are numbered densely (`doc-N` is document N), so the index is each slot's key in 4 bytes, plus
+//! a vector of heads by document naming the first key of each document, each a 16-bit offset
+//! from the slot of the first key of its block of 64 documents (a key's slot comes after those of
+//! the keys before it, so the offsets are small: one that is not goes to a side map by
+//! document): about 6 bytes a key (4-byte heads, 8 bytes a key, before). A
+//! slot's 4 bytes are its document as an offset from the slot (24 bits: a generated arrival's
+//! document is its arrival's number, and its slot that less the arrivals that made no new key)
+//! and a code for its (tenant, version) pair (8 bits, the pairs numbered as first seen: a run's
+//! tenants times its versions, a handful); a key whose offset or pair does not fit keeps its
+//! whole packed key (`IdempotencyKey::packed`, 64 bits, exact) in a side map by slot. A
 //! document's other keys (its other tenants and versions: a reprocess, a tenant reusing a
 //! document name) go to a hash map by packed key. Documents numbered far beyond the keys seen so
 //! far (a scenario that names `doc-2000000000`) go to a small ordered map instead of growing the
-//! vector. (A 16-byte entry with a chain link, 20 bytes a key, before.)
+//! vector. (The packed key by slot, 12 bytes a key, before; a 16-byte entry with a chain link,
+//! 20 bytes a key, before that.)
 
 use crate::fastmap::FastMap;
 use crate::history::unpack_key;
@@ -23,22 +31,52 @@ use std::collections::BTreeMap;
 
 const NONE: u32 = u32::MAX;
 
+/// A slot's key as stored: the pair code in the high 8 bits, the document's offset from the
+/// slot (wrapping, read as a signed 24-bit number) in the low 24.
+const OFFSET_BITS: u32 = 24;
+const OFFSET_MASK: u32 = (1 << OFFSET_BITS) - 1;
+/// The pair code of a key kept whole in `whole`.
+const WHOLE: u32 = 0xFF;
+
+/// Documents a head base is kept for.
+const HEAD_BLOCK: usize = 64;
+/// A document without a key, in `heads`.
+const NO_HEAD: u16 = u16::MAX;
+/// A head in `apart_heads`.
+const APART_HEAD: u16 = u16::MAX - 1;
+
 #[derive(Clone, Debug, Default)]
 pub struct KeyIndex {
-    /// The first key's slot by document number, for documents below `heads.len()`.
-    heads: Vec<u32>,
+    /// The first key's slot by document number, for documents below `heads.len()`: its offset
+    /// from its block's base (`NO_HEAD`: no key; `APART_HEAD`: see `apart_heads`).
+    heads: Vec<u16>,
+    /// By block of `HEAD_BLOCK` documents: the slot of the first of its documents' first keys
+    /// to be inserted (`NONE` while none is).
+    bases: Vec<u32>,
+    /// First keys' slots of documents below `heads.len()` whose offset does not fit 16 bits.
+    apart_heads: FastMap<u32, u32>,
     /// First keys' slots of documents at or above `heads.len()`.
     far: BTreeMap<u32, u32>,
-    /// The packed key of each slot.
-    keys: Vec<u64>,
+    /// The key of each slot, 4 bytes (see `WHOLE`, `OFFSET_BITS`).
+    keys: Vec<u32>,
+    /// The (tenant, version) pairs by code: the packed key's tenant and version bits.
+    pairs: Vec<u64>,
+    /// Codes of the pairs, by the packed key's tenant and version bits.
+    codes: FastMap<u64, u32>,
+    /// The packed keys of slots whose key did not fit 4 bytes, by slot.
+    whole: FastMap<u32, u64>,
     /// Slots of keys that are not their document's first, by packed key.
     others: FastMap<u64, u32>,
 }
+
+/// The tenant and version bits of a packed key (`IdempotencyKey::packed`).
+const PAIR_BITS: u64 = 0xFFFF_0000_0000_FFFF;
 
 impl KeyIndex {
     pub fn with_capacity(keys: usize) -> KeyIndex {
         KeyIndex {
             heads: Vec::with_capacity(keys),
+            bases: Vec::with_capacity(keys.div_ceil(HEAD_BLOCK)),
             keys: Vec::with_capacity(keys),
             ..KeyIndex::default()
         }
@@ -56,16 +94,49 @@ impl KeyIndex {
     /// The key of a slot.
     #[inline]
     pub fn key(&self, slot: u32) -> IdempotencyKey {
-        unpack_key(self.keys[slot as usize])
+        unpack_key(self.packed(slot))
+    }
+
+    /// The packed key of a slot.
+    #[inline]
+    fn packed(&self, slot: u32) -> u64 {
+        let k = self.keys[slot as usize];
+        match k >> OFFSET_BITS {
+            WHOLE => self.whole[&slot],
+            code => {
+                // The offset, sign-extended from 24 bits.
+                let offset = (((k & OFFSET_MASK) << 8) as i32 >> 8) as u32;
+                let document = slot.wrapping_add(offset) as u64;
+                self.pairs[code as usize] | document << 16
+            }
+        }
     }
 
     /// The first key's slot of `document` (`NONE` if it has no key).
     #[inline]
     fn head(&self, document: u32) -> u32 {
         match self.heads.get(document as usize) {
-            Some(&h) => h,
+            Some(&NO_HEAD) => NONE,
+            Some(&APART_HEAD) => self.apart_heads[&document],
+            Some(&offset) => self.bases[document as usize / HEAD_BLOCK] + offset as u32,
             None => self.head_far(document),
         }
+    }
+
+    /// Names `slot` as the first key of `document`, below `heads.len()`.
+    #[inline]
+    fn set_head(&mut self, document: u32, slot: u32) {
+        let base = &mut self.bases[document as usize / HEAD_BLOCK];
+        if *base == NONE {
+            *base = slot;
+        }
+        self.heads[document as usize] = match slot.checked_sub(*base) {
+            Some(offset) if offset < APART_HEAD as u32 => offset as u16,
+            _ => {
+                self.apart_heads.insert(document, slot);
+                APART_HEAD
+            }
+        };
     }
 
     #[cold]
@@ -79,7 +150,7 @@ impl KeyIndex {
         let packed = key.packed();
         match self.head(key.document.0) {
             NONE => None,
-            h if self.keys[h as usize] == packed => Some(h),
+            h if self.packed(h) == packed => Some(h),
             _ => self.others.get(&packed).copied(),
         }
     }
@@ -90,7 +161,7 @@ impl KeyIndex {
         let packed = key.packed();
         let d = key.document.0;
         let head = self.head(d);
-        if head != NONE && self.keys[head as usize] == packed {
+        if head != NONE && self.packed(head) == packed {
             return (head, false);
         }
         if head != NONE {
@@ -100,11 +171,10 @@ impl KeyIndex {
         if d as usize >= self.heads.len() {
             self.grow_for(d);
         }
-        match self.heads.get_mut(d as usize) {
-            Some(h) => *h = slot,
-            None => {
-                self.far.insert(d, slot);
-            }
+        if (d as usize) < self.heads.len() {
+            self.set_head(d, slot);
+        } else {
+            self.far.insert(d, slot);
         }
         (slot, true)
     }
@@ -129,8 +199,45 @@ impl KeyIndex {
             key.version <= 0xFFFF && key.tenant.is_none_or(|t| t.0 != 0xFFFF),
             "key {key:?} does not pack into 64 bits"
         );
-        self.keys.push(packed);
+        let offset = key.document.0.wrapping_sub(slot);
+        // The offset fits 24 bits signed when its top 9 bits are all equal.
+        let top = (offset as i32) >> (OFFSET_BITS - 1);
+        let fits = top == 0 || top == -1;
+        let code = match fits {
+            true => self.code(packed & PAIR_BITS),
+            false => WHOLE,
+        };
+        if code == WHOLE {
+            self.whole.insert(slot, packed);
+        }
+        self.keys
+            .push((code << OFFSET_BITS) | (offset & OFFSET_MASK));
         slot
+    }
+
+    /// The code of a (tenant, version) pair, numbering it if new; `WHOLE` once 255 are taken.
+    #[inline]
+    fn code(&mut self, pair: u64) -> u32 {
+        // A run's first few pairs (its tenants under version 1) are found by looking.
+        const LOOK: usize = 8;
+        if let Some(code) = self.pairs[..self.pairs.len().min(LOOK)]
+            .iter()
+            .position(|&p| p == pair)
+        {
+            return code as u32;
+        }
+        if self.pairs.len() > LOOK {
+            if let Some(&code) = self.codes.get(&pair) {
+                return code;
+            }
+        }
+        if self.pairs.len() as u32 == WHOLE {
+            return WHOLE;
+        }
+        let code = self.pairs.len() as u32;
+        self.pairs.push(pair);
+        self.codes.insert(pair, code);
+        code
     }
 
     /// Grows the dense part to cover `document` if that keeps it proportionate to the keys
@@ -149,10 +256,13 @@ impl KeyIndex {
         }
         let new_len = (d + 1).max(grown);
         self.heads.reserve_exact(new_len - self.heads.len());
-        self.heads.resize(new_len, NONE);
+        self.heads.resize(new_len, NO_HEAD);
+        let blocks = new_len.div_ceil(HEAD_BLOCK);
+        self.bases.reserve_exact(blocks - self.bases.len());
+        self.bases.resize(blocks, NONE);
         let keep = self.far.split_off(&(new_len as u32));
         for (doc, head) in std::mem::replace(&mut self.far, keep) {
-            self.heads[doc as usize] = head;
+            self.set_head(doc, head);
         }
     }
 }
@@ -236,6 +346,93 @@ mod tests {
             assert_eq!(ix.key(i as u32), *k);
             assert_eq!(ix.get(k), Some(i as u32));
         }
+    }
+
+    /// A slot's key is 4 bytes while its document is within 2^23 of its slot and its (tenant,
+    /// version) pair among the first 255; past either it is kept whole, and every key reads
+    /// back exactly.
+    #[test]
+    fn keys_beyond_the_4_byte_form_are_kept_whole_and_read_back_exactly() {
+        assert_eq!(std::mem::size_of_val(&KeyIndex::default().keys[..]), 0);
+        let mut ix = KeyIndex::default();
+        let mut all = Vec::new();
+        // Offsets at and past the edges of 24 signed bits (the slot is all.len()).
+        for offset in [
+            0i64,
+            1,
+            -1,
+            (1 << 23) - 1,
+            1 << 23,
+            -(1 << 23),
+            -(1 << 23) - 1,
+        ] {
+            let slot = all.len() as i64;
+            let d = (slot + offset).rem_euclid(1 << 32) as u32;
+            all.push(key(Some(0), d, slot as u32 + 1));
+        }
+        // More pairs than codes: 300 tenants, then versions.
+        for t in 0..300u16 {
+            all.push(key(Some(t), 10_000 + t as u32, 1));
+        }
+        for v in 2..5 {
+            all.push(key(None, 20_000, v));
+        }
+        for (i, k) in all.iter().enumerate() {
+            assert_eq!(ix.insert(*k), (i as u32, true), "{k:?}");
+        }
+        for (i, k) in all.iter().enumerate() {
+            assert_eq!(ix.key(i as u32), *k);
+            assert_eq!(ix.get(k), Some(i as u32));
+            assert_eq!(ix.insert(*k), (i as u32, false));
+        }
+        assert_eq!(ix.pairs.len(), 255);
+        // Two offsets past the edges (their pairs not coded), the tenants past the 255 codes
+        // (five taken by the offsets' versions of tenant 0, whose version 1 is the first
+        // tenant's), and the 3 versions after them.
+        assert_eq!(ix.whole.len(), 2 + (299 - 250) + 3);
+    }
+
+    /// A head is a 16-bit offset from its block's first-inserted slot; a document whose first key
+    /// came 65,534 or more slots later (or, moved in from the far map, before the base) is
+    /// found through the side map, exactly.
+    #[test]
+    fn heads_far_from_their_blocks_base_are_kept_apart_and_found() {
+        let mut ix = KeyIndex::with_capacity(16);
+        let mut all = vec![key(Some(0), 1, 1)];
+        all.extend((0..70_000).map(|d| key(Some(0), 1_000 + d, 1)));
+        all.push(key(Some(0), 2, 1)); // block 0, 70,001 slots after its base
+        all.push(key(Some(0), 3, 1));
+        all.push(key(Some(1), 2, 1)); // another tenant: not a head
+        for (i, k) in all.iter().enumerate() {
+            assert_eq!(ix.insert(*k), (i as u32, true));
+        }
+        for (i, k) in all.iter().enumerate() {
+            assert_eq!(ix.get(k), Some(i as u32), "{k:?}");
+            assert_eq!(ix.key(i as u32), *k);
+        }
+        assert_eq!(ix.apart_heads.len(), 2, "documents 2 and 3");
+        assert_eq!(ix.get(&key(Some(0), 4, 1)), None);
+        // Far documents moved in when the vector grows, in document order, not slot order.
+        let mut ix = KeyIndex::default();
+        let far = [key(Some(0), 900_001, 1), key(Some(0), 900_000, 1)];
+        for k in far {
+            ix.insert(k);
+        }
+        let mut d = 0;
+        while ix.heads.len() <= 900_001 {
+            assert!(d < 900_000, "the vector grows with the documents");
+            ix.insert(key(Some(1), d, 1));
+            d += 1;
+        }
+        assert!(ix.far.is_empty(), "the far documents moved into the vector");
+        assert_eq!(
+            ix.apart_heads.len(),
+            1,
+            "900,001: moved in after 900,000, its slot is before the base"
+        );
+        assert_eq!(ix.get(&far[0]), Some(0));
+        assert_eq!(ix.get(&far[1]), Some(1));
+        assert_eq!(ix.get(&key(Some(1), d - 1, 1)), Some(d + 1));
     }
 
     #[test]

@@ -58,6 +58,22 @@ pub struct DlqEntry {
     pub reprocessed_as: Option<JobId>,
 }
 
+/// A [`DlqEntry`] as the DLQ stores it, 20 bytes (40 before): the time as two halves (4-byte
+/// alignment), no successor as `u32::MAX`, the reason as its code's number, or `RAW` plus the
+/// place of its text in `raw_reasons` (the `raw_dlq_reason` bug switch only).
+#[derive(Clone, Copy, Debug)]
+struct Stored {
+    job: u32,
+    reprocessed_as: u32,
+    at: [u32; 2],
+    reason: u32,
+}
+
+/// No successor, in `Stored::reprocessed_as`.
+const NO_SUCCESSOR: u32 = u32::MAX;
+/// `Stored::reason` at or above this is a raw text's place in `raw_reasons`, plus `RAW`.
+const RAW: u32 = DlqReason::ALL.len() as u32;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuditEntry {
     pub at: SimTime,
@@ -119,7 +135,9 @@ pub struct DlqConfig {
 pub struct DeadLetterQueue {
     config: DlqConfig,
     /// Every entry ever pushed, oldest first; those before `head` were evicted.
-    entries: Vec<DlqEntry>,
+    entries: Vec<Stored>,
+    /// The texts of raw reasons (`raw_dlq_reason`), by `Stored::reason - RAW`.
+    raw_reasons: Vec<Box<str>>,
     head: usize,
     /// Position in `entries` (or `EVICTED`) by job, for the jobs that were filed: a few in a
     /// hundred at most, so a map (a flat vector by job id cost 4 bytes for every job of the
@@ -176,13 +194,14 @@ impl DeadLetterQueue {
                 let last = self.entries.len() - 1;
                 self.entries.swap(self.head, last);
                 let (moved, newest) = (self.entries[last].job, self.entries[self.head].job);
+                let (moved, newest) = (JobId(moved), JobId(newest));
                 self.index.insert(moved.0, last as u32);
                 self.index.insert(newest.0, EVICTED);
                 self.head += 1;
                 Some(newest)
             }
             Some(cap) if self.len() >= cap as usize => {
-                let oldest = self.entries[self.head].job;
+                let oldest = JobId(self.entries[self.head].job);
                 self.index.insert(oldest.0, EVICTED);
                 self.head += 1;
                 Some(oldest)
@@ -190,11 +209,18 @@ impl DeadLetterQueue {
             _ => None,
         };
         self.index.insert(job.0, self.entries.len() as u32);
-        self.entries.push(DlqEntry {
-            job,
-            at: now,
+        let reason = match reason {
+            StoredReason::Code(code) => code as u32,
+            StoredReason::Raw(text) => {
+                self.raw_reasons.push(text);
+                RAW + (self.raw_reasons.len() - 1) as u32
+            }
+        };
+        self.entries.push(Stored {
+            job: job.0,
+            reprocessed_as: NO_SUCCESSOR,
+            at: [(now >> 32) as u32, now as u32],
             reason,
-            reprocessed_as: None,
         });
         evicted
     }
@@ -212,7 +238,7 @@ impl DeadLetterQueue {
         self.entries[self.head..=i].rotate_right(1);
         for k in self.head + 1..=i {
             let moved = self.entries[k].job;
-            self.index.insert(moved.0, k as u32);
+            self.index.insert(moved, k as u32);
         }
         self.index.insert(job.0, EVICTED);
         self.head += 1;
@@ -220,10 +246,23 @@ impl DeadLetterQueue {
     }
 
     /// The live entry of `job` (none if it never entered the DLQ or was evicted).
-    pub fn get(&self, job: JobId) -> Option<&DlqEntry> {
+    pub fn get(&self, job: JobId) -> Option<DlqEntry> {
         match self.index.get(&job.0) {
-            Some(&i) if i != EVICTED => Some(&self.entries[i as usize]),
+            Some(&i) if i != EVICTED => Some(self.entry(&self.entries[i as usize])),
             _ => None,
+        }
+    }
+
+    /// A stored entry as a [`DlqEntry`].
+    fn entry(&self, e: &Stored) -> DlqEntry {
+        DlqEntry {
+            job: JobId(e.job),
+            at: (e.at[0] as u64) << 32 | e.at[1] as u64,
+            reason: match e.reason {
+                r if r >= RAW => StoredReason::Raw(self.raw_reasons[(r - RAW) as usize].clone()),
+                r => StoredReason::Code(DlqReason::ALL[r as usize]),
+            },
+            reprocessed_as: (e.reprocessed_as != NO_SUCCESSOR).then_some(JobId(e.reprocessed_as)),
         }
     }
 
@@ -251,8 +290,8 @@ impl DeadLetterQueue {
     }
 
     /// The live entries, oldest first.
-    pub fn entries(&self) -> &[DlqEntry] {
-        &self.entries[self.head..]
+    pub fn entries(&self) -> impl Iterator<Item = DlqEntry> + '_ {
+        self.entries[self.head..].iter().map(|e| self.entry(e))
     }
 
     pub fn audit_log(&self) -> &[AuditEntry] {
@@ -339,8 +378,9 @@ impl DeadLetterQueue {
             "{old_job}'s entry was evicted: nothing to reprocess"
         );
         let i = i as usize;
-        assert!(self.entries[i].reprocessed_as.is_none());
-        self.entries[i].reprocessed_as = Some(new_job);
+        assert!(self.entries[i].reprocessed_as == NO_SUCCESSOR);
+        assert!(new_job.0 != NO_SUCCESSOR, "job ids stop below 2^32 - 1");
+        self.entries[i].reprocessed_as = new_job.0;
         if self.config.reprocess_limit.is_some() {
             self.recent(tenant).push_back(now);
         }
@@ -357,6 +397,35 @@ impl DeadLetterQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An entry is stored in 20 bytes and reads back exactly: both codes, raw texts, a time
+    /// beyond 32 bits, a successor.
+    #[test]
+    fn a_stored_entry_is_20_bytes_and_reads_back_exactly() {
+        assert_eq!(std::mem::size_of::<Stored>(), 20);
+        let mut dlq = DeadLetterQueue::default();
+        let reasons = [
+            StoredReason::Code(DlqReason::PermanentError),
+            StoredReason::Raw("doc-7: bad total".into()),
+            StoredReason::Code(DlqReason::MaxAttemptsExceeded),
+            StoredReason::Raw("".into()),
+        ];
+        let times = [0, u32::MAX as u64 + 1, 5, u64::MAX];
+        for (i, reason) in reasons.iter().enumerate() {
+            dlq.push(times[i], JobId(10 + i as u32), reason.clone());
+        }
+        dlq.record_reprocess(7, JobId(11), T, JobId(u32::MAX - 1), "ana");
+        for (i, reason) in reasons.iter().enumerate() {
+            let e = dlq.get(JobId(10 + i as u32)).unwrap();
+            assert_eq!(
+                (e.job, e.at, &e.reason),
+                (JobId(10 + i as u32), times[i], reason)
+            );
+            let successor = (i == 1).then_some(JobId(u32::MAX - 1));
+            assert_eq!(e.reprocessed_as, successor);
+        }
+        assert_eq!(dlq.entries().count(), 4);
+    }
 
     // Checklist: "the DLQ stores a classified, redacted reason; reprocess requires an operator
     // identity and creates a new version".
@@ -458,7 +527,7 @@ mod tests {
         assert!(dlq.expire(JobId(1)));
         assert!(!dlq.expire(JobId(1)), "gone already");
         assert!(dlq.was_evicted(JobId(1)));
-        let jobs = |d: &DeadLetterQueue| d.entries().iter().map(|e| e.job).collect::<Vec<_>>();
+        let jobs = |d: &DeadLetterQueue| d.entries().map(|e| e.job).collect::<Vec<_>>();
         assert_eq!(jobs(&dlq), [JobId(0), JobId(2)]);
         assert_eq!(dlq.get(JobId(2)).map(|e| e.job), Some(JobId(2)));
         dlq.push(4, JobId(3), permanent());
@@ -479,7 +548,7 @@ mod tests {
         assert_eq!(dlq.len(), 2);
         assert!(dlq.get(JobId(0)).is_none() && dlq.was_evicted(JobId(0)));
         assert_eq!(
-            dlq.entries().iter().map(|e| e.job).collect::<Vec<_>>(),
+            dlq.entries().map(|e| e.job).collect::<Vec<_>>(),
             [JobId(1), JobId(2)]
         );
         assert_eq!(

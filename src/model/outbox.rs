@@ -1,8 +1,9 @@
 //! The transactional outbox and its relay.
 //!
-//! Owns: the results table (one row per idempotency key: the payload hash and event id, 12
-//! bytes, by the key's slot in the queue's unique index, which every committed key went through
-//! first; the committing job goes with the event, and no rule reads it back from the row) and the outbox events, committed together in one atomic step; the commit-time idempotency check
+//! Owns: the results table (one row per idempotency key: the event id and whether the payload
+//! is the key's document's default, 4 bytes, by the key's slot in the queue's unique index, which
+//! every committed key went through first; any other payload in a side map; the committing job
+//! goes with the event, and no rule reads it back from the row) and the outbox events, committed together in one atomic step; the commit-time idempotency check
 //! (same payload: dedupe, returning the existing result and event id; different payload: an
 //! explicit conflict); the relay's view (pending rows, publish, then mark published).
 //! Beyond the chapter (whose outbox never deletes anything): with a retention, published rows
@@ -10,7 +11,9 @@
 //! Does not: deliver anything (the kernel hands published events to the consumer) or fence
 //! commits (the fence guards queue transitions; idempotency guards the result).
 
+use crate::fastmap::FastMap;
 use crate::ids::{EventId, JobId, SimTime};
+use crate::model::job_rows::default_payload;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 use std::collections::{BTreeMap, VecDeque};
@@ -35,24 +38,21 @@ pub struct ResultRow {
     pub event: Option<EventId>,
 }
 
-/// No row under this slot (a key that has no result yet), in place of the event id.
-const ABSENT: u32 = u32::MAX;
+/// A [`ResultRow`] as the table stores it, 4 bytes: `APART` (the payload is in
+/// `apart_payloads`; without it, the payload is the default of the key's document,
+/// [`default_payload`]) and in the other 31 bits the event id (ids start at one, so 0 stands for
+/// no event), `FAR` for one in `far_events`; `NO_ROW` for no row. (The payload hash beside the
+/// event id, 12 bytes, before: a generated arrival's committed payload is its document's default
+/// in almost every run.)
+type StoredRow = u32;
+
+/// No row under this slot (a key that has no result yet).
+const NO_ROW: StoredRow = u32::MAX;
+/// The row's payload is in `apart_payloads`.
+const APART: u32 = 1 << 31;
 /// The row's event id does not fit below `FAR`: it is in `far_events`.
-const FAR: u32 = u32::MAX - 1;
-
-/// A [`ResultRow`] as the table stores it, 12 bytes: the payload hash as two halves (4-byte
-/// alignment) and the event id, 0 (never handed out: ids start at 1) for no event and `ABSENT`
-/// for no row.
-#[derive(Clone, Copy, Debug)]
-struct StoredRow {
-    payload: [u32; 2],
-    event: u32,
-}
-
-const NO_ROW: StoredRow = StoredRow {
-    payload: [0, 0],
-    event: ABSENT,
-};
+const FAR: u32 = APART - 2;
+const EVENT_MASK: u32 = APART - 1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutboxEvent {
@@ -80,8 +80,10 @@ pub struct Outbox {
     /// The results table: `rows[slot]` is the row of the key in `slot` of the queue's unique
     /// index (the caller passes it), `NO_ROW` where the key has no result.
     rows: Vec<StoredRow>,
-    /// Event ids of rows that do not fit in 32 bits, by slot.
+    /// Event ids of rows that do not fit below `FAR`, by slot.
     far_events: BTreeMap<u32, u64>,
+    /// Payloads of rows whose payload is not their key's document's default, by slot.
+    apart_payloads: FastMap<u32, PayloadHash>,
     pending: Vec<OutboxEvent>,
     last_event: u64,
     results_count: u64,
@@ -105,29 +107,36 @@ impl Outbox {
         o
     }
 
-    /// The result of the key in `slot` of the queue's unique index.
-    pub fn result(&self, slot: u32) -> Option<ResultRow> {
-        let r = self.rows.get(slot as usize).filter(|r| r.event != ABSENT)?;
-        let event = match r.event {
+    /// The result of `key`, in `slot` of the queue's unique index.
+    #[inline]
+    pub fn result(&self, slot: u32, key: &IdempotencyKey) -> Option<ResultRow> {
+        let r = *self.rows.get(slot as usize).filter(|&&r| r != NO_ROW)?;
+        let event = match r & EVENT_MASK {
             0 => None,
             FAR => Some(EventId(self.far_events[&slot])),
             e => Some(EventId(e as u64)),
         };
-        Some(ResultRow {
-            payload: PayloadHash((r.payload[0] as u64) << 32 | r.payload[1] as u64),
-            event,
-        })
+        let payload = match r & APART {
+            0 => default_payload(key.document).expect("a row kept as the default has one"),
+            _ => self.apart_payloads[&slot],
+        };
+        Some(ResultRow { payload, event })
     }
 
     pub fn results_count(&self) -> u64 {
         self.results_count
     }
 
-    fn lookup(&self, slot: u32, payload: PayloadHash) -> Option<CommitOutcome> {
+    fn lookup(
+        &self,
+        slot: u32,
+        key: &IdempotencyKey,
+        payload: PayloadHash,
+    ) -> Option<CommitOutcome> {
         if self.config.bug_no_idempotency {
             return None;
         }
-        let existing = self.result(slot)?;
+        let existing = self.result(slot, key)?;
         Some(
             if existing.payload == payload || self.config.bug_reuse_on_conflict {
                 CommitOutcome::Deduped { existing }
@@ -137,9 +146,9 @@ impl Outbox {
         )
     }
 
-    /// Writes the row of the key in `slot` (over an earlier one only on the `no_idempotency`
+    /// Writes the row of `key`, in `slot` (over an earlier one only on the `no_idempotency`
     /// path).
-    fn write_row(&mut self, slot: u32, row: ResultRow) {
+    fn write_row(&mut self, slot: u32, key: &IdempotencyKey, row: ResultRow) {
         let event = match row.event.map(|e| e.0) {
             None => 0,
             Some(0) => panic!("event ids start at 1"),
@@ -155,13 +164,23 @@ impl Outbox {
             },
         };
         let at = slot as usize;
+        let apart = if default_payload(key.document) == Some(row.payload) {
+            if self
+                .rows
+                .get(at)
+                .is_some_and(|&r| r != NO_ROW && r & APART != 0)
+            {
+                self.apart_payloads.remove(&slot);
+            }
+            0
+        } else {
+            self.apart_payloads.insert(slot, row.payload);
+            APART
+        };
         if at >= self.rows.len() {
             self.rows.resize(at + 1, NO_ROW);
         }
-        self.rows[at] = StoredRow {
-            payload: [(row.payload.0 >> 32) as u32, row.payload.0 as u32],
-            event,
-        };
+        self.rows[at] = apart | event;
     }
 
     fn new_event_id(&mut self) -> EventId {
@@ -180,12 +199,13 @@ impl Outbox {
         payload: PayloadHash,
         output: u64,
     ) -> CommitOutcome {
-        if let Some(outcome) = self.lookup(slot, payload) {
+        if let Some(outcome) = self.lookup(slot, &key, payload) {
             return outcome;
         }
         let id = self.new_event_id();
         self.write_row(
             slot,
+            &key,
             ResultRow {
                 payload,
                 event: Some(id),
@@ -204,12 +224,18 @@ impl Outbox {
 
     /// The anti-pattern behind the `naive_dual_write` bug switch, first half: write the result
     /// row with no outbox event. The caller then publishes by itself, if it lives that long.
-    pub fn naive_write_result(&mut self, slot: u32, payload: PayloadHash) -> CommitOutcome {
-        if let Some(outcome) = self.lookup(slot, payload) {
+    pub fn naive_write_result(
+        &mut self,
+        slot: u32,
+        key: IdempotencyKey,
+        payload: PayloadHash,
+    ) -> CommitOutcome {
+        if let Some(outcome) = self.lookup(slot, &key, payload) {
             return outcome;
         }
         self.write_row(
             slot,
+            &key,
             ResultRow {
                 payload,
                 event: None,
@@ -274,42 +300,121 @@ impl Outbox {
 mod tests {
     use super::*;
     use crate::ids::{DocumentId, TenantId};
+    use crate::vocab::payload::Payload;
 
     fn key(doc: u32) -> IdempotencyKey {
         IdempotencyKey::new(TenantId(0), DocumentId(doc), 1).unwrap()
     }
 
     #[test]
-    fn a_stored_row_is_12_bytes_and_gives_back_its_row_under_far_slots_and_events() {
-        assert_eq!(std::mem::size_of::<StoredRow>(), 12);
+    fn a_stored_row_is_4_bytes_and_gives_back_its_row_under_far_slots_events_and_payloads() {
+        assert_eq!(std::mem::size_of::<StoredRow>(), 4);
         let mut o = Outbox::default();
         let events = [
             None,
             Some(EventId(1)),
+            Some(EventId(FAR as u64 - 1)),
+            Some(EventId(FAR as u64)),
+            Some(EventId(EVENT_MASK as u64)),
+            Some(EventId(APART as u64)),
+            Some(EventId(u32::MAX as u64 - 1)),
             Some(EventId(u32::MAX as u64)),
             Some(EventId(u64::MAX)),
-            Some(EventId(u32::MAX as u64 - 1)),
-            Some(EventId(u32::MAX as u64 - 2)),
         ];
+        let slots = [3, 0, 1_000, 7, 8, 9, 10, 11, 12];
         for (i, event) in events.into_iter().enumerate() {
-            let slot = [3, 0, 1_000, 7, 8, 9][i];
-            let row = ResultRow {
-                payload: PayloadHash(u64::MAX - i as u64),
-                event,
-            };
-            o.write_row(slot, row);
-            assert_eq!(o.result(slot), Some(row));
+            let slot = slots[i];
+            let k = key(slot);
+            let default = default_payload(k.document).unwrap();
+            // The document's default payload (no side entry), and any other (a side entry).
+            for payload in [default, PayloadHash(u64::MAX - i as u64), default] {
+                let row = ResultRow { payload, event };
+                o.write_row(slot, &k, row);
+                assert_eq!(o.result(slot, &k), Some(row));
+            }
         }
-        assert_eq!(o.result(2), None, "a slot between rows has none");
-        assert_eq!(o.result(5_000), None, "nor one past the end");
+        assert!(
+            o.apart_payloads.is_empty(),
+            "every row is back to its default"
+        );
+        assert_eq!(o.result(2, &key(2)), None, "a slot between rows has none");
+        assert_eq!(o.result(5_000, &key(5_000)), None, "nor one past the end");
         // A far event overwritten by a near one (`no_idempotency`) leaves no far entry.
         let near = ResultRow {
             payload: PayloadHash(2),
             event: Some(EventId(3)),
         };
-        o.write_row(7, near);
-        assert_eq!(o.result(7), Some(near));
-        assert_eq!(o.far_events.len(), 2, "slots 1,000 and 8");
+        o.write_row(7, &key(7), near);
+        assert_eq!(o.result(7, &key(7)), Some(near));
+        assert_eq!(o.apart_payloads.len(), 1);
+        assert_eq!(o.far_events.len(), 5, "slots 8 to 12");
+    }
+
+    /// A named document has no default: its row's payload is always kept apart, exactly.
+    #[test]
+    fn a_named_documents_payload_reads_back_exactly() {
+        let mut names = crate::vocab::key::KeyNames::default();
+        let doc = names.documents.named("invoice-7").unwrap();
+        let k = IdempotencyKey::new(TenantId(0), doc, 1).unwrap();
+        assert_eq!(default_payload(doc), None);
+        let mut o = Outbox::default();
+        let p = Payload::of(doc).hash(&names);
+        o.commit(0, k, JobId(0), p, 1);
+        assert_eq!(o.result(0, &k).unwrap().payload, p);
+        assert!(matches!(
+            o.commit(0, k, JobId(0), p, 2),
+            CommitOutcome::Deduped { .. }
+        ));
+    }
+
+    /// A commit whose payload is not its document's default (a mutated job's, an explicit one)
+    /// keeps it apart: a second commit with the default payload conflicts with it, one with the
+    /// same payload dedupes, exactly as with the hash in the row; and the other way round.
+    #[test]
+    fn a_row_whose_payload_differs_is_judged_as_before() {
+        let mut o = Outbox::default();
+        let k = key(4);
+        let default = default_payload(k.document).unwrap();
+        let names = crate::vocab::key::KeyNames::default();
+        assert_eq!(default, Payload::of(k.document).hash(&names));
+        let mutated = Payload::from_text(k.document, "mutated").hash(&names);
+        assert_ne!(mutated, default);
+        o.commit(4, k, JobId(4), mutated, 1);
+        assert_eq!(
+            o.commit(4, k, JobId(4), default, 2),
+            CommitOutcome::Conflict {
+                existing: ResultRow {
+                    payload: mutated,
+                    event: Some(EventId(1))
+                }
+            }
+        );
+        assert!(matches!(
+            o.commit(4, k, JobId(4), mutated, 3),
+            CommitOutcome::Deduped { .. }
+        ));
+        let k5 = key(5);
+        let default5 = default_payload(k5.document).unwrap();
+        o.commit(5, k5, JobId(5), default5, 1);
+        assert_eq!(
+            o.commit(5, k5, JobId(5), mutated, 2),
+            CommitOutcome::Conflict {
+                existing: ResultRow {
+                    payload: default5,
+                    event: Some(EventId(2))
+                }
+            }
+        );
+        assert_eq!(
+            o.commit(5, k5, JobId(5), default5, 2),
+            CommitOutcome::Deduped {
+                existing: ResultRow {
+                    payload: default5,
+                    event: Some(EventId(2))
+                }
+            }
+        );
+        assert_eq!(o.apart_payloads.len(), 1, "only the mutated row");
     }
 
     // Checklist: "result and notification event are persisted together".
@@ -332,7 +437,7 @@ mod tests {
         };
         assert_eq!(again, CommitOutcome::Deduped { existing: row });
         assert_eq!(o.pending().len(), 1, "no second event");
-        assert_eq!(o.result(1), Some(row));
+        assert_eq!(o.result(1, &key(1)), Some(row));
         assert_eq!(
             o.pending()[0].output,
             111,
@@ -407,7 +512,10 @@ mod tests {
         assert_eq!(o.prune(500), 1);
         assert_eq!(o.rows_held(), 1, "the unpublished row stays");
         assert_eq!(o.pending().len(), 1);
-        assert!(o.result(1).is_some(), "results are not outbox rows");
+        assert!(
+            o.result(1, &key(1)).is_some(),
+            "results are not outbox rows"
+        );
         let mut forever = Outbox::default();
         forever.commit(1, key(1), JobId(0), PayloadHash(5), 1);
         forever.mark_published(0, 1);
@@ -419,10 +527,10 @@ mod tests {
     fn the_naive_write_leaves_no_outbox_row() {
         let mut o = Outbox::default();
         assert_eq!(
-            o.naive_write_result(1, PayloadHash(5)),
+            o.naive_write_result(1, key(1), PayloadHash(5)),
             CommitOutcome::Committed { event: None }
         );
-        assert!(o.result(1).is_some());
+        assert!(o.result(1, &key(1)).is_some());
         assert!(o.pending().is_empty());
     }
 }

@@ -206,6 +206,9 @@ impl QueueSemantics for ProfiledQueue {
     fn key_and_payload(&self, job: JobId) -> (u32, IdempotencyKey, PayloadHash) {
         self.chapter.key_and_payload(job)
     }
+    fn key(&self, job: JobId) -> IdempotencyKey {
+        self.chapter.key(job)
+    }
     fn len(&self) -> usize {
         self.chapter.len()
     }

@@ -194,7 +194,16 @@ impl Queue {
 
     #[inline]
     pub fn payload(&self, job: JobId) -> PayloadHash {
-        self.rows.payload(job)
+        self.key_and_payload(job).2
+    }
+
+    /// The job's key slot, key and payload (read once: a payload that is its key's document's
+    /// default is not stored, and is computed from the key).
+    #[inline]
+    pub fn key_and_payload(&self, job: JobId) -> (u32, IdempotencyKey, PayloadHash) {
+        let slot = self.key_slot(job);
+        let key = self.by_key.key(slot);
+        (slot, key, self.rows.payload(job, key.document))
     }
 
     pub fn state(&self, job: JobId) -> JobState {
@@ -238,7 +247,8 @@ impl Queue {
         let (slot, new) = self.by_key.insert(request.key);
         if !new {
             let existing = self.latest_of(slot);
-            let existing_payload = self.rows.payload(existing);
+            // The existing job's key is the request's (the same slot).
+            let existing_payload = self.rows.payload(existing, request.key.document);
             let state = self.rows.state(existing);
             let seen = Existing {
                 terminal: state.is_terminal(),
@@ -256,7 +266,8 @@ impl Queue {
                     }
                 }
                 Decision::Replace => {
-                    self.rows.set_payload(existing, request.payload);
+                    self.rows
+                        .set_payload(existing, request.key.document, request.payload);
                     return EnqueueOutcome::Replaced {
                         existing,
                         replaced: existing_payload,
@@ -279,7 +290,9 @@ impl Queue {
             visible_at: request.visible_at.max(now),
             ..Live::default()
         };
-        let pushed = self.rows.push(request.tenant, request.payload, now, live);
+        let pushed = self
+            .rows
+            .push(&request.key, request.tenant, request.payload, now, live);
         debug_assert_eq!(pushed, id);
         if request.visible_at <= now {
             self.set_ready(id);
@@ -570,7 +583,8 @@ impl Queue {
     /// Changes a job's payload in place: the fault `mutate_payload`, standing for a caller that
     /// reuses a key for different content.
     pub fn mutate_payload(&mut self, job: JobId, payload: PayloadHash) {
-        self.rows.set_payload(job, payload);
+        let document = self.by_key.key(self.key_slot(job)).document;
+        self.rows.set_payload(job, document, payload);
     }
 }
 

@@ -128,6 +128,10 @@ pub trait QueueSemantics {
         let j = self.job(job);
         (j.key_slot, j.key, j.payload)
     }
+    /// The job's key alone (a payload the queue does not store is computed when read).
+    fn key(&self, job: JobId) -> IdempotencyKey {
+        self.key_and_payload(job).1
+    }
     /// Jobs ever created.
     fn len(&self) -> usize;
     /// Whether no job was ever created.
@@ -239,8 +243,11 @@ impl QueueSemantics for ChapterQueue {
     }
     #[inline]
     fn key_and_payload(&self, job: JobId) -> (u32, IdempotencyKey, PayloadHash) {
-        let slot = self.queue.key_slot(job);
-        (slot, self.queue.key_at(slot), self.queue.payload(job))
+        self.queue.key_and_payload(job)
+    }
+    #[inline]
+    fn key(&self, job: JobId) -> IdempotencyKey {
+        self.queue.key_at(self.queue.key_slot(job))
     }
     #[inline]
     fn len(&self) -> usize {

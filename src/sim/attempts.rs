@@ -309,7 +309,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             .plan
             .output;
         let outcome = if self.bug_naive {
-            self.outbox.naive_write_result(slot, payload)
+            self.outbox.naive_write_result(slot, key, payload)
         } else {
             self.outbox.commit(slot, key, job, payload, output)
         };

@@ -469,7 +469,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             Ev::RelayTick => self.on_relay_tick(),
             Ev::ReviewDone { event, job } => {
                 decrement(&mut self.reviews_pending, "reviews_pending");
-                let (_, key, _) = self.queue.key_and_payload(JobId(job));
+                let key = self.queue.key(JobId(job));
                 self.record(Event::ReviewDone {
                     event: EventId(event),
                     key,

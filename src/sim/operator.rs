@@ -27,7 +27,6 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 .queue
                 .dead_letters()
                 .entries()
-                .iter()
                 .find(|e| e.reprocessed_as.is_none())
                 .map(|e| e.job),
             (None, Some(OperatorTarget::Cancelled)) => self.first_cancelled,

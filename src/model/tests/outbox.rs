@@ -8,17 +8,21 @@ use crate::model::outbox::{CommitOutcome, Outbox, OutboxConfig};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 
+fn key(doc: u32) -> IdempotencyKey {
+    IdempotencyKey::new(TenantId(0), DocumentId(doc), 1).unwrap()
+}
+
 /// Each new key the naive write stores counts as one result in `results_count`, as a commit's
 /// does; a retry of the same key dedupes and counts nothing.
 #[test]
 fn the_naive_write_counts_each_new_result_once() {
     let mut o = Outbox::default();
-    o.naive_write_result(0, PayloadHash(5));
+    o.naive_write_result(0, key(0), PayloadHash(5));
     assert_eq!(o.results_count(), 1);
-    o.naive_write_result(1, PayloadHash(6));
+    o.naive_write_result(1, key(1), PayloadHash(6));
     assert_eq!(o.results_count(), 2);
     assert!(matches!(
-        o.naive_write_result(1, PayloadHash(6)),
+        o.naive_write_result(1, key(1), PayloadHash(6)),
         CommitOutcome::Deduped { .. }
     ));
     assert_eq!(o.results_count(), 2);
