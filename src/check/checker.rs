@@ -21,7 +21,7 @@ use super::tracks::Tracks;
 use super::uniqueness::Resolved;
 pub use super::verdict::{CheckReport, Verdict, Violation};
 use crate::history::{Event, Observer, Record};
-use crate::ids::{Fence, JobId, SimTime, WorkerId};
+use crate::ids::{JobId, SimTime};
 use crate::vocab::config::RunConfig;
 use crate::vocab::faults::Held;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
@@ -257,27 +257,15 @@ impl Checker {
                     r,
                     *job,
                     &JobTrack {
-                        tenant: *tenant,
-                        key: *key,
-                        payload: p,
-                        enqueued_at: at,
-                        deadline_at: at.saturating_add(self.config.deadline),
-                        visible_from,
-                        fence: Fence(0),
-                        holder: WorkerId(0),
-                        leased_at: 0,
-                        renewed_at: 0,
-                        renewed: false,
-                        lease_held: false,
-                        leases: 0,
-                        place: Place::Waiting,
-                        terminal: None,
-                        failure: None,
-                        dlq: DlqEntry::None,
                         reprocessed_from: *reprocess_of,
-                        audited: false,
-                        reprocessed: false,
-                        derived_hash: None,
+                        ..JobTrack::enqueued(
+                            *tenant,
+                            *key,
+                            p,
+                            at,
+                            at.saturating_add(self.config.deadline),
+                            visible_from,
+                        )
                     },
                 );
                 self.depth_enqueued(at, *job, visible_from);

@@ -111,6 +111,40 @@ pub(super) struct JobTrack {
 }
 
 impl JobTrack {
+    /// A job as its enqueue record leaves it: waiting, never leased, no terminal record.
+    pub fn enqueued(
+        tenant: TenantId,
+        key: IdempotencyKey,
+        payload: PayloadId,
+        enqueued_at: SimTime,
+        deadline_at: SimTime,
+        visible_from: SimTime,
+    ) -> JobTrack {
+        JobTrack {
+            tenant,
+            key,
+            payload,
+            enqueued_at,
+            deadline_at,
+            visible_from,
+            fence: Fence(0),
+            holder: WorkerId(0),
+            leased_at: 0,
+            renewed_at: 0,
+            renewed: false,
+            lease_held: false,
+            leases: 0,
+            place: Place::Waiting,
+            terminal: None,
+            failure: None,
+            dlq: DlqEntry::None,
+            reprocessed_from: None,
+            audited: false,
+            reprocessed: false,
+            derived_hash: None,
+        }
+    }
+
     /// The end of the latest lease, recomputed: its last renewal + the configured lease.
     pub fn lease_end(&self, config: &crate::vocab::config::RunConfig) -> SimTime {
         self.renewed_at.saturating_add(config.lease)

@@ -304,70 +304,58 @@ impl Side {
         }
     }
 
-    pub fn number(&self, id: u32, field: Field, packed: u32) -> u64 {
-        match packed {
-            WIDE => self.get(id, field),
-            n => n as u64,
+    /// A value packed in a field whose all-ones value `wide` says "in the side table".
+    fn narrow(&self, id: u32, field: Field, packed: u64, wide: u64) -> u64 {
+        if packed == wide {
+            self.get(id, field)
+        } else {
+            packed
         }
+    }
+
+    /// `v` packed for a field whose all-ones value is `wide`: `v` itself when it fits below
+    /// `wide`, else `wide`, with `v` put in the side table.
+    fn put_narrow(&mut self, id: u32, field: Field, v: u64, wide: u64) -> u64 {
+        if v < wide {
+            v
+        } else {
+            self.put(id, field, v);
+            wide
+        }
+    }
+
+    pub fn number(&self, id: u32, field: Field, packed: u32) -> u64 {
+        self.narrow(id, field, packed as u64, WIDE as u64)
     }
 
     pub fn put_number(&mut self, id: u32, field: Field, v: u64) -> u32 {
-        if v < WIDE as u64 {
-            v as u32
-        } else {
-            self.put(id, field, v);
-            WIDE
-        }
+        self.put_narrow(id, field, v, WIDE as u64) as u32
     }
 
     pub fn number8(&self, id: u32, field: Field, packed: u8) -> u32 {
-        match packed {
-            WIDE8 => self.get(id, field) as u32,
-            n => n as u32,
-        }
+        self.narrow(id, field, packed as u64, WIDE8 as u64) as u32
     }
 
     pub fn put_number8(&mut self, id: u32, field: Field, v: u32) -> u8 {
-        if v < WIDE8 as u32 {
-            v as u8
-        } else {
-            self.put(id, field, v as u64);
-            WIDE8
-        }
+        self.put_narrow(id, field, v as u64, WIDE8 as u64) as u8
     }
 
     /// A count packed in 2 bits ([`WIDE2`]: in the side table).
     pub fn count2(&self, id: u32, field: Field, packed: u8) -> u32 {
-        match packed {
-            WIDE2 => self.get(id, field) as u32,
-            n => n as u32,
-        }
+        self.narrow(id, field, packed as u64, WIDE2 as u64) as u32
     }
 
     pub fn put_count2(&mut self, id: u32, field: Field, v: u32) -> u8 {
-        if v < WIDE2 as u32 {
-            v as u8
-        } else {
-            self.put(id, field, v as u64);
-            WIDE2
-        }
+        self.put_narrow(id, field, v as u64, WIDE2 as u64) as u8
     }
 
     /// A count packed in 3 bits ([`WIDE3`]: in the side table).
     pub fn count3(&self, id: u32, field: Field, packed: u8) -> u32 {
-        match packed {
-            WIDE3 => self.get(id, field) as u32,
-            n => n as u32,
-        }
+        self.narrow(id, field, packed as u64, WIDE3 as u64) as u32
     }
 
     pub fn put_count3(&mut self, id: u32, field: Field, v: u32) -> u8 {
-        if v < WIDE3 as u32 {
-            v as u8
-        } else {
-            self.put(id, field, v as u64);
-            WIDE3
-        }
+        self.put_narrow(id, field, v as u64, WIDE3 as u64) as u8
     }
 }
 

@@ -2,8 +2,7 @@
 //! plain track, whether the track is in its first job's record or an orphan's.
 
 use super::*;
-use crate::check::job_track::DlqEntry;
-use crate::ids::{DocumentId, Fence, OperationId, TenantId, WorkerId};
+use crate::ids::{DocumentId, OperationId, TenantId};
 
 fn key(document: u32) -> IdempotencyKey {
     IdempotencyKey {
@@ -31,29 +30,7 @@ fn seen(k: &KeyTrack) -> String {
 
 /// A live job of `key` with `payload`, to enqueue.
 fn job_of(key: IdempotencyKey, payload: PayloadId) -> JobTrack {
-    JobTrack {
-        tenant: TenantId(1),
-        key,
-        payload,
-        enqueued_at: 0,
-        deadline_at: 0,
-        visible_from: 0,
-        fence: Fence(0),
-        holder: WorkerId(0),
-        leased_at: 0,
-        renewed_at: 0,
-        renewed: false,
-        lease_held: false,
-        leases: 0,
-        place: Place::Waiting,
-        terminal: None,
-        failure: None,
-        dlq: DlqEntry::None,
-        reprocessed_from: None,
-        audited: false,
-        reprocessed: false,
-        derived_hash: None,
-    }
+    JobTrack::enqueued(TenantId(1), key, payload, 0, 0, 0)
 }
 
 #[test]
