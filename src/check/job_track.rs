@@ -6,9 +6,10 @@
 //! as `u32`, the holder and the lease count as `u8`, every flag in one `u16`, the key as its
 //! parts; the rare value that does not fit its packed field is kept exactly in the side table,
 //! and so are the parts a finished job seldom has: a pending failed attempt, the job it
-//! reprocesses, a payload that is not its key's, a renewal time that may still be read). A job without a terminal record is *live*: its
-//! track is kept plain in a small slab (`tracks.rs`), read and changed in place on the hot path,
-//! and packed into its record when it reaches its terminal state.
+//! reprocesses, a payload that is not its key's, a renewal time that may still be read). A job
+//! without a terminal record is *live*: its track is kept plain in a small slab (`tracks.rs`),
+//! read and changed in place on the hot path, and packed into its record when it reaches its
+//! terminal state.
 //! Why every field is kept for the whole run, and not freed when the job ends, is written down in
 //! ARCHITECTURE.md ("What the checker remembers"): a record may name a job after its terminal
 //! state (a zombie's write, a late republish, a dedupe onto it, a reprocess), and judging it

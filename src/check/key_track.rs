@@ -155,11 +155,11 @@ pub(super) fn unpack(
     };
     let results = side.count3(id, Field::Results, r.results3());
     let mut k = KeyTrack {
-        content: join(r.content),
+        content: side.content(id, r),
         operation: OperationId(r.operation),
         first_output: join(r.first_output),
         results,
-        events: side.count3(id, Field::Events, r.events3()),
+        events: side.count2(id, Field::Events, r.events2()),
         newest: (f & HAS_NEWEST != 0).then(|| job(NEWEST_APART, Field::Newest)),
         flags: f & PLAIN,
         ..KeyTrack::default()
@@ -207,7 +207,7 @@ pub(super) fn pack(
         }
         r.first_at = side.put_offset(id, Field::FirstAt, base, k.first_at);
     }
-    (r.content, r.operation) = (split(k.content), k.operation.0);
+    r.operation = k.operation.0;
     r.first_output = split(k.first_output);
     r.result_event = match k.result_event() {
         Some(e) => side.put_number(id, Field::ResultEvent, e.0),
@@ -222,18 +222,19 @@ pub(super) fn pack(
         }
     }
     r.key_flags = f;
+    side.set_content(id, r, k.content);
     let results = side.put_count3(id, Field::Results, k.results);
     r.set_results3(results);
-    let events = side.put_count3(id, Field::Events, k.events);
-    r.set_events3(events);
+    let events = side.put_count2(id, Field::Events, k.events);
+    r.set_events2(events);
 }
 
 /// The payload the record stores: its key's (`HOME`, or an orphan key's record), else its job's.
 #[inline]
-pub(super) fn stored_payload(r: &Record) -> PayloadId {
+pub(super) fn stored_payload(id: u32, r: &Record, side: &Side) -> PayloadId {
     PayloadId {
         operation: OperationId(r.operation),
-        content: join(r.content),
+        content: side.content(id, r),
     }
 }
 
@@ -260,12 +261,12 @@ pub(super) fn commit_in_place(
     event: Option<EventId>,
     side: &mut Side,
 ) -> Option<(Option<FirstCommit>, u32)> {
-    let events = side.count3(job, Field::Events, r.events3());
+    let events = side.count2(job, Field::Events, r.events2());
     let usual = r.results3() == 0
         && r.key_flags & APPLIED == 0
         && by.0 == job
-        && stored_payload(r) == payload
-        && events < WIDE3 as u32 - 1;
+        && stored_payload(job, r, side) == payload
+        && events < WIDE2 as u32 - 1;
     if !usual {
         return None;
     }
@@ -275,7 +276,7 @@ pub(super) fn commit_in_place(
     if let Some(e) = event {
         r.result_event = side.put_number(job, Field::ResultEvent, e.0);
         r.key_flags |= HAS_RESULT_EVENT;
-        r.set_events3(events as u8 + 1);
+        r.set_events2(events as u8 + 1);
     }
     Some((None, 1))
 }
@@ -284,9 +285,9 @@ pub(super) fn commit_in_place(
 /// the key's event, and is its result event if it had none. In place, whatever the record.
 #[inline]
 pub(super) fn publish_direct(id: u32, r: &mut Record, event: EventId, side: &mut Side) {
-    let events = side.count3(id, Field::Events, r.events3());
-    let events = side.put_count3(id, Field::Events, events + 1);
-    r.set_events3(events);
+    let events = side.count2(id, Field::Events, r.events2());
+    let events = side.put_count2(id, Field::Events, events + 1);
+    r.set_events2(events);
     if r.key_flags & HAS_RESULT_EVENT == 0 {
         r.result_event = side.put_number(id, Field::ResultEvent, event.0);
         r.key_flags |= HAS_RESULT_EVENT;

@@ -1,29 +1,30 @@
 //! One record per job, holding the job's track and, when the job is the first the history
 //! enqueued under its key, the key's track: under `unique = "forever"` (the chapter's default) a
-//! key has exactly one job, so the two are one record of 64 bytes (80 before: an 8-byte enqueue
-//! time, a renewal time and a chain link more, holder, lease count and the key's two counts
-//! wider; a 56-byte job track, a 44-byte key track and a 16-byte key-index entry before that),
-//! and the key's payload and its job number are stored once.
+//! key has exactly one job, so the two are one record of 56 bytes (80 before: an 8-byte enqueue
+//! time, a renewal time, a chain link and the payload's content more, holder, lease count and
+//! the key's two counts wider; a 56-byte job track, a 44-byte key track and a 16-byte key-index
+//! entry before that), and the key's payload and its job number are stored once.
 //!
 //! Owns: [`Record`] (the packed fields, read and written by `job_track.rs` for the job's part and
 //! by `key_track.rs` for the key's), its flag bits, [`Side`]: the side table that keeps exactly
-//! every value too wide for its packed field, by record and field, and [`Epochs`]: the enqueue
-//! times' bases, by runs of job ids.
+//! every value too wide for its packed field, by record and field, and the payloads' contents
+//! that are not 0, and [`Epochs`]: the enqueue times' bases, by runs of job ids.
 //! Does not: decide what a field means (the tracks do) or find a record (`tracks.rs`).
 
 use crate::ids::SimTime;
 use std::collections::BTreeMap;
 
-/// A job's record (64 bytes, aligned to 4). The job's part: the enqueue time as an offset from
+/// A job's record (56 bytes, aligned to 4). The job's part: the enqueue time as an offset from
 /// its run's base ([`Epochs`]), the other times as offsets from the enqueue time (+1: 0 is the
 /// time 0), the token as `u32`, holder and lease count as `u8`, the key as its parts (always
 /// valid, live or finished: the checker's index reads keys back from here). The payload: the
-/// key's when the record holds its key's track ([`HOME`]), else the job's. The key's part
+/// key's when the record holds its key's track ([`HOME`]), else the job's; its operation here,
+/// its content a flag when 0, else in the side table ([`CONTENT_APART`]). The key's part
 /// (meaningful only with [`HOME`], or in an orphan key's record): the first commit's time as an
 /// offset from the enqueue time, the applied time as an offset from the first commit's, the
-/// counts as 3 bits each of `key_flags`. [`WIDE`] (or [`WIDE8`], [`WIDE3`]) in a field: the
-/// exact value is in the [`Side`] table. A finished job's renewal time is its lease time unless
-/// [`RENEWAL_APART`] (`tracks.rs` keeps it then).
+/// counts as 3 and 2 bits of `key_flags`. [`WIDE`] (or [`WIDE8`], [`WIDE3`], [`WIDE2`]) in a
+/// field: the exact value is in the [`Side`] table. A finished job's renewal time is its lease
+/// time unless [`RENEWAL_APART`] (`tracks.rs` keeps it then).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Record {
     /// The enqueue time, as an offset from the base of the run of job ids the job is in
@@ -35,7 +36,6 @@ pub(super) struct Record {
     pub terminal_at: u32,
     pub fence: u32,
     pub document: u32,
-    pub content: [u32; 2],
     pub first_output: [u32; 2],
     pub first_at: u32,
     pub applied_at: u32,
@@ -100,8 +100,11 @@ pub(super) const APPLIED_EVENT_APART: u16 = 1 << 8;
 pub(super) const JOB_PAYLOAD_APART: u16 = 1 << 9;
 /// The key's results committed (3 bits; [`WIDE3`]: in the side table).
 pub(super) const RESULTS_SHIFT: u16 = 10;
-/// The key's events (3 bits; [`WIDE3`]: in the side table).
+/// The key's events (2 bits; [`WIDE2`]: in the side table).
 pub(super) const EVENTS_SHIFT: u16 = 13;
+/// The stored payload's content is not 0 (the default content of a generated document): it is
+/// in the side table's contents ([`Side::content`]).
+pub(super) const CONTENT_APART: u16 = 1 << 15;
 
 impl Record {
     /// The key's results count as packed (3 bits).
@@ -116,15 +119,15 @@ impl Record {
             (self.key_flags & !(7 << RESULTS_SHIFT)) | ((v as u16 & 7) << RESULTS_SHIFT);
     }
 
-    /// The key's events count as packed (3 bits).
+    /// The key's events count as packed (2 bits).
     #[inline]
-    pub fn events3(&self) -> u8 {
-        ((self.key_flags >> EVENTS_SHIFT) & 7) as u8
+    pub fn events2(&self) -> u8 {
+        ((self.key_flags >> EVENTS_SHIFT) & 3) as u8
     }
 
     #[inline]
-    pub fn set_events3(&mut self, v: u8) {
-        self.key_flags = (self.key_flags & !(7 << EVENTS_SHIFT)) | ((v as u16 & 7) << EVENTS_SHIFT);
+    pub fn set_events2(&mut self, v: u8) {
+        self.key_flags = (self.key_flags & !(3 << EVENTS_SHIFT)) | ((v as u16 & 3) << EVENTS_SHIFT);
     }
 }
 
@@ -132,6 +135,7 @@ impl Record {
 pub(super) const WIDE: u32 = u32::MAX;
 pub(super) const WIDE8: u8 = u8::MAX;
 pub(super) const WIDE3: u8 = 7;
+pub(super) const WIDE2: u8 = 3;
 
 /// The side table's field numbers.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -170,12 +174,78 @@ pub(super) fn join(v: [u32; 2]) -> u64 {
 /// whose keys each have one job. A stale value (the field fits again) stays but is
 /// not read: the packed field says where the value is.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Side(BTreeMap<(u32, Field), u64>);
+pub(super) struct Side(BTreeMap<(u32, Field), u64>, Contents);
+
+/// The stored payloads' contents that are not 0, by record: in a map while they are few, in a
+/// column by record once they are a quarter of the records or more (a history whose every
+/// payload has a content of its own costs its 8 bytes a record, as in the record before).
+#[derive(Clone, Debug, Default)]
+struct Contents {
+    map: BTreeMap<u32, u64>,
+    column: Vec<u64>,
+}
+
+impl Contents {
+    fn get(&self, id: u32) -> u64 {
+        match self.column.is_empty() {
+            true => *self
+                .map
+                .get(&id)
+                .expect("a content apart from its record is kept"),
+            false => self.column[id as usize],
+        }
+    }
+
+    fn put(&mut self, id: u32, v: u64) {
+        if !self.column.is_empty() {
+            if self.column.len() <= id as usize {
+                self.column.resize(id as usize + 1, 0);
+            }
+            self.column[id as usize] = v;
+            return;
+        }
+        self.map.insert(id, v);
+        let span = *self.map.last_key_value().expect("not empty").0 as usize + 1;
+        if self.map.len() >= 1024 && self.map.len() * 4 >= span {
+            let mut column = vec![0; span];
+            for (id, v) in std::mem::take(&mut self.map) {
+                column[id as usize] = v;
+            }
+            self.column = column;
+        }
+    }
+}
 
 impl Side {
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Whether the contents apart are kept in a column by record.
+    #[cfg(test)]
+    pub fn contents_in_column(&self) -> bool {
+        !self.1.column.is_empty()
+    }
+
+    /// The content of the payload record `r` (number `id`) stores.
+    #[inline]
+    pub fn content(&self, id: u32, r: &Record) -> u64 {
+        match r.key_flags & CONTENT_APART {
+            0 => 0,
+            _ => self.1.get(id),
+        }
+    }
+
+    /// Sets the content of the payload record `r` (number `id`) stores.
+    #[inline]
+    pub fn set_content(&mut self, id: u32, r: &mut Record, v: u64) {
+        if v == 0 {
+            r.key_flags &= !CONTENT_APART;
+        } else {
+            r.key_flags |= CONTENT_APART;
+            self.1.put(id, v);
+        }
     }
 
     #[cfg(test)]
@@ -263,6 +333,23 @@ impl Side {
         } else {
             self.put(id, field, v as u64);
             WIDE8
+        }
+    }
+
+    /// A count packed in 2 bits ([`WIDE2`]: in the side table).
+    pub fn count2(&self, id: u32, field: Field, packed: u8) -> u32 {
+        match packed {
+            WIDE2 => self.get(id, field) as u32,
+            n => n as u32,
+        }
+    }
+
+    pub fn put_count2(&mut self, id: u32, field: Field, v: u32) -> u8 {
+        if v < WIDE2 as u32 {
+            v as u8
+        } else {
+            self.put(id, field, v as u64);
+            WIDE2
         }
     }
 

@@ -190,7 +190,9 @@ impl Tracks {
                 "a record flagged with a failure, a reprocess link or a payload apart has it in `rare`",
             ),
         };
-        let payload = rare.payload.unwrap_or_else(|| key_track::stored_payload(r));
+        let payload = rare
+            .payload
+            .unwrap_or_else(|| key_track::stored_payload(job, r, &self.side));
         job_track::unpack(
             job, r, &self.side, base, renewed_at, payload, rare, deadline,
         )
@@ -278,8 +280,9 @@ impl Tracks {
         };
         match found {
             None => {
-                (r.content, r.operation) = (split(payload.content), payload.operation.0);
+                r.operation = payload.operation.0;
                 r.key_flags = HOME | ENQUEUED | HAS_NEWEST;
+                self.side.set_content(job.0, r, payload.content);
                 self.index_insert(job.0, &t.key);
                 None
             }
@@ -343,8 +346,9 @@ impl Tracks {
         };
         let r = &mut self.records[job as usize];
         if r.key_flags & HOME == 0 {
-            (r.content, r.operation) = (split(t.payload.content), t.payload.operation.0);
-        } else if key_track::stored_payload(r) == t.payload {
+            r.operation = t.payload.operation.0;
+            self.side.set_content(job, r, t.payload.content);
+        } else if key_track::stored_payload(job, r, &self.side) == t.payload {
             r.key_flags &= !JOB_PAYLOAD_APART;
         } else {
             r.key_flags |= JOB_PAYLOAD_APART;
@@ -529,10 +533,10 @@ impl Tracks {
             At::Home(j) => {
                 let base = self.enqueued_at(j, &self.records[j as usize]);
                 let r = &mut self.records[j as usize];
-                let before = key_track::stored_payload(r);
+                let before = key_track::stored_payload(j, r, &self.side);
                 key_track::pack(j, r, &k, (Some(j), base), &mut self.side);
                 let detach = r.flags & LIVE == 0 && r.key_flags & JOB_PAYLOAD_APART == 0;
-                if detach && key_track::stored_payload(r) != before {
+                if detach && key_track::stored_payload(j, r, &self.side) != before {
                     r.key_flags |= JOB_PAYLOAD_APART;
                     self.rare.entry(j).or_default().payload = Some(before);
                 }
