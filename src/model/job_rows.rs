@@ -317,9 +317,15 @@ impl JobRows {
     #[inline]
     pub fn created_at(&self, job: JobId) -> SimTime {
         match self.kept[job.index()].created {
-            FAR_CREATED => self.far_created[&job.0],
+            FAR_CREATED => self.far_created_at(job),
             offset => self.blocks[job.index() / BLOCK] + offset as u64,
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn far_created_at(&self, job: JobId) -> SimTime {
+        self.far_created[&job.0]
     }
 
     /// The job's row is whole (live, or finished in a queue that keeps finished rows whole).

@@ -25,6 +25,7 @@ impl Job {
     }
 }
 
+#[inline]
 fn deadline_at(created_at: SimTime, config: &QueueConfig) -> SimTime {
     if config.bug_deadline_tripled {
         return created_at + 3 * config.deadline_ms;
@@ -211,6 +212,7 @@ impl Queue {
     }
 
     /// When the job's deadline passes.
+    #[inline]
     pub fn deadline_at(&self, job: JobId) -> SimTime {
         deadline_at(self.rows.created_at(job), &self.config)
     }
