@@ -15,7 +15,7 @@ pub enum LimitError {
         "--threads {n}: must be between 1 and {max} ({THREADS_PER_CORE} per core on this machine)"
     )]
     Threads { n: usize, max: usize },
-    #[error("{what} {n}: at most {MAX_JOBS} jobs in one run (about 200 bytes each)")]
+    #[error("{what} {n}: at most {MAX_JOBS} jobs in one run (about 80 bytes each)")]
     Jobs { what: String, n: u64 },
     #[error(
         "--seeds {text}: {seeds} seeds in one sweep, at most {MAX_SWEEP_SEEDS}; split it with \
@@ -42,8 +42,8 @@ impl LimitError {
 }
 
 /// Jobs in one run: `arrivals.jobs` plus `[[enqueue]]` and `[[burst]]` jobs, `--jobs`, and a
-/// `jobsOverride` read back by `replay`. A job costs about 200 bytes for the whole run (1.85 GiB at 10M, 2026-12-04), so the
-/// limit is about 2 GB.
+/// `jobsOverride` read back by `replay`. A job costs about 80 bytes for the whole run (770 MiB
+/// of peak RSS at 10M, 2026-12-04), so the limit is about 0.8 GB.
 pub const MAX_JOBS: u64 = 10_000_000;
 
 /// Seeds run by one `durasim sweep` invocation (the range's length, or one shard's share of it).
