@@ -24,6 +24,9 @@
         clippy::iter_over_hash_type
     )
 )]
+// No `unsafe` in the library: the one exception, glibc's malloc settings for a sweep, allows it
+// on its own function (`cli/malloc.rs`).
+#![deny(unsafe_code)]
 
 // The shell: arguments, files, printing, the wall clock.
 #[allow(

@@ -23,6 +23,7 @@ const MMAP_THRESHOLD: libc::c_int = 32 << 20;
 
 /// Keeps the memory a seed frees for the next one (glibc only; elsewhere the allocator's
 /// defaults stand). Call before the sweep starts its threads.
+#[allow(unsafe_code)] // mallopt: the library's one `unsafe` (src/lib.rs denies it elsewhere)
 pub fn keep_freed_memory_between_seeds() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes two of malloc's tuning parameters; it takes malloc's own lock
