@@ -63,6 +63,7 @@ pub mod limits;
 pub mod messages;
 pub mod model;
 pub mod observe;
+pub mod observer_thread;
 pub mod profile;
 pub mod rng;
 pub mod run;

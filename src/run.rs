@@ -10,6 +10,7 @@ use crate::history::format::HistoryWriter;
 use crate::history::{Event, Observer, Record};
 use crate::observe::metrics::Metrics;
 use crate::observe::progress::Progress;
+use crate::observer_thread::ObserverThread;
 use crate::scenario::{ReplayExpectation, Scenario};
 use crate::sim::RunOutcome;
 pub use crate::sim::RunRequest;
@@ -17,8 +18,7 @@ use std::io::Write;
 
 /// Everything that watches a run's history.
 pub struct Observers {
-    pub checker: Checker,
-    pub metrics: Metrics,
+    pub judges: JudgesSide,
     pub trace: Option<Vec<Record>>,
     /// Keep only the records this accepts in `trace` (a sweep keeps only fault evidence).
     pub trace_filter: Option<fn(&Event) -> bool>,
@@ -30,8 +30,10 @@ pub struct Observers {
 impl Observer for Observers {
     #[inline]
     fn observe(&mut self, r: &Record) {
-        self.checker.observe(r);
-        self.metrics.observe(r);
+        match &mut self.judges {
+            JudgesSide::Inline(j) => j.observe(r),
+            JudgesSide::Thread(j) => j.observe(r),
+        }
         if let Some(t) = self.trace.as_mut() {
             if self.trace_filter.is_none_or(|keep| keep(&r.event)) {
                 t.push(r.clone());
@@ -42,6 +44,50 @@ impl Observer for Observers {
         }
         if let Some(p) = self.progress.as_mut() {
             p.observe(r);
+        }
+    }
+}
+
+/// The observers that keep state from every record: the checker and the metrics.
+pub struct Judges {
+    pub checker: Checker,
+    pub metrics: Metrics,
+}
+
+impl Observer for Judges {
+    #[inline]
+    fn observe(&mut self, r: &Record) {
+        self.checker.observe(r);
+        self.metrics.observe(r);
+    }
+}
+
+/// Where the checker and the metrics read the records: on the run's thread, or on one of
+/// their own (`observer_thread.rs`).
+// One value a run, observed in place: boxing the inline judges would add a pointer to follow
+// for every record of every sweep seed.
+#[allow(clippy::large_enum_variant)]
+pub enum JudgesSide {
+    Inline(Judges),
+    Thread(ObserverThread<Judges>),
+}
+
+impl JudgesSide {
+    /// On a thread of their own when `thread` is asked for and a thread can be had.
+    pub fn new(judges: Judges, thread: bool) -> JudgesSide {
+        if !thread {
+            return JudgesSide::Inline(judges);
+        }
+        match ObserverThread::start(judges) {
+            Ok(t) => JudgesSide::Thread(t),
+            Err(judges) => JudgesSide::Inline(judges),
+        }
+    }
+
+    pub fn finish(self) -> Judges {
+        match self {
+            JudgesSide::Inline(j) => j,
+            JudgesSide::Thread(t) => t.finish(),
         }
     }
 }
@@ -72,7 +118,7 @@ pub struct RunReport {
 #[derive(Default)]
 pub struct Sinks {
     /// `attempts.csv` rows, as attempts end.
-    pub attempt_rows: Option<Box<dyn Write>>,
+    pub attempt_rows: Option<Box<dyn Write + Send>>,
     /// The history file (`docs/history-format.md`), a record at a time.
     pub history: Option<Box<dyn Write>>,
 }
@@ -81,7 +127,7 @@ pub struct Sinks {
 pub fn run_once(
     scenario: &Scenario,
     request: &RunRequest,
-    attempt_rows: Option<Box<dyn Write>>,
+    attempt_rows: Option<Box<dyn Write + Send>>,
 ) -> RunReport {
     let sinks = Sinks {
         attempt_rows,
@@ -102,10 +148,13 @@ pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) ->
         metrics.watch_outage(outage.from_ms, outage.to_ms);
     }
     metrics.bug_republish_miscount = request.bugs.republish_miscount;
-    let observers = Observers {
+    let judges = Judges {
         checker: Checker::with_capacity(jobs.min(1 << 24))
             .with_names(crate::sim::kernel::scenario_names(scenario)),
         metrics,
+    };
+    let observers = Observers {
+        judges: JudgesSide::new(judges, request.observer_thread),
         trace: request.keep_trace.then(Vec::new),
         trace_filter: request.trace_filter,
         history: sinks
@@ -117,13 +166,14 @@ pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) ->
             .map(|sink| Progress::new(sink, jobs as u64)),
     };
     let (outcome, observers) = crate::sim::run_scenario(scenario, request, observers);
-    let mut check = observers.checker.finish();
+    let Judges { checker, metrics } = observers.judges.finish();
+    let mut check = checker.finish();
     // Every figure of summary.json the history determines, counted again by the checker.
-    check.cross_check_figures(&observers.metrics.counts, &observers.metrics.held);
+    check.cross_check_figures(&metrics.counts, &metrics.held);
     let mut report = RunReport {
         outcome,
         check,
-        metrics: observers.metrics,
+        metrics,
         trace: observers.trace,
         wall_s: 0.0,
         replay_hash: None,

@@ -30,7 +30,7 @@ pub struct Checker {
     pub(super) config: RunConfig,
     /// The names behind keys and operations, to recompute payload hashes. Without them (a
     /// checker fed records by hand) hashes are not recomputed.
-    names: Option<std::rc::Rc<KeyNames>>,
+    names: Option<std::sync::Arc<KeyNames>>,
     /// Every job's track and every key's, packed: one record a job, which holds its key's track
     /// too when the job was the key's first (`tracks.rs`).
     pub(super) tracks: Tracks,
@@ -81,7 +81,7 @@ impl Checker {
 
     /// Gives the checker the run's names, so that recorded payload hashes are recomputed.
     pub fn with_names(mut self, names: KeyNames) -> Checker {
-        self.names = Some(std::rc::Rc::new(names));
+        self.names = Some(std::sync::Arc::new(names));
         self
     }
 

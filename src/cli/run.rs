@@ -62,6 +62,9 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         .trace_format
         .map_or(args.trace, |f| f == TraceFormat::Jsonl);
     request.keep_trace = args.freeze.is_some() || needs_history(args);
+    // The checker and the metrics work on a second core while the run goes on (the same
+    // verdicts and figures).
+    request.observer_thread = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(jobs_bar);
     request.progress = bar.as_ref().map(|(_, sink)| sink.clone());
     let out_path = match &args.out {

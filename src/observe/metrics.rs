@@ -107,7 +107,7 @@ pub struct Metrics {
     reviews: PendingReviews,
     /// Per worker, its attempt in progress: only with an attempt sink (none is written without).
     open_attempts: Vec<Option<AttemptRow>>,
-    attempt_sink: Option<csv::Writer<Box<dyn Write>>>,
+    attempt_sink: Option<csv::Writer<Box<dyn Write + Send>>>,
     sink_error: Option<String>,
     pub end_ms: SimTime,
     pub outbox: OutboxRows,
@@ -133,7 +133,7 @@ pub struct Metrics {
 
 impl Metrics {
     /// `attempt_sink` receives `attempts.csv` rows as attempts end (none: rows are skipped).
-    pub fn new(workers: u32, jobs: usize, attempt_sink: Option<Box<dyn Write>>) -> Metrics {
+    pub fn new(workers: u32, jobs: usize, attempt_sink: Option<Box<dyn Write + Send>>) -> Metrics {
         Metrics {
             counts: Tally::default(),
             held: HeldCounts::default(),

@@ -17,7 +17,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// `attempts.csv`, for the metrics to stream rows into while the run goes.
-pub fn attempt_rows(out: &OutputDir) -> Result<Box<dyn Write>, ReportError> {
+pub fn attempt_rows(out: &OutputDir) -> Result<Box<dyn Write + Send>, ReportError> {
     let f = std::fs::File::create(out.file("attempts.csv"))
         .map_err(ReportError::io("create", "attempts.csv"))?;
     Ok(Box::new(BufWriter::new(f)))

@@ -22,6 +22,10 @@ pub struct RunRequest {
     pub progress: Option<ProgressSink>,
     /// With `keep_trace`: keep only the records this accepts.
     pub trace_filter: Option<fn(&Event) -> bool>,
+    /// Run the checker and the metrics on a thread of their own (`observer_thread.rs`; the same
+    /// verdicts and figures): the CLI's `run` on a machine with a second core. Off for a sweep,
+    /// whose threads each run seeds.
+    pub observer_thread: bool,
 }
 
 impl RunRequest {
@@ -34,6 +38,7 @@ impl RunRequest {
             rates: None,
             progress: None,
             trace_filter: None,
+            observer_thread: false,
         }
     }
 }

@@ -141,6 +141,8 @@ pub fn seed_setup(plan: &Plan, seed: u64) -> (Scenario, RunRequest, Option<Swarm
         rates,
         progress: None,
         trace_filter: Some(freeze::fault_evidence),
+        // The sweep's threads each run seeds: a seed's observers stay on its thread.
+        observer_thread: false,
     };
     (scenario, request, draw)
 }

@@ -15,7 +15,9 @@ use durasim::history::TraceHash;
 use durasim::observe::metrics::Metrics;
 use durasim::report::output_dir::OutputDir;
 use durasim::report::summary::{summarize, RunIdentity};
-use durasim::run::{check_expectations, run_once, Observers, RunReport, RunRequest};
+use durasim::run::{
+    check_expectations, run_once, Judges, JudgesSide, Observers, RunReport, RunRequest,
+};
 use durasim::scenario::{Expect, Scenario};
 use durasim::sim::RunOutcome;
 use durasim::vocab::counters::Counter;
@@ -95,12 +97,14 @@ pub(super) fn judge(
         Limits::default(),
     );
     let jobs = rows_hint(history);
-    let attempt_rows: Box<dyn std::io::Write> = Box::new(std::io::BufWriter::new(
+    let attempt_rows: Box<dyn std::io::Write + Send> = Box::new(std::io::BufWriter::new(
         std::fs::File::create(out.file("attempts.csv")).context("cannot create attempts.csv")?,
     ));
     let mut observers = Observers {
-        checker: Checker::with_capacity(jobs),
-        metrics: Metrics::new(scenario.workers.count, jobs, Some(attempt_rows)),
+        judges: JudgesSide::Inline(Judges {
+            checker: Checker::with_capacity(jobs),
+            metrics: Metrics::new(scenario.workers.count, jobs, Some(attempt_rows)),
+        }),
         trace: None,
         trace_filter: None,
         history: None,
@@ -120,7 +124,7 @@ pub(super) fn judge(
     let mut report = RunReport {
         outcome,
         check,
-        metrics: observers.metrics,
+        metrics: observers.judges.finish().metrics,
         trace: None,
         wall_s: facts.wall_s,
         replay_hash: None,
