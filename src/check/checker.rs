@@ -30,7 +30,7 @@ pub struct Checker {
     pub(super) config: RunConfig,
     /// The names behind keys and operations, to recompute payload hashes. Without them (a
     /// checker fed records by hand) hashes are not recomputed.
-    names: Option<std::sync::Arc<KeyNames>>,
+    names: Option<Box<KeyNames>>,
     /// Every job's track and every key's, packed: one record a job, which holds its key's track
     /// too when the job was the key's first (`tracks.rs`).
     pub(super) tracks: Tracks,
@@ -81,7 +81,7 @@ impl Checker {
 
     /// Gives the checker the run's names, so that recorded payload hashes are recomputed.
     pub fn with_names(mut self, names: KeyNames) -> Checker {
-        self.names = Some(std::sync::Arc::new(names));
+        self.names = Some(Box::new(names));
         self
     }
 
@@ -208,19 +208,25 @@ impl Checker {
 
     /// Judges one record with the names the checker was given (if any).
     pub fn observe_record(&mut self, r: &Record) {
-        // Only records that carry a payload hash need the names.
-        let names = match r.event {
+        // Only records that carry a payload hash need the names: lent for the record (taken and
+        // put back: no reference count to touch, a record at a time).
+        let carries_payload = matches!(
+            r.event,
             Event::Enqueued { .. }
-            | Event::EnqueueDeduped { .. }
-            | Event::EnqueueConflict { .. }
-            | Event::EnqueueReplaced { .. }
-            | Event::ResultCommitted { .. }
-            | Event::CommitDeduped { .. }
-            | Event::CommitConflict { .. }
-            | Event::PayloadMutated { .. } => self.names.clone(),
-            _ => None,
-        };
+                | Event::EnqueueDeduped { .. }
+                | Event::EnqueueConflict { .. }
+                | Event::EnqueueReplaced { .. }
+                | Event::ResultCommitted { .. }
+                | Event::CommitDeduped { .. }
+                | Event::CommitConflict { .. }
+                | Event::PayloadMutated { .. }
+        );
+        if !carries_payload {
+            return self.observe_named(r, None);
+        }
+        let names = self.names.take();
         self.observe_named(r, names.as_deref());
+        self.names = names;
     }
 
     /// Judges one record; `names` (a reader's, growing as it reads) lets payload hashes be
