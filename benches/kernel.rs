@@ -20,13 +20,13 @@
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
+use durasim::base::fastmap::mix64;
+use durasim::base::ids::SimTime;
 use durasim::history::{NullObserver, TraceHash};
-use durasim::ids::SimTime;
 use durasim::scenario::Scenario;
 use durasim::sim::event_queue::EventQueue;
 use durasim::sim::kernel::Ev;
 use durasim::sim::{RunRequest, Sim};
-use durasim::vocab::payload::mix64;
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -14,7 +14,7 @@
 //! Run: `cargo bench --bench model_ops`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use durasim::ids::{DocumentId, Fence, JobId, SimTime, TenantId};
+use durasim::base::ids::{DocumentId, Fence, JobId, SimTime, TenantId};
 use durasim::model::outbox::{CommitOutcome, Outbox, OutboxConfig};
 use durasim::model::queue::{EnqueueOutcome, EnqueueRequest, LeaseOutcome, Queue, QueueConfig};
 use durasim::vocab::key::IdempotencyKey;

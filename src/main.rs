@@ -13,7 +13,7 @@ fn main() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     remove_temporary_outputs_on_signals();
-    let cli = match durasim::cli::Cli::try_parse() {
+    let cli = match durasim::shell::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -21,11 +21,11 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let result = durasim::cli::main_with(cli);
+    let result = durasim::shell::cli::main_with(cli);
     if let Err(e) = &result {
         eprintln!("error: {e:#}");
     }
-    std::process::exit(durasim::cli::exit_code(&result));
+    std::process::exit(durasim::shell::cli::exit_code(&result));
 }
 
 /// Ctrl-C, `kill` and a closed terminal end the process as they always would (by the signal,
@@ -38,7 +38,7 @@ fn remove_temporary_outputs_on_signals() {
     };
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            durasim::report::output_dir::remove_live_dirs();
+            durasim::shell::report::output_dir::remove_live_dirs();
             let _ = signal_hook::low_level::emulate_default_handler(signal);
             std::process::exit(128 + signal);
         }

@@ -1,5 +1,5 @@
 //! The layering ARCHITECTURE.md describes, checked in the imports: the core names no part of the
-//! shell, `report/` names no part of `cli/`, and the lints that keep the file system, the wall
+//! shell, `shell/report/` names no part of `cli/`, and the lints that keep the file system, the wall
 //! clock, unordered iteration and printing out of the core are switched off only where the
 //! architecture says (clippy.toml lists them; src/lib.rs denies them).
 
@@ -30,11 +30,7 @@ fn files(dir: &Path) -> Vec<(String, String)> {
 
 /// The shell's files: everything that may touch files, print, parse arguments or use anyhow.
 fn is_shell(rel: &str) -> bool {
-    rel.starts_with("cli/")
-        || rel.starts_with("report/")
-        || rel == "files.rs"
-        || rel == "main.rs"
-        || rel == "lib.rs"
+    rel.starts_with("shell/") || rel == "main.rs" || rel == "lib.rs"
 }
 
 fn names(text: &str, path: &str) -> bool {
@@ -48,14 +44,7 @@ fn the_core_names_nothing_of_the_shell() {
     let mut core = 0;
     for (rel, text) in all.iter().filter(|(rel, _)| !is_shell(rel)) {
         core += 1;
-        for shell in [
-            "crate::cli",
-            "crate::report",
-            "crate::files",
-            "anyhow",
-            "clap",
-            "indicatif",
-        ] {
+        for shell in ["crate::shell", "anyhow", "clap", "indicatif"] {
             assert!(
                 !names(text, shell),
                 "src/{rel} uses {shell}: the core takes a scenario and returns results; files, printing, arguments and anyhow are the shell's"
@@ -67,8 +56,8 @@ fn the_core_names_nothing_of_the_shell() {
 
 #[test]
 fn reports_name_nothing_of_the_command_line() {
-    for (rel, text) in files(&src().join("report")) {
-        for shell in ["crate::cli", "anyhow", "clap"] {
+    for (rel, text) in files(&src().join("shell/report")) {
+        for shell in ["crate::shell::cli", "anyhow", "clap"] {
             assert!(
                 !names(&text, shell),
                 "src/{rel} uses {shell}: report/ writes and reads files for the shell, it does not parse arguments"
@@ -93,7 +82,7 @@ fn the_core_lints_are_allowed_only_in_the_shell() {
         .skip(1)
         .map(|rest| rest.split(';').next().unwrap())
         .collect();
-    assert_eq!(allowed, ["cli", "files", "report"]);
+    assert_eq!(allowed, ["shell"]);
     for (rel, text) in files(&src()) {
         if is_shell(&rel) {
             continue;
@@ -134,9 +123,9 @@ fn all_sources() -> Vec<String> {
     out
 }
 
-/// The code map's rows, each as its backticked names: ARCHITECTURE.md between "## Code map"
-/// and the next section.
-fn code_map() -> Vec<Vec<String>> {
+/// The backticked paths of ARCHITECTURE.md's code map (between "## Code map" and the next
+/// section), from the repository's root.
+fn code_map() -> Vec<String> {
     let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
     let map = doc
         .split("\n## Code map\n")
@@ -146,93 +135,61 @@ fn code_map() -> Vec<Vec<String>> {
         .next()
         .unwrap();
     map.lines()
-        .filter(|l| l.starts_with("| `"))
-        .map(|row| {
+        .filter(|l| l.starts_with('|'))
+        .flat_map(|row| {
             row.split('`')
                 .skip(1)
                 .step_by(2)
+                .filter(|t| t.starts_with("src/") || t.starts_with("crates/"))
                 .map(str::to_string)
-                .collect()
+                .collect::<Vec<_>>()
         })
         .collect()
 }
 
-/// A row's directories: each path it names from the root (`src/...`, `crates/...`), or the
-/// directory of a file it names that way. A short name in the row (`seed.rs`, `metrics/rows.rs`,
-/// `tests/`) is read from one of them.
-fn bases(row: &[String]) -> Vec<String> {
-    row.iter()
-        .filter(|t| t.starts_with("src/") || t.starts_with("crates/"))
-        .map(|t| match t.ends_with('/') {
-            true => t.clone(),
-            false => format!("{}/", t.rsplit_once('/').unwrap().0),
-        })
-        .collect()
-}
-
-fn looks_like_a_path(t: &str) -> bool {
-    !t.contains(' ') && (t.ends_with(".rs") || t.ends_with('/'))
-}
-
-/// Is `file` named by this row: by its whole path, by its path from one of the row's
-/// directories, by its name under one of them (`intake.rs` for `store/intake.rs`; not `mod.rs`),
-/// or as a file of a `tests/` directory the row names.
-fn names_file(row: &[String], file: &str) -> bool {
-    let bases = bases(row);
-    row.iter().filter(|t| looks_like_a_path(t)).any(|t| {
-        if t == file || (t.ends_with("tests/") && file.starts_with(t.as_str())) {
-            return true;
+/// The folders a reader must find on the map: each top-level folder of `src/`, each loose file
+/// at its root, and each folder of a crate under `crates/` that holds sources.
+fn folders_to_map() -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(src()).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if p.is_dir() {
+            out.push(format!("src/{name}/"));
+        } else if name.ends_with(".rs") {
+            out.push(format!("src/{name}"));
         }
-        bases.iter().any(|b| {
-            let Some(rest) = file.strip_prefix(b.as_str()) else {
-                return false;
-            };
-            rest == t
-                || (t.ends_with("tests/") && rest.starts_with(t.as_str()))
-                || (t != "mod.rs" && !t.contains('/') && rest.ends_with(&format!("/{t}")))
-        })
-    })
+    }
+    for f in all_sources().iter().filter(|f| f.starts_with("crates/")) {
+        // crates/NAME/src/... or crates/NAME/tests/...: the crate's folder of that kind.
+        let parts: Vec<&str> = f.splitn(4, '/').collect();
+        out.push(format!("{}/{}/{}/", parts[0], parts[1], parts[2]));
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
-/// ARCHITECTURE.md's code map names every source file, so a new file cannot be added without
-/// saying where it belongs, and every file it names exists.
+/// ARCHITECTURE.md's code map is a map, not an atlas: a row per folder. It names every folder
+/// of the sources (so a new one cannot appear without saying what it owns), and every path it
+/// names exists.
 #[test]
-fn the_code_map_names_every_file_and_only_files_that_exist() {
-    let rows = code_map();
-    assert!(rows.len() > 30, "found the code map");
-    let sources = all_sources();
-    assert!(sources.len() > 100, "found the sources");
-    let missing: Vec<&String> = sources
-        .iter()
-        .filter(|f| !rows.iter().any(|row| names_file(row, f)))
+fn the_code_map_names_every_folder_and_only_paths_that_exist() {
+    let named = code_map();
+    assert!(named.len() > 10, "found the code map");
+    let missing: Vec<String> = folders_to_map()
+        .into_iter()
+        .filter(|f| !named.contains(f))
         .collect();
     assert!(
         missing.is_empty(),
-        "ARCHITECTURE.md's code map does not name {missing:?}: add each to the row of its directory (or a row of its own), saying what it owns"
+        "ARCHITECTURE.md's code map does not name {missing:?}: add a row saying what each owns"
     );
-    for row in &rows {
-        let bases = bases(row);
-        for t in row.iter().filter(|t| looks_like_a_path(t)) {
-            // A name from the row's directories, or from the root or `src/` (`fuzz/`,
-            // `vocab/counters.rs` in another module's row).
-            let exists = if t.starts_with("src/") || t.starts_with("crates/") {
-                root().join(t).exists()
-            } else {
-                root().join(t).exists()
-                    || src().join(t).exists()
-                    || bases.iter().any(|b| {
-                        root().join(b).join(t).exists()
-                            || (!t.contains('/')
-                                && sources.iter().any(|f| {
-                                    f.starts_with(b.as_str()) && f.ends_with(&format!("/{t}"))
-                                }))
-                    })
-            };
-            assert!(
-                exists,
-                "ARCHITECTURE.md's code map names `{t}`, which is not there"
-            );
-        }
+    for t in &named {
+        assert!(
+            root().join(t).exists(),
+            "ARCHITECTURE.md's code map names `{t}`, which is not there"
+        );
     }
 }
 
@@ -296,57 +253,84 @@ fn modules_named(text: &str) -> Vec<String> {
     out
 }
 
-/// No two modules of the library lean on each other, directly or round a longer loop: the
-/// imports between top-level modules form no cycle (ARCHITECTURE.md: "no two modules import
-/// each other").
+/// The library's floors, from the bottom (ARCHITECTURE.md, "Code map"). A module may import
+/// only modules on floors below its own, so the folder names show the layers and no two modules
+/// lean on each other.
+const FLOORS: &[&[&str]] = &[
+    &["base"],
+    &["vocab"],
+    &["profile"],
+    &["model", "history"],
+    &["check", "observe"],
+    &["scenario"],
+    &["sim", "bugs"],
+    &["run"],
+    &["sweep"],
+    &["shell"],
+];
+
+fn floor(module: &str) -> usize {
+    FLOORS
+        .iter()
+        .position(|f| f.contains(&module))
+        .unwrap_or_else(|| {
+            panic!("src/{module} is on no floor: add it to FLOORS here and to ARCHITECTURE.md")
+        })
+}
+
+/// The library's top-level modules, as `src/lib.rs` declares them.
+fn library_modules() -> Vec<String> {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let mut out: Vec<String> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';').to_string())
+        .collect();
+    out.sort();
+    out
+}
+
 #[test]
-fn the_modules_form_no_cycle() {
-    use std::collections::{BTreeMap, BTreeSet};
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+fn every_module_is_on_a_floor() {
+    let mut on_floors: Vec<String> = FLOORS
+        .iter()
+        .flat_map(|f| f.iter().map(|m| m.to_string()))
+        .collect();
+    on_floors.sort();
+    assert_eq!(
+        library_modules(),
+        on_floors,
+        "src/lib.rs's modules and FLOORS differ"
+    );
+}
+
+#[test]
+fn each_module_imports_only_floors_below_its_own() {
+    let modules = library_modules();
+    let mut seen = 0;
     for (rel, text) in files(&src()) {
         if rel == "lib.rs" || rel == "main.rs" {
             continue;
         }
-        let top = rel
-            .split('/')
-            .next()
-            .unwrap()
-            .trim_end_matches(".rs")
-            .to_string();
-        for m in modules_named(&text) {
-            if m != top {
-                edges.entry(top.clone()).or_default().insert(m);
+        let top = rel.split('/').next().unwrap().trim_end_matches(".rs");
+        let own = floor(top);
+        // A name that is no module (`crate::{module}` in a format string) is not an import.
+        for m in modules_named(&text)
+            .into_iter()
+            .filter(|m| modules.contains(m))
+        {
+            if m == top {
+                continue;
             }
-        }
-    }
-    assert!(edges.len() > 15, "found the modules' imports");
-    // Depth-first search; a module met again while still on the path closes a cycle.
-    fn visit(
-        m: &str,
-        edges: &BTreeMap<String, BTreeSet<String>>,
-        path: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-    ) {
-        if done.contains(m) {
-            return;
-        }
-        if let Some(at) = path.iter().position(|p| p == m) {
-            panic!(
-                "the modules form a cycle: {} -> {m} (see ARCHITECTURE.md, \"Invariants of the code\")",
-                path[at..].join(" -> ")
+            seen += 1;
+            assert!(
+                floor(&m) < own,
+                "src/{rel} ({top}, floor {own}) imports {m} (floor {}): a module imports only floors below its own (ARCHITECTURE.md)",
+                floor(&m)
             );
         }
-        path.push(m.to_string());
-        for next in edges.get(m).into_iter().flatten() {
-            visit(next, edges, path, done);
-        }
-        path.pop();
-        done.insert(m.to_string());
     }
-    let mut done = BTreeSet::new();
-    for m in edges.keys() {
-        visit(m, &edges, &mut Vec::new(), &mut done);
-    }
+    assert!(seen > 50, "found the modules' imports");
 }
 
 #[test]

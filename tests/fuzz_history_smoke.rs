@@ -1,6 +1,6 @@
 //! A bounded fuzz run of the history reader inside `cargo test`: thousands of history files
 //! mutated from real ones (the `--trace` of bundled scenarios, with and without bug switches, and
-//! the hand-written external history), each checked by `durasim::history_fuzz` — no panic,
+//! the hand-written external history), each checked by `support/history_props.rs` — no panic,
 //! every refusal a short message naming the file (exit 2 as `verify` shows it), every accepted
 //! history judged and written back to the same records. Deterministic (a fixed seed), a few
 //! seconds. The open-ended fuzzer is `cargo fuzz run history` (fuzz/README.md).
@@ -9,9 +9,11 @@
 
 mod common;
 
-use durasim::history_fuzz::check_history_bytes;
+#[path = "support/history_props.rs"]
+mod history_props;
 use durasim::run::RunRequest;
 use durasim::scenario::Scenario;
+use history_props::check_history_bytes;
 use std::path::Path;
 
 const DEFAULT_INPUTS: usize = 3000;

@@ -1,12 +1,14 @@
 //! A bounded fuzz run inside `cargo test`: thousands of scenario files mutated from the bundled
-//! ones (and a few generated from nothing), each checked by `durasim::scenario_fuzz` — no panic,
+//! ones (and a few generated from nothing), each checked by `support/scenario_props.rs` — no panic,
 //! every refusal a message naming the file (exit 2 as the CLI shows it), every accepted file
 //! written back and parsed again to the same scenario. Deterministic (a fixed seed), a few
 //! seconds. The open-ended fuzzer is `cargo fuzz run scenario` (fuzz/README.md).
 //!
 //! `FUZZ_SMOKE_INPUTS=N` runs N inputs instead of the default.
 
-use durasim::scenario_fuzz::check_scenario_bytes;
+#[path = "support/scenario_props.rs"]
+mod scenario_props;
+use scenario_props::check_scenario_bytes;
 use std::path::PathBuf;
 
 const DEFAULT_INPUTS: usize = 4000;

@@ -80,7 +80,7 @@ fn round_trip(s: &Scenario, request: &RunRequest, what: &str) {
         "{what}: the streamed history differs from the one written after the run"
     );
     let mut reader = HistoryReader::from_reader(what, file.as_slice(), Limits::default());
-    let judged = durasim::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let judged = durasim::run::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(
         judged.trace_hash, report.outcome.trace_hash,
         "{what}: the history read back is not the history written"
@@ -144,8 +144,8 @@ fn chaos_seeds_with_and_without_bug_switches_read_back_to_the_same_verdicts() {
 #[test]
 fn an_external_history_is_judged_from_its_raw_facts() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/external-history.jsonl");
-    let mut reader = durasim::files::open_history(&path, Limits::default()).unwrap();
-    let report = durasim::verify::judge(&mut reader).unwrap().check;
+    let mut reader = durasim::shell::files::open_history(&path, Limits::default()).unwrap();
+    let report = durasim::run::verify::judge(&mut reader).unwrap().check;
     let names = reader.names();
     assert_eq!(report.violated(), vec![Invariant::FencedWrites]);
     let v = report
@@ -249,7 +249,7 @@ fn a_history_in_microseconds_is_judged_the_same_and_its_messages_say_microsecond
             let us_file = in_micros(&ms_file);
             let mut reader =
                 HistoryReader::from_reader(&what, us_file.as_slice(), Limits::default());
-            let judged = durasim::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{e}"));
+            let judged = durasim::run::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(
                 judged.check.violated(),
                 report.check.violated(),
@@ -326,7 +326,7 @@ fn a_history_naming_job_four_billion_is_judged_without_a_table_that_large() {
     }
     assert!(renamed > 100, "{renamed}");
     let mut reader = HistoryReader::from_reader("huge", huge.as_bytes(), Limits::default());
-    let judged = durasim::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{e}"));
+    let judged = durasim::run::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(verdicts(&judged.check), verdicts(&report.check));
     assert_eq!(judged.check.sometimes, report.check.sometimes);
 }
@@ -373,7 +373,7 @@ fn a_history_with_documents_and_tokens_far_apart_is_judged_the_same() {
     }
     assert!(keys > 400 && fences > 400, "{keys} {fences}");
     let mut reader = HistoryReader::from_reader("far", far.as_bytes(), Limits::default());
-    let judged = durasim::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{e}"));
+    let judged = durasim::run::verify::judge(&mut reader).unwrap_or_else(|e| panic!("{e}"));
     assert!(report.check.holds(), "{:?}", report.check.violated());
     assert_eq!(verdicts(&judged.check), verdicts(&report.check));
     assert_eq!(judged.check.sometimes, report.check.sometimes);

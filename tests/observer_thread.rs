@@ -4,9 +4,9 @@
 //! percentile) and the same trace hash, for runs with and without violations and with more
 //! records than one batch.
 
-use durasim::report::summary::{summarize, RunIdentity};
 use durasim::run::{run_once, RunRequest};
 use durasim::scenario::Scenario;
+use durasim::shell::report::summary::{summarize, RunIdentity};
 
 fn load(name: &str) -> Scenario {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

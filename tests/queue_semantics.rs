@@ -1,9 +1,9 @@
 //! The queue-semantics seam (`model/semantics.rs`): another implementation plugs into the kernel
 //! through `Sim::with_queue` without a change to the loop, and the checker judges what it does.
 
+use durasim::base::ids::{Fence, JobId, SimTime, WorkerId};
 use durasim::check::Checker;
 use durasim::history::NullObserver;
-use durasim::ids::{Fence, JobId, SimTime, WorkerId};
 use durasim::model::dead_letter::DeadLetterQueue;
 use durasim::model::queue::{EnqueueOutcome, EnqueueRequest, Job, LeaseOutcome, Rejection};
 use durasim::model::retry::{Decision, ErrorKind, RetryPolicy};

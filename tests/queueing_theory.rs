@@ -248,7 +248,7 @@ fn the_textbook_formulas_are_right() {
 /// half the mass W has in its first millisecond.
 #[test]
 fn whole_milliseconds_move_the_wait_less_than_the_allowance() {
-    use durasim::rng::{unit_of, Purpose, Stream};
+    use durasim::base::rng::{unit_of, Purpose, Stream};
     use durasim::scenario::Dist;
     let (service, gap) = (100.0, 125.0);
     let t = Textbook {

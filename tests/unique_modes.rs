@@ -254,7 +254,7 @@ fn a_bad_mode_is_refused_in_the_scenario_and_in_the_header() {
         text.as_bytes(),
         durasim::history::reader::Limits::default(),
     );
-    let e = durasim::verify::judge(&mut reader)
+    let e = durasim::run::verify::judge(&mut reader)
         .err()
         .unwrap()
         .to_string();

@@ -11,8 +11,8 @@
 
 use super::checker::{Checker, DlqEntry, Terminal};
 use super::invariant::{Invariant, Sometimes};
+use crate::base::ids::{JobId, SimTime, TenantId};
 use crate::history::Record;
-use crate::ids::{JobId, SimTime, TenantId};
 use crate::vocab::codes::DLQ_REASONS;
 use crate::vocab::key::IdempotencyKey;
 use std::collections::VecDeque;

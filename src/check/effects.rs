@@ -10,8 +10,8 @@
 use super::checker::{Checker, PayloadId};
 use super::invariant::Invariant;
 use super::tracks::KeyCursor;
+use crate::base::ids::{EventId, JobId, SimTime};
 use crate::history::Record;
-use crate::ids::{EventId, JobId, SimTime};
 use crate::vocab::key::IdempotencyKey;
 
 impl Checker {

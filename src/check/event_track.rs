@@ -2,7 +2,7 @@
 //! publish counts.
 //! Does not: judge (the effects family does) or keep anything per key (`key_track.rs`).
 
-use crate::ids::EventId;
+use crate::base::ids::EventId;
 
 /// What the checker remembers per outbox event: two bits, published and applied, for the whole
 /// run (a republish or a second apply can come until the end), and the run's publish counts.

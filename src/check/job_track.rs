@@ -18,7 +18,7 @@
 
 use super::checker::PayloadId;
 use super::record::*;
-use crate::ids::{DocumentId, Fence, JobId, SimTime, TenantId, WorkerId};
+use crate::base::ids::{DocumentId, Fence, JobId, SimTime, TenantId, WorkerId};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 

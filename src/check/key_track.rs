@@ -15,7 +15,7 @@
 //! state (`job_track.rs`) or per-event state (`event_track.rs`).
 
 use super::record::*;
-use crate::ids::{EventId, JobId, OperationId, SimTime};
+use crate::base::ids::{EventId, JobId, OperationId, SimTime};
 
 /// What a payload is, as the history records it at enqueue: the operation and the content's
 /// fingerprint (the document is the key's). Two requests under one key carry the same payload

@@ -11,8 +11,8 @@
 
 use super::checker::Checker;
 use super::invariant::{Invariant, Sometimes};
+use crate::base::ids::{Fence, JobId, SimTime, WorkerId};
 use crate::history::Record;
-use crate::ids::{Fence, JobId, SimTime, WorkerId};
 
 impl Checker {
     #[allow(clippy::too_many_arguments)]

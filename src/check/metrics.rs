@@ -11,8 +11,8 @@
 
 use super::checker::{CheckReport, Checker, Place};
 use super::invariant::Invariant;
+use crate::base::ids::{JobId, SimTime};
 use crate::history::{Event, Op, Record};
-use crate::ids::{JobId, SimTime};
 use crate::vocab::counters::{self, Counter, Counts, Group};
 use crate::vocab::faults::{Held, HeldCounts, Struck, STRUCK_KINDS};
 use std::cmp::Reverse;

@@ -1,7 +1,7 @@
 //! Invariants over the recorded history only (always / eventually / sometimes).
 //!
 //! The checker depends on the history (`crate::history`) and its vocabulary (`crate::vocab`,
-//! `crate::ids`, `crate::key_index`), never on the model: it restates each rule (the retry
+//! `crate::base::ids`, `crate::vocab::key_index`), never on the model: it restates each rule (the retry
 //! policy, the backoff bounds, the lease arithmetic) from the configuration recorded in the
 //! history's header, so a wrong model cannot make it agree. Nor on the metrics: it names the
 //! `summary.json` figures it counts again through `vocab::counters`, and counts them itself.

@@ -16,8 +16,8 @@
 
 use super::checker::{Checker, Failure, JobTrack};
 use super::invariant::Invariant;
+use crate::base::ids::{Fence, JobId, SimTime};
 use crate::history::{Op, Record};
-use crate::ids::{Fence, JobId, SimTime};
 use crate::profile::AttemptsCount;
 
 /// The class of an error, as the policy the checker restates gives it. Under a header's

@@ -11,7 +11,7 @@
 //! that are not 0, and [`Epochs`]: the enqueue times' bases, by runs of job ids.
 //! Does not: decide what a field means (the tracks do) or find a record (`tracks.rs`).
 
-use crate::ids::SimTime;
+use crate::base::ids::SimTime;
 use std::collections::BTreeMap;
 
 /// A job's record (56 bytes, aligned to 4). The job's part: the enqueue time as an offset from

@@ -10,8 +10,8 @@
 
 use super::checker::{Checker, PayloadId};
 use super::invariant::Invariant;
+use crate::base::ids::{JobId, SimTime};
 use crate::history::Record;
-use crate::ids::{JobId, SimTime};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::{payload_hash, PayloadHash};
 

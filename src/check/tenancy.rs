@@ -6,8 +6,8 @@
 
 use super::checker::Checker;
 use super::invariant::Invariant;
+use crate::base::ids::{JobId, TenantId};
 use crate::history::Record;
-use crate::ids::{JobId, TenantId};
 use crate::vocab::key::IdempotencyKey;
 
 impl Checker {

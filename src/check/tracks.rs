@@ -24,10 +24,10 @@
 use super::job_track::{self, JobTrack, Place, Rare};
 use super::key_track::{self, FirstCommit, KeyTrack, PayloadId};
 use super::record::*;
-use crate::fastmap::FastMap;
-use crate::ids::{EventId, JobId, SimTime};
-use crate::key_index::KeyIndex;
+use crate::base::fastmap::FastMap;
+use crate::base::ids::{EventId, JobId, SimTime};
 use crate::vocab::key::IdempotencyKey;
+use crate::vocab::key_index::KeyIndex;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default)]

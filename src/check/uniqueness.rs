@@ -21,8 +21,8 @@
 
 use super::checker::{Checker, JobTrack};
 use super::invariant::Invariant;
+use crate::base::ids::JobId;
 use crate::history::Record;
-use crate::ids::JobId;
 use crate::profile::{Unique, Word};
 use crate::vocab::key::IdempotencyKey;
 

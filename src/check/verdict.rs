@@ -4,8 +4,8 @@
 //! Does not: judge anything (the checker and its invariant families do) or print (the shell does).
 
 use super::invariant::{Invariant, Sometimes};
+use crate::base::ids::{JobId, SimTime};
 use crate::history::Record;
-use crate::ids::{JobId, SimTime};
 use crate::vocab::counters::Counts;
 use crate::vocab::faults::HeldCounts;
 use crate::vocab::key::IdempotencyKey;

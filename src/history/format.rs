@@ -9,10 +9,10 @@
 //! Does not: read files (see `reader`), decide what is recorded (the kernel does) or open files
 //! (the shell hands over a writer).
 
-use super::{unpack_key, Event, Observer, Record};
-use crate::ids::{OperationId, TenantId};
+use super::{Event, Observer, Record};
+use crate::base::ids::{OperationId, TenantId};
 use crate::vocab::config::{RetryFormula, RunConfig};
-use crate::vocab::key::KeyNames;
+use crate::vocab::key::{IdempotencyKey, KeyNames};
 use serde_json::{json, Map, Value};
 use std::io::Write;
 
@@ -128,7 +128,7 @@ pub fn to_value(record: &Record, names: &KeyNames) -> Value {
         let spelled = match field.as_str() {
             "key" => v
                 .as_u64()
-                .map(|packed| Value::String(names.key(&unpack_key(packed)))),
+                .map(|packed| Value::String(names.key(&IdempotencyKey::unpack(packed)))),
             "tenant" => v
                 .as_u64()
                 .map(|t| Value::String(names.tenants.name(TenantId(t as u16)).to_string())),
@@ -228,7 +228,7 @@ impl Observer for HistoryWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{DocumentId, EventId};
+    use crate::base::ids::{DocumentId, EventId};
     use crate::vocab::key::IdempotencyKey;
 
     #[test]
@@ -250,7 +250,7 @@ mod tests {
         let r = Record {
             at: 7,
             event: Event::PayloadMutated {
-                job: crate::ids::JobId(1),
+                job: crate::base::ids::JobId(1),
                 content: 0xab,
                 payload: None,
             },

@@ -19,7 +19,7 @@ pub mod trace_hash;
 pub use format::to_json_line;
 pub use trace_hash::TraceHash;
 
-use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
+use crate::base::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use crate::vocab::config::RunConfig;
 use crate::vocab::faults::{Held, Struck};
 use crate::vocab::key::IdempotencyKey;
@@ -420,20 +420,6 @@ pub trait Observer {
     fn observe(&mut self, record: &Record);
 }
 
-/// Inverse of [`IdempotencyKey::packed`].
-pub fn unpack_key(packed: u64) -> IdempotencyKey {
-    let tenant = (packed >> 48) as u16;
-    IdempotencyKey {
-        tenant: if tenant == 0xFFFF {
-            None
-        } else {
-            Some(TenantId(tenant))
-        },
-        document: crate::ids::DocumentId((packed >> 16) as u32),
-        version: (packed & 0xFFFF) as u32,
-    }
-}
-
 /// An observer that ignores everything (the trace hash is computed by the kernel anyway).
 pub struct NullObserver;
 
@@ -525,7 +511,7 @@ mod tests {
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["type"], r.event.type_name());
-        let key = IdempotencyKey::new(TenantId(3), crate::ids::DocumentId(42), 2).unwrap();
-        assert_eq!(unpack_key(key.packed()), key);
+        let key = IdempotencyKey::new(TenantId(3), crate::base::ids::DocumentId(42), 2).unwrap();
+        assert_eq!(IdempotencyKey::unpack(key.packed()), key);
     }
 }

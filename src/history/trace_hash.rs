@@ -5,7 +5,7 @@
 //! Does not: render records (see `format`) or keep them.
 
 use super::Record;
-use crate::ids::{EventId, Fence, JobId, OperationId, TenantId, WorkerId};
+use crate::base::ids::{EventId, Fence, JobId, OperationId, TenantId, WorkerId};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 use serde::Serialize;
@@ -52,7 +52,7 @@ impl TraceHash {
     }
 
     pub fn finish(&self) -> u64 {
-        crate::vocab::payload::mix64(self.state ^ self.count)
+        crate::base::fastmap::mix64(self.state ^ self.count)
     }
 
     pub fn records(&self) -> u64 {

@@ -7,7 +7,7 @@
 //! sighting; a republish that arrives later is not recognised and is applied again.
 //! Does not: run the human review it hands the document to (the kernel times it).
 
-use crate::ids::{EventId, SimTime};
+use crate::base::ids::{EventId, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HandleOutcome {

@@ -10,8 +10,8 @@
 //! refused past `max` reprocesses per tenant in any `window_ms`).
 //! Does not: create the new job (the queue does) or decide that a job is dead (the retry policy).
 
-use crate::fastmap::FastMap;
-use crate::ids::{JobId, SimTime, TenantId};
+use crate::base::fastmap::FastMap;
+use crate::base::ids::{JobId, SimTime, TenantId};
 use std::collections::VecDeque;
 
 /// Why a job is dead: a closed code. The error's text may quote the document, so it never

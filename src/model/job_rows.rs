@@ -20,8 +20,8 @@
 //! one, a named document, a tenantless key): almost every job of a big run is a generated
 //! arrival (8 + 2 bytes a job before).
 
-use crate::fastmap::FastMap;
-use crate::ids::{DocumentId, Fence, JobId, OperationId, SimTime, TenantId};
+use crate::base::fastmap::FastMap;
+use crate::base::ids::{DocumentId, Fence, JobId, OperationId, SimTime, TenantId};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::{payload_hash, PayloadHash};
 use std::cell::RefCell;
@@ -497,7 +497,7 @@ mod tests {
     }
 
     fn key() -> IdempotencyKey {
-        IdempotencyKey::new(TenantId(1), crate::ids::DocumentId(3), 1).unwrap()
+        IdempotencyKey::new(TenantId(1), crate::base::ids::DocumentId(3), 1).unwrap()
     }
 
     #[test]
@@ -563,7 +563,7 @@ mod tests {
     fn payloads_and_tenants_apart_from_the_keys_come_back_exactly() {
         let mut rows = JobRows::default();
         let names = KeyNames::default();
-        let doc = |d| crate::ids::DocumentId(d);
+        let doc = |d| crate::base::ids::DocumentId(d);
         let k = |t: Option<u16>, d| IdempotencyKey {
             tenant: t.map(TenantId),
             document: doc(d),

@@ -11,8 +11,8 @@
 //! Does not: deliver anything (the kernel hands published events to the consumer) or fence
 //! commits (the fence guards queue transitions; idempotency guards the result).
 
-use crate::fastmap::FastMap;
-use crate::ids::{EventId, JobId, SimTime};
+use crate::base::fastmap::FastMap;
+use crate::base::ids::{EventId, JobId, SimTime};
 use crate::model::job_rows::default_payload;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
@@ -299,7 +299,7 @@ impl Outbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{DocumentId, TenantId};
+    use crate::base::ids::{DocumentId, TenantId};
     use crate::vocab::payload::Payload;
 
     fn key(doc: u32) -> IdempotencyKey {

@@ -15,7 +15,7 @@
 //! `backoff`, `retention`. Fenced writes (every guard `reject`, no lock TTL) and a timer expiry
 //! with a ready rescue go through the chapter's queue unchanged.
 
-use crate::ids::{Fence, JobId, SimTime, WorkerId};
+use crate::base::ids::{Fence, JobId, SimTime, WorkerId};
 use crate::model::dead_letter::DeadLetterQueue;
 use crate::model::queue::{
     EnqueueOutcome, EnqueueRequest, Job, JobState, LeaseOutcome, Rejection, Reopen,

@@ -7,13 +7,13 @@
 //! Does not: decide retries (see `retry`), store results or publish events (see `outbox`), or
 //! keep dead jobs (see `dead_letter`). It reads no clock: `now` is an argument everywhere.
 
-use crate::ids::{Fence, JobId, SimTime, TenantId};
-use crate::key_index::KeyIndex;
+use crate::base::ids::{Fence, JobId, SimTime, TenantId};
 pub use crate::model::job_rows::{Job, JobState};
 use crate::model::job_rows::{JobRows, Live};
 use crate::profile::unique::{self, Decision, Existing};
 use crate::profile::Unique;
 use crate::vocab::key::IdempotencyKey;
+use crate::vocab::key_index::KeyIndex;
 use crate::vocab::payload::PayloadHash;
 pub use config::QueueConfig;
 use std::cmp::Reverse;

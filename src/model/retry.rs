@@ -6,7 +6,7 @@
 //! Does not: draw randomness (the jitter draw comes in as a number in [0, 1)), touch the queue,
 //! or count attempts (the queue does).
 
-use crate::ids::SimTime;
+use crate::base::ids::SimTime;
 use crate::model::dead_letter::DlqReason;
 use crate::vocab::config::Jitter;
 

@@ -16,7 +16,7 @@
 //! own backoff), or a real store's. See ARCHITECTURE.md, "Where to add a queue semantics
 //! profile".
 
-use crate::ids::{Fence, JobId, SimTime, WorkerId};
+use crate::base::ids::{Fence, JobId, SimTime, WorkerId};
 use crate::model::dead_letter::DeadLetterQueue;
 use crate::model::queue::{
     EnqueueOutcome, EnqueueRequest, ExpiryOutcome, Job, LeaseOutcome, Queue, Rejection, Reopen,

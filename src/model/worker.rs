@@ -6,7 +6,7 @@
 //! Does not: draw anything (the attempt's fate comes in as an [`AttemptPlan`] decided by the
 //! kernel's fault injector), or talk to the queue itself.
 
-use crate::ids::{Fence, JobId};
+use crate::base::ids::{Fence, JobId};
 use crate::model::retry::ErrorKind;
 use crate::vocab::faults::{Held, Lengths};
 

@@ -11,8 +11,8 @@
 
 use super::open_jobs::OpenJobs;
 use super::pending_reviews::PendingReviews;
+use crate::base::ids::{JobId, SimTime, TenantId, WorkerId};
 use crate::history::{Event, Observer, Record};
-use crate::ids::{JobId, SimTime, TenantId, WorkerId};
 use crate::vocab::counters::{Counter, Tally};
 use crate::vocab::faults::HeldCounts;
 use crate::vocab::key::IdempotencyKey;
@@ -615,7 +615,7 @@ mod tests {
                     event: Event::Leased {
                         job,
                         worker: WorkerId(0),
-                        fence: crate::ids::Fence(n as u64),
+                        fence: crate::base::ids::Fence(n as u64),
                         attempt,
                         lease_until: None,
                         visible_at: None,

@@ -1,5 +1,5 @@
 //! Observers of a run's history that only count: metrics and progress (the figures they count
-//! are named in `vocab/counters.rs`). No simulation logic, no files, no drawing (`report/`
+//! are named in `vocab/counters.rs`). No simulation logic, no files, no drawing (`shell/report/`
 //! writes and draws what they counted).
 
 pub mod latency;

@@ -10,7 +10,7 @@
 //! before).
 //! Does not: know tenants, histograms or records (`metrics.rs` does).
 
-use crate::ids::{JobId, SimTime};
+use crate::base::ids::{JobId, SimTime};
 use std::collections::VecDeque;
 
 /// A job that has ended, or an id no `enqueued` record named.

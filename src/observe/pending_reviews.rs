@@ -17,7 +17,7 @@
 //! of its event before it gets a wait of 0 (the figure `durasim verify` reports no
 //! reviewWaitMs).
 
-use crate::ids::{EventId, SimTime};
+use crate::base::ids::{EventId, SimTime};
 use std::collections::BTreeMap;
 
 /// An event's last applied time and its reviews still to come.
@@ -209,7 +209,7 @@ mod tests {
     /// records them.
     #[test]
     fn matches_the_whole_run_vector_when_every_review_follows_its_apply() {
-        use crate::rng::{Purpose, Stream};
+        use crate::base::rng::{Purpose, Stream};
         let mut s = Stream::new(3, Purpose::Review, 0);
         let mut p = PendingReviews::default();
         let mut last_applied: Vec<SimTime> = Vec::new();

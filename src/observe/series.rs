@@ -6,7 +6,7 @@
 //! (`vocab/counters.rs`: the outbox's rows and the retries' total and peak are counters there,
 //! written in the same `summary.json` objects before these).
 
-use crate::ids::SimTime;
+use crate::base::ids::SimTime;
 use serde::Serialize;
 
 /// Outbox rows over time: every committed event is a row until it is pruned (never, without a

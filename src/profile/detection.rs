@@ -11,7 +11,7 @@
 //! Does not: change the job (the queue does), or decide what a rescue does (see `OnExpiry`).
 
 use super::params::{Expiry, ExpiryKind};
-use crate::ids::SimTime;
+use crate::base::ids::SimTime;
 
 /// A lease as the detector sees it. Under `worker_liveness` the lease is the holder process's
 /// liveness: each process heartbeat renews it for `liveness_ms`.

@@ -22,7 +22,7 @@ pub mod stall;
 pub mod systems;
 pub mod unique;
 
-use crate::ids::SimTime;
+use crate::base::ids::SimTime;
 /// The parameters' word lists live in `vocab/queue_params.rs` (a history's header is spelled in
 /// some of them); `profile::params` names them here too.
 pub use crate::vocab::queue_params as params;

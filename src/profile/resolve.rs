@@ -11,7 +11,7 @@
 
 use super::params::*;
 use super::{Profile, Semantics};
-use crate::ids::SimTime;
+use crate::base::ids::SimTime;
 
 /// `max_attempts`: a number, or `"unlimited"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +65,7 @@ fn word<W: Word>(field: &str, value: &Option<String>) -> Result<Option<W>, Refus
                 field.to_string(),
                 format!(
                     "unknown value {}; allowed: {}",
-                    crate::messages::clip(v),
+                    crate::base::messages::clip(v),
                     W::allowed()
                 ),
             )

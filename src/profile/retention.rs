@@ -8,7 +8,7 @@
 //! Does not: evict by capacity (see `model::dead_letter`) or schedule anything.
 
 use super::params::{Dlq, DlqMode};
-use crate::ids::SimTime;
+use crate::base::ids::SimTime;
 
 /// When the entry of a job enqueued at `enqueued_at` and dead-lettered at `dead_at` expires,
 /// or `None` if it is kept.

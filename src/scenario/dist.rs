@@ -69,14 +69,14 @@ impl Dist {
     /// Draws one value. A constant draws nothing, so it leaves the stream untouched.
     /// One sample, taking exactly one draw from the stream (a constant too, so the position of
     /// every later draw does not depend on the distribution's kind).
-    pub fn sample(&self, s: &mut crate::rng::Stream) -> u64 {
+    pub fn sample(&self, s: &mut crate::base::rng::Stream) -> u64 {
         self.sample_from(s.next_u64())
     }
 
     /// The sample a raw draw `bits` stands for.
-    /// Never above [`crate::limits::MAX_MS`], so adding it to a time cannot overflow.
+    /// Never above [`crate::base::limits::MAX_MS`], so adding it to a time cannot overflow.
     pub fn sample_from(&self, bits: u64) -> u64 {
-        use crate::rng::{normal_of, range_of, unit_of};
+        use crate::base::rng::{normal_of, range_of, unit_of};
         let v = match *self {
             Dist::Constant { value } => value,
             Dist::Uniform { min, max } => range_of(bits, min, max),
@@ -85,7 +85,7 @@ impl Dist {
                 (median * (sigma * normal_of(bits)).exp()).round() as u64
             }
         };
-        v.min(crate::limits::MAX_MS)
+        v.min(crate::base::limits::MAX_MS)
     }
 
     /// The largest value it can draw (`None`: unbounded).

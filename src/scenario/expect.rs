@@ -3,7 +3,7 @@
 //! Owns: `Expect` (a value per counter, violations, `sometimes` properties, replay, trace hash),
 //! its keys (the counters' `[expect]` keys from `vocab/counters.rs`, and five of its own) and
 //! `ReplayExpectation`.
-//! Does not: list the counters (`vocab/counters.rs`), check a run against it (`run.rs`) or
+//! Does not: list the counters (`vocab/counters.rs`), check a run against it (`run/`) or
 //! validate the names it holds (`validate.rs`).
 
 use crate::vocab::counters::{Counter, Counts};

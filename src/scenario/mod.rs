@@ -18,6 +18,7 @@ mod script;
 mod sections;
 mod swarm;
 mod validate;
+pub mod warnings;
 
 pub use dist::Dist;
 pub use expect::{Expect, ReplayExpectation};
@@ -59,7 +60,7 @@ impl fmt::Display for ScenarioError {
     }
 }
 
-pub use crate::messages::{clip, MAX_SHOWN};
+pub use crate::base::messages::{clip, MAX_SHOWN};
 
 /// What a scenario name may be: it is the default output directory `reports/<name>/`, so it
 /// must never be a path (no `/`, no `.` or `..`, nothing a terminal would show differently).
@@ -67,9 +68,9 @@ pub const NAME_RULE: &str =
     "1 to 64 characters from a-z, 0-9, '-' and '_', starting with a letter or a digit";
 pub const MAX_NAME: usize = 64;
 
-pub fn validate_name(name: &str) -> Result<(), crate::limits::LimitError> {
+pub fn validate_name(name: &str) -> Result<(), crate::base::limits::LimitError> {
     let slug = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'_';
-    crate::limits::check_identifier(name, MAX_NAME, slug, NAME_RULE)
+    crate::base::limits::check_identifier(name, MAX_NAME, slug, NAME_RULE)
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -148,8 +149,8 @@ impl Scenario {
             ScenarioError {
                 file: file.to_string(),
                 line,
-                field: crate::messages::clip_name(&field),
-                message: crate::messages::plain(&message),
+                field: crate::base::messages::clip_name(&field),
+                message: crate::base::messages::plain(&message),
             }
         })?;
         scenario.note_written(source);

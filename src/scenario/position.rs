@@ -6,7 +6,7 @@
 //! of times: one error, or every warning of a file), and the path syntax: `.` between keys, `[i]`
 //! for the i-th table of an array (`[[script]]`, or an inline table in an array).
 //! Does not: parse the scenario into its types (`mod.rs`, through serde) or decide what is wrong
-//! (`validate.rs`, `scenario_warnings.rs`).
+//! (`validate.rs`, `scenario/warnings.rs`).
 
 use std::ops::Range;
 use toml::de::{DeTable, DeValue};

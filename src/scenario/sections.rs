@@ -95,7 +95,7 @@ fn attempts_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Erro
         Limit::Word(w) if w == "unlimited" => Ok(u32::MAX),
         Limit::Word(w) => Err(serde::de::Error::custom(format!(
             "max_attempts is a number between 1 and 1000, or \"unlimited\" (got {})",
-            crate::messages::clip(&w)
+            crate::base::messages::clip(&w)
         ))),
     }
 }

@@ -5,7 +5,7 @@
 //! Does not: draw a seed's settings from it (`sweep/swarm.rs`).
 
 use super::validate::crash_points_allowed;
-use crate::messages::clip;
+use crate::base::messages::clip;
 use crate::model::worker::CrashPoint;
 use serde::{Deserialize, Serialize};
 

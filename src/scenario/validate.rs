@@ -7,12 +7,12 @@
 //! cannot act under the scenario's `[queue]` profile: `[bugs]` is refused here, `--bug` by the
 //! shell; `bugs::refused_under` names it too).
 //! Does not: parse TOML or locate fields (`mod.rs`, `position.rs`); warn about suspicious but
-//! valid settings (`scenario_warnings.rs`).
+//! valid settings (`scenario/warnings.rs`).
 
 use super::{validate_name, FaultKind, Scenario};
+use crate::base::limits::MAX_JOBS;
+use crate::base::messages::clip;
 use crate::check::{Invariant, Sometimes};
-use crate::limits::MAX_JOBS;
-use crate::messages::clip;
 use crate::model::worker::CrashPoint;
 use crate::vocab::faults::{Held, Site, Struck};
 use crate::vocab::key::{validate_document, validate_tenant, MAX_VERSION};
@@ -21,7 +21,7 @@ impl Scenario {
     pub(super) fn validate(&self) -> Result<(), (String, String)> {
         let err = |field: &str, message: String| Err((field.to_string(), message));
         validate_name(&self.name).or_else(|m| err("name", format!("{} {m}", clip(&self.name))))?;
-        crate::limits::check_times(self)
+        crate::base::limits::check_times(self)
             .or_else(|e| err(e.field().unwrap_or(""), e.to_string()))?;
         if self.workers.count == 0 || self.workers.count > 1_000_000 {
             return err(
@@ -393,7 +393,7 @@ impl Scenario {
         }
         for (i, o) in self.operator.iter().enumerate() {
             if let Some(id) = &o.operator {
-                crate::limits::validate_operator(id).or_else(|m| {
+                crate::base::limits::validate_operator(id).or_else(|m| {
                     err(
                         &format!("operator[{i}].operator"),
                         format!("{} {m}", clip(id)),

@@ -6,11 +6,12 @@
 //! permanently invalid.
 //! Does not: enqueue anything (the kernel does).
 
-use crate::ids::TenantId;
-use crate::rng::Stream;
+use crate::base::fastmap::mix64;
+use crate::base::ids::TenantId;
+use crate::base::rng::Stream;
 use crate::scenario::Arrivals as Config;
 use crate::vocab::key::Documents;
-use crate::vocab::payload::{mix64, Payload};
+use crate::vocab::payload::Payload;
 
 /// How far back collisions and resubmissions look.
 const RECENT: usize = 64;

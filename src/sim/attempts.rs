@@ -11,8 +11,8 @@
 
 use super::faults::draw_plan;
 use super::kernel::{decrement, Ev, Sim};
+use crate::base::ids::{Fence, JobId, WorkerId};
 use crate::history::{Event, HeldRecord, Observer, Op};
-use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::DlqReason;
 use crate::model::outbox::CommitOutcome;
 use crate::model::queue::{LeaseOutcome, Rejection};

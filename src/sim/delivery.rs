@@ -8,8 +8,8 @@
 
 use super::faults::strikes;
 use super::kernel::{Ev, Sim};
+use crate::base::ids::{EventId, JobId};
 use crate::history::{Event, Observer, StruckRecord};
-use crate::ids::{EventId, JobId};
 use crate::model::consumer::HandleOutcome;
 use crate::model::semantics::QueueSemantics;
 use crate::vocab::faults::{Site, Struck};

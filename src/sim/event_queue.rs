@@ -22,7 +22,7 @@
 //! needs no sequence number. A property test checks the pop order against a (time, seq) binary
 //! heap.
 
-use crate::ids::SimTime;
+use crate::base::ids::SimTime;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

@@ -8,10 +8,10 @@
 //! scripted); which scripted faults are still armed.
 //! Does not: apply anything; the kernel does, through the model.
 
-use crate::ids::{JobId, SimTime};
+use crate::base::ids::{JobId, SimTime};
+use crate::base::rng::{range_of, unit_of, Stream};
 use crate::model::retry::ErrorKind;
 use crate::model::worker::{AttemptPlan, CrashPoint};
-use crate::rng::{range_of, unit_of, Stream};
 use crate::scenario::{FaultKind, Scenario};
 use crate::vocab::faults::{
     Draw, Held, Lengths, Site, Struck, StruckDraw, HELD_KINDS, STRUCK_KINDS,
@@ -251,7 +251,11 @@ pub struct SpareDraws {
 impl SpareDraws {
     pub fn new(seed: u64, worker: u32) -> SpareDraws {
         SpareDraws {
-            stream: Stream::new(seed, crate::rng::Purpose::AttemptSpare, u64::from(worker)),
+            stream: Stream::new(
+                seed,
+                crate::base::rng::Purpose::AttemptSpare,
+                u64::from(worker),
+            ),
             attempts: 0,
         }
     }
@@ -259,7 +263,7 @@ impl SpareDraws {
     /// The spare draws of the steps of `site` (each relay tick that sends something, ...).
     pub fn of_site(seed: u64, site: Site) -> SpareDraws {
         SpareDraws {
-            stream: Stream::new(seed, crate::rng::Purpose::SiteSpare, site as u64),
+            stream: Stream::new(seed, crate::base::rng::Purpose::SiteSpare, site as u64),
             attempts: 0,
         }
     }

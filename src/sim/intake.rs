@@ -6,8 +6,8 @@
 //! Does not: decide whether a key is taken (the queue does) or draw arrival times (arrivals.rs).
 
 use super::kernel::{decrement, Ev, Sim};
+use crate::base::ids::{JobId, TenantId};
 use crate::history::{Event, Observer};
-use crate::ids::{JobId, TenantId};
 use crate::model::queue::{EnqueueOutcome, EnqueueRequest};
 use crate::model::semantics::QueueSemantics;
 use crate::scenario::Scenario;

@@ -11,8 +11,8 @@
 //! for a profile's sweeper, stalled checker or rescuer).
 
 use super::kernel::{Ev, Sim};
+use crate::base::ids::{Fence, JobId, WorkerId};
 use crate::history::{Event, Observer};
-use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::queue::JobState;
 use crate::model::semantics::{LeaseCheck, QueueSemantics, Rescued};
 

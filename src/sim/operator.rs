@@ -7,8 +7,8 @@
 
 use super::intake::Origin;
 use super::kernel::Sim;
+use crate::base::ids::JobId;
 use crate::history::{Event, Observer};
-use crate::ids::JobId;
 use crate::model::dead_letter::ReprocessRefusal;
 use crate::model::queue::JobState;
 use crate::model::semantics::QueueSemantics;

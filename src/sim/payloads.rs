@@ -6,7 +6,7 @@
 //! run, costs nothing here (16 bytes a job before). The document is the job's key's.
 //! Does not: hash payloads or decide anything about them (`vocab::payload`, the queue).
 
-use crate::ids::{DocumentId, JobId, OperationId};
+use crate::base::ids::{DocumentId, JobId, OperationId};
 use crate::vocab::payload::Payload;
 use std::collections::BTreeMap;
 

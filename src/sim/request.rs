@@ -2,7 +2,7 @@
 //!
 //! Owns: [`RunRequest`], the seed, job count, bug switches and fault rates the kernel builds its
 //! run from, and what the observers keep (the trace, its filter, the progress sink), which
-//! `run.rs` reads.
+//! `run/` reads.
 //! Does not: run anything (`run::run_once` and `Sim` do) or validate (the scenario did).
 
 use super::faults::FaultRates;

@@ -7,8 +7,8 @@
 //! Does not: decide that a job is terminal (the retry policy and the queue do).
 
 use super::kernel::{Ev, Sim};
+use crate::base::ids::{Fence, JobId, WorkerId};
 use crate::history::{Event, Observer};
-use crate::ids::{Fence, JobId, WorkerId};
 use crate::model::dead_letter::{DlqReason, StoredReason};
 use crate::model::retry::ErrorKind;
 use crate::model::semantics::QueueSemantics;

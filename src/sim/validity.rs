@@ -5,7 +5,7 @@
 //! a byte a job (a `Vec<bool>` before: one byte).
 //! Does not: draw it (`arrivals.rs`) or act on it (the worker's plan, `attempts.rs`).
 
-use crate::ids::JobId;
+use crate::base::ids::JobId;
 
 #[derive(Clone, Debug, Default)]
 pub struct JobValidity {

@@ -11,9 +11,9 @@
 //! `sim::faults::draw_plan`), so with the rates at 0 and the fired faults scripted every stream
 //! is consumed as in the seeded run. Only `nondeterministic_step` runs cannot be pinned.
 
-use crate::fastmap::FastMap;
+use crate::base::fastmap::FastMap;
+use crate::base::ids::JobId;
 use crate::history::{Event, Record};
-use crate::ids::JobId;
 use crate::run::{run_once, RunReport, RunRequest};
 use crate::scenario::{Expect, FaultKind, Scenario, Script};
 use crate::vocab::counters::Counter;
@@ -24,7 +24,7 @@ use crate::vocab::key::KeyNames;
 pub(super) fn document_invalid(
     base: &Scenario,
     names: &KeyNames,
-    document: crate::ids::DocumentId,
+    document: crate::base::ids::DocumentId,
 ) -> bool {
     let generated = document.0 < (1 << 31)
         && base
@@ -53,7 +53,7 @@ pub fn fault_evidence(e: &Event) -> bool {
 
 /// The faults that fired in a run, as script entries, in history order.
 pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<Script> {
-    let mut documents: FastMap<JobId, crate::ids::DocumentId> = FastMap::default();
+    let mut documents: FastMap<JobId, crate::base::ids::DocumentId> = FastMap::default();
     let mut leases: FastMap<(JobId, u64), (u32, u64)> = FastMap::default();
     let mut out = Vec::new();
     // Worker faults are pinned to their job and attempt number alone (`at_ms = 0`): a time bound

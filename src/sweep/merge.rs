@@ -68,10 +68,10 @@ pub fn check_shard(shard: &ShardResult) -> Result<(), MergeError> {
             }
         })?;
     }
-    if j.seeds.start >= j.seeds.end || j.seeds_run > crate::limits::MAX_SWEEP_SEEDS {
+    if j.seeds.start >= j.seeds.end || j.seeds_run > crate::base::limits::MAX_SWEEP_SEEDS {
         return Err(MergeError::BadRange {
             file: shard.sweep_json(),
-            max: crate::limits::MAX_SWEEP_SEEDS,
+            max: crate::base::limits::MAX_SWEEP_SEEDS,
         });
     }
     Ok(())
@@ -116,10 +116,10 @@ pub fn check_complete(shards: &[ShardResult]) -> Result<u64, MergeError> {
         return Err(MergeError::Missing { index, count });
     }
     let seeds: u64 = shards.iter().map(|s| s.json.seeds_run).sum();
-    if seeds > crate::limits::MAX_MERGED_SEEDS {
+    if seeds > crate::base::limits::MAX_MERGED_SEEDS {
         return Err(MergeError::TooManySeeds {
             seeds,
-            max: crate::limits::MAX_MERGED_SEEDS,
+            max: crate::base::limits::MAX_MERGED_SEEDS,
         });
     }
     Ok(seeds)
@@ -190,7 +190,7 @@ pub fn merge(
                 if !is_shrunk_path(&info.path) {
                     return Err(MergeError::BadShrunkPath {
                         file: shards[k].sweep_json(),
-                        path: crate::messages::clip(&info.path),
+                        path: crate::base::messages::clip(&info.path),
                     });
                 }
                 let to = shrunk_path(&g.invariant, si);

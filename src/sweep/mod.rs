@@ -83,7 +83,10 @@ pub enum ShardError {
     IndexNotANumber { text: String },
     #[error("--shard {text:?}: N is not a number")]
     CountNotANumber { text: String },
-    #[error("--shard {text:?}: needs 0 <= I < N <= {}", crate::limits::MAX_SHARDS)]
+    #[error(
+        "--shard {text:?}: needs 0 <= I < N <= {}",
+        crate::base::limits::MAX_SHARDS
+    )]
     OutOfRange { text: String },
 }
 
@@ -100,7 +103,7 @@ impl Shard {
             .trim()
             .parse()
             .map_err(|_| ShardError::CountNotANumber { text: text.into() })?;
-        if count == 0 || index >= count || count > crate::limits::MAX_SHARDS {
+        if count == 0 || index >= count || count > crate::base::limits::MAX_SHARDS {
             return Err(ShardError::OutOfRange { text: text.into() });
         }
         Ok(Shard { index, count })
@@ -155,7 +158,7 @@ impl Plan {
         let (a, b) = self.seeds;
         match self.shard {
             None => b - a,
-            Some(s) => crate::limits::shard_len(a, b, s.index, s.count),
+            Some(s) => crate::base::limits::shard_len(a, b, s.index, s.count),
         }
     }
 

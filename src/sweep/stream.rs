@@ -86,7 +86,7 @@ where
 {
     let count = plan.seed_count();
     assert!(
-        count <= crate::limits::MAX_SWEEP_SEEDS,
+        count <= crate::base::limits::MAX_SWEEP_SEEDS,
         "a sweep's seed count is checked before it starts"
     );
     let mut builder = rayon::ThreadPoolBuilder::new();

@@ -6,8 +6,8 @@
 //! drawn, which a seed's result carries so it replays alone.
 //! Does not: run anything.
 
+use crate::base::rng::{Purpose, Stream};
 use crate::model::worker::CrashPoint;
-use crate::rng::{Purpose, Stream};
 use crate::scenario::Scenario;
 use crate::sim::faults::FaultRates;
 use crate::vocab::faults::Struck;

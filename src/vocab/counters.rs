@@ -5,12 +5,12 @@
 //! [`Tally`] (a count per counted figure: what the metrics keep and `summary.json` shows, and
 //! what the checker's cross-check compares) and [`Counts`] (an optional value per figure: what
 //! `[expect]` asks for, what `--freeze` pins). The metrics count into a `Tally`
-//! (`observe/metrics.rs`), `report/summary.rs` writes its groups, the text summary prints its
+//! (`observe/metrics.rs`), `shell/report/summary.rs` writes its groups, the text summary prints its
 //! words, `scenario/expect.rs` reads and writes the keys, `run::check_expectations` and
 //! `sweep/freeze.rs` go through it, and the checker names its own figures by it. So a new
 //! counted figure is one row here and the line in `metrics.rs` that counts it; a derived one
 //! (read from the metrics' other figures) is one row and its arm in `Metrics::figure`.
-//! Does not: count (`observe/metrics.rs` counts history records) or judge (`run.rs` compares;
+//! Does not: count (`observe/metrics.rs` counts history records) or judge (`run/` compares;
 //! the checker recomputes its own figures from the history, independently of the metrics).
 
 /// Where a counted figure shows in `summary.json`: the object holding it, or the top level.

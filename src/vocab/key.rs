@@ -7,20 +7,20 @@
 //! Does not: decide what happens when a key is seen twice (see `model::queue` and
 //! `model::outbox`).
 
-use crate::ids::{DocumentId, OperationId, TenantId};
+use crate::base::ids::{DocumentId, OperationId, TenantId};
 use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why a key could not be built. Messages are lowercase and name the offending value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
-    #[error("invalid tenant id {}: must match ^[a-z][a-z0-9-]{{1,32}}$", crate::messages::clip(.0))]
+    #[error("invalid tenant id {}: must match ^[a-z][a-z0-9-]{{1,32}}$", crate::base::messages::clip(.0))]
     InvalidTenant(String),
     #[error("documentId is required for an idempotency key (got an empty string)")]
     EmptyDocument,
-    #[error("invalid documentId {}: must not contain ':' (the key separator)", crate::messages::clip(.0))]
+    #[error("invalid documentId {}: must not contain ':' (the key separator)", crate::base::messages::clip(.0))]
     DocumentWithSeparator(String),
-    #[error("invalid documentId {}: must be {DOCUMENT_RULE}", crate::messages::clip(.0))]
+    #[error("invalid documentId {}: must be {DOCUMENT_RULE}", crate::base::messages::clip(.0))]
     InvalidDocument(String),
     #[error("operationVersion must be an integer >= 1 (got {0})")]
     InvalidVersion(i64),
@@ -236,6 +236,20 @@ impl IdempotencyKey {
     pub fn packed(&self) -> u64 {
         let tenant = self.tenant.map_or(0xFFFF, |t| t.0 as u64);
         (tenant << 48) | ((self.document.0 as u64) << 16) | (self.version as u64 & 0xFFFF)
+    }
+
+    /// Inverse of [`IdempotencyKey::packed`].
+    pub fn unpack(packed: u64) -> IdempotencyKey {
+        let tenant = (packed >> 48) as u16;
+        IdempotencyKey {
+            tenant: if tenant == 0xFFFF {
+                None
+            } else {
+                Some(TenantId(tenant))
+            },
+            document: DocumentId((packed >> 16) as u32),
+            version: (packed & 0xFFFF) as u32,
+        }
     }
 }
 

@@ -18,5 +18,6 @@ pub mod counters;
 pub mod faults;
 pub mod fnv_suffix;
 pub mod key;
+pub mod key_index;
 pub mod payload;
 pub mod queue_params;

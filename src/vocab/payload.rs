@@ -7,7 +7,7 @@
 //! differently on a retry, and that must not look like a different request.
 //! Does not: decide what a mismatch means (see `model::queue::enqueue` and `model::outbox::commit`).
 
-use crate::ids::{DocumentId, OperationId};
+use crate::base::ids::{DocumentId, OperationId};
 use crate::vocab::fnv_suffix::{fnv1a_from, Suffix};
 use crate::vocab::key::{KeyNames, OPERATION};
 use std::fmt;
@@ -80,15 +80,6 @@ impl fmt::Write for Fnv1a {
         self.bytes(s.as_bytes());
         Ok(())
     }
-}
-
-/// SplitMix64's finaliser: a cheap, well-mixed 64-bit permutation.
-#[inline]
-pub fn mix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// A content fingerprint as the history writes it: 16 lowercase hex digits.

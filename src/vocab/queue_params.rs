@@ -11,7 +11,7 @@
 //! (see `profile/resolve.rs`), or decide anything at run time (see `profile/`: `guard`,
 //! `detection`, `backoff`, `unique`).
 
-use crate::ids::SimTime;
+use crate::base::ids::SimTime;
 
 /// A closed word list: every value has one name, and a parser that lists the allowed names.
 pub trait Word: Sized + Copy + 'static {

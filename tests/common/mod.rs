@@ -41,7 +41,7 @@ pub fn run_request_with_history(s: &Scenario, mut request: RunRequest) -> (RunRe
 pub fn judge(lines: &[String]) -> CheckReport {
     let text = lines.join("\n") + "\n";
     let mut reader = HistoryReader::from_reader("h.jsonl", text.as_bytes(), Limits::default());
-    durasim::verify::judge(&mut reader)
+    durasim::run::verify::judge(&mut reader)
         .unwrap_or_else(|e| panic!("{e}"))
         .check
 }

@@ -22,8 +22,8 @@ use crate::store::Kind;
 use anyhow::{anyhow, Context, Result};
 use args::bad;
 use clap::Parser;
-use durasim::cli::{load_scenario, output_error, Outcome};
-use durasim::report::output_dir::{Kind as OutKind, OutputDir};
+use durasim::shell::cli::{load_scenario, output_error, Outcome};
+use durasim::shell::report::output_dir::{Kind as OutKind, OutputDir};
 use judge::judge;
 use setup::{install_pgmq, prepare, Pg};
 use std::path::PathBuf;
@@ -78,7 +78,7 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
     let (mut scenario, text) = load_scenario(&args.scenario)?;
     let store_arg = StoreArg::parse(&args.store)?;
     let kind = store_arg.kind();
-    durasim::cli::apply_bug_flags(&mut scenario.bugs, &args.bugs)?;
+    durasim::shell::cli::apply_bug_flags(&mut scenario.bugs, &args.bugs)?;
     let bugs: Vec<&'static str> = durasim::bugs::enabled(&scenario.bugs);
     if let Some(b) = bugs.iter().find(|b| !REAL_BUGS.contains(b)) {
         return Err(bad(format!(
@@ -105,7 +105,9 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
     let seed = args.seed.unwrap_or(scenario.seed);
     let out_path = match &args.out {
         Some(p) => p.clone(),
-        None => durasim::cli::default_out(&scenario.name, &format!("-conform-{}", kind.name()))?,
+        None => {
+            durasim::shell::cli::default_out(&scenario.name, &format!("-conform-{}", kind.name()))?
+        }
     };
     if let StoreArg::Sqlite(p) = &store_arg {
         if p.exists() {

@@ -24,4 +24,4 @@ pub use conform::{main_with, ConformArgs};
 /// Set by SIGINT, SIGTERM or SIGHUP (see `main.rs`): the harness stops its processes, stops and
 /// removes its throwaway server and its temporary output, then the program ends.
 pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-pub use durasim::cli::Outcome;
+pub use durasim::shell::cli::Outcome;

@@ -27,5 +27,5 @@ fn main() {
     if durasim_conform::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
         std::process::exit(130);
     }
-    std::process::exit(durasim::cli::exit_code(&result));
+    std::process::exit(durasim::shell::cli::exit_code(&result));
 }

@@ -11,8 +11,8 @@
 //! Does not: run anything or read a clock.
 
 use crate::store::Request;
+use durasim::base::rng::{Purpose, Stream};
 use durasim::model::worker::{AttemptPlan, CrashPoint};
-use durasim::rng::{Purpose, Stream};
 use durasim::scenario::{FaultKind, Scenario};
 use durasim::sim::arrivals::ArrivalProcess;
 use durasim::sim::faults::{draw_plan, FaultRates};
@@ -138,8 +138,8 @@ pub fn fate(
     let mut fate = Fate {
         plan,
         kill: plan.crash.map(|p| KillPoint::from_model(p, split & 1 == 1)),
-        kill_fraction: 0.1 + 0.8 * durasim::rng::unit_of(fraction),
-        jitter: durasim::rng::unit_of(jitter),
+        kill_fraction: 0.1 + 0.8 * durasim::base::rng::unit_of(fraction),
+        jitter: durasim::base::rng::unit_of(jitter),
     };
     force(&mut fate, job, attempt, forced);
     fate
@@ -158,7 +158,7 @@ fn draw_held(s: &mut Stream, scenario: &Scenario, plan: &mut AttemptPlan) {
             continue;
         }
         let [hit, length] = s.block::<2>();
-        if durasim::rng::unit_of(hit) < f.rate {
+        if durasim::base::rng::unit_of(hit) < f.rate {
             plan.lengths.set(h, Some(f.ms.sample_from(length)));
         }
     }

@@ -39,7 +39,7 @@ fn names(set: &BTreeSet<String>) -> String {
 
 /// The simulated side: the library's own run of the scenario, under its profile.
 fn simulated(file: &Path) -> BTreeSet<String> {
-    let (scenario, _) = durasim::cli::load_scenario(file).unwrap();
+    let (scenario, _) = durasim::shell::cli::load_scenario(file).unwrap();
     let report = durasim::run::run_once(
         &scenario,
         &durasim::run::RunRequest::for_scenario(&scenario),
@@ -92,7 +92,7 @@ fn the_pgmq_profile_gives_the_verdict_classes_of_real_pgmq() {
     let mut some_violation = false;
     for file in &files {
         let stem = file.file_stem().unwrap().to_str().unwrap().to_string();
-        let (scenario, _) = durasim::cli::load_scenario(file).unwrap();
+        let (scenario, _) = durasim::shell::cli::load_scenario(file).unwrap();
         assert_eq!(
             scenario.queue_profile(),
             durasim::profile::Profile::Pgmq,

@@ -5,8 +5,10 @@
 //! family of invariants beside: `dlq.rs`, `effects.rs`, `leases.rs`, `metrics.rs`, `policy.rs`, `tenancy.rs`.
 
 use super::{CheckReport, Checker, Invariant, Sometimes};
+use crate::base::ids::{
+    DocumentId, EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId,
+};
 use crate::history::{Event, Op, Record};
-use crate::ids::{DocumentId, EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use crate::vocab::config::{Emits, Jitter, ReprocessLimit, RunConfig};
 use crate::vocab::key::IdempotencyKey;
 

@@ -2,7 +2,7 @@
 //! plain track, whether the track is in its first job's record or an orphan's.
 
 use super::*;
-use crate::ids::{DocumentId, OperationId, TenantId};
+use crate::base::ids::{DocumentId, OperationId, TenantId};
 
 fn key(document: u32) -> IdempotencyKey {
     IdempotencyKey {

@@ -4,8 +4,8 @@
 //! several jobs.
 
 use super::*;
+use crate::base::ids::{DocumentId, EventId, Fence, OperationId, TenantId, WorkerId};
 use crate::check::job_track::{DlqEntry, Failure, Terminal};
-use crate::ids::{DocumentId, EventId, Fence, OperationId, TenantId, WorkerId};
 
 fn track() -> JobTrack {
     JobTrack {

@@ -30,8 +30,8 @@ use specs::{specs, types};
 
 use super::format::{FORMAT, VERSION};
 use super::{Event, Op, Record};
-use crate::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
-use crate::messages::{clip, clip_name};
+use crate::base::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
+use crate::base::messages::{clip, clip_name};
 use crate::vocab::codes;
 use crate::vocab::config::{
     DlqRetention, Emits, Jitter, ReprocessLimit, RetryFormula, RunConfig, TimeUnit,
@@ -61,8 +61,8 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_line_bytes: crate::limits::MAX_HISTORY_LINE_BYTES,
-            max_file_bytes: crate::limits::MAX_HISTORY_BYTES,
+            max_line_bytes: crate::base::limits::MAX_HISTORY_LINE_BYTES,
+            max_file_bytes: crate::base::limits::MAX_HISTORY_BYTES,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! Owns: tests only.
 
 use super::ProfiledQueue;
-use crate::ids::{DocumentId, Fence, JobId, TenantId, WorkerId};
+use crate::base::ids::{DocumentId, Fence, JobId, TenantId, WorkerId};
 use crate::model::dead_letter::DeadLetterQueue;
 use crate::model::queue::{EnqueueRequest, JobState, LeaseOutcome, Queue, QueueConfig, Rejection};
 use crate::model::retry::{Decision, ErrorKind, RetryPolicy};

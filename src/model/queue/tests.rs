@@ -1,7 +1,7 @@
 //! The queue's unit tests: leases, fences, expiry, deadlines, idempotent enqueue and depth.
 
 use super::*;
-use crate::ids::DocumentId;
+use crate::base::ids::DocumentId;
 
 fn config() -> QueueConfig {
     QueueConfig::new(1000, 30_000, 3)

@@ -1,7 +1,7 @@
 //! The consumer's memory of event ids across the words of its bitset, pinned.
 //! Owns: tests only.
 
-use crate::ids::EventId;
+use crate::base::ids::EventId;
 use crate::model::consumer::{Consumer, HandleOutcome};
 
 /// Ids that share a bit position in different words (1, 65, 129, ...) are different events.

@@ -1,7 +1,7 @@
 //! The DLQ's size as its callers read it, its audit log, and the `evict_newest` defect, pinned.
 //! Owns: tests only.
 
-use crate::ids::{JobId, TenantId};
+use crate::base::ids::{JobId, TenantId};
 use crate::model::dead_letter::{AuditEntry, DeadLetterQueue, DlqConfig, DlqReason, StoredReason};
 
 #[test]

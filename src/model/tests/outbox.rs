@@ -3,7 +3,7 @@
 //! pinned.
 //! Owns: tests only.
 
-use crate::ids::{DocumentId, EventId, JobId, TenantId};
+use crate::base::ids::{DocumentId, EventId, JobId, TenantId};
 use crate::model::outbox::{CommitOutcome, Outbox, OutboxConfig};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;

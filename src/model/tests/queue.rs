@@ -2,7 +2,7 @@
 //! do, and the `deadline_tripled` defect, pinned.
 //! Owns: tests only.
 
-use crate::ids::{DocumentId, JobId, SimTime, TenantId};
+use crate::base::ids::{DocumentId, JobId, SimTime, TenantId};
 use crate::model::queue::{EnqueueRequest, ExpiryOutcome, LeaseOutcome, Queue, QueueConfig};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;

@@ -3,7 +3,7 @@
 //! dead-letter and cancel, pinned through the queue's public answers.
 //! Owns: tests only.
 
-use crate::ids::{DocumentId, Fence, JobId, TenantId};
+use crate::base::ids::{DocumentId, Fence, JobId, TenantId};
 use crate::model::queue::{
     EnqueueOutcome, EnqueueRequest, ExpiryOutcome, JobState, LeaseOutcome, Queue, QueueConfig,
     Rejection, Reopen,

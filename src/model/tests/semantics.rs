@@ -3,7 +3,7 @@
 //! is refused by its fence.
 //! Owns: tests only.
 
-use crate::ids::{DocumentId, Fence, JobId, TenantId, WorkerId};
+use crate::base::ids::{DocumentId, Fence, JobId, TenantId, WorkerId};
 use crate::model::dead_letter::{DeadLetterQueue, DlqReason, StoredReason};
 use crate::model::queue::{
     EnqueueOutcome, EnqueueRequest, JobState, LeaseOutcome, Queue, QueueConfig, Rejection,

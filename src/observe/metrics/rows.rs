@@ -4,7 +4,7 @@
 //! Does not: open files (the shell hands over the writers) or count.
 
 use super::Metrics;
-use crate::ids::{SimTime, TenantId};
+use crate::base::ids::{SimTime, TenantId};
 use serde::Serialize;
 use std::io::Write;
 

@@ -6,8 +6,8 @@
 use crate::store::Kind;
 use anyhow::{anyhow, Result};
 use clap::Parser;
-use durasim::cli::BadInput;
 use durasim::scenario::Scenario;
+use durasim::shell::cli::BadInput;
 use std::path::PathBuf;
 
 const CONFORM_HELP: &str = "Examples:

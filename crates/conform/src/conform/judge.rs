@@ -9,16 +9,16 @@ use crate::harness::RunFacts;
 use crate::store::Kind;
 use anyhow::{anyhow, Context, Result};
 use durasim::check::Checker;
-use durasim::cli::{output_error, Outcome};
 use durasim::history::reader::{HistoryReader, Limits};
 use durasim::history::TraceHash;
 use durasim::observe::metrics::Metrics;
-use durasim::report::output_dir::OutputDir;
-use durasim::report::summary::{summarize, RunIdentity};
 use durasim::run::{
     check_expectations, run_once, Judges, JudgesSide, Observers, RunReport, RunRequest,
 };
 use durasim::scenario::{Expect, Scenario};
+use durasim::shell::cli::{output_error, Outcome};
+use durasim::shell::report::output_dir::OutputDir;
+use durasim::shell::report::summary::{summarize, RunIdentity};
 use durasim::sim::RunOutcome;
 use durasim::vocab::counters::Counter;
 use serde_json::json;
@@ -77,7 +77,8 @@ pub(super) fn judge(
     // (µs), exactly as `durasim verify` would, and its checker judges it. A history the reader
     // refuses is a defect of this harness.
     let refused = |e| anyhow!("the store's history does not read back: {e}");
-    let mut reader = durasim::files::open_history(history, Limits::default()).map_err(refused)?;
+    let mut reader =
+        durasim::shell::files::open_history(history, Limits::default()).map_err(refused)?;
     let mut verdict = Checker::new();
     let mut hash = TraceHash::default();
     let mut last = 0;
@@ -168,7 +169,7 @@ pub(super) fn judge(
     {
         f.at_ms /= 1000;
     }
-    durasim::report::run_dir::write_outputs(&out, &report, &in_ms, text, false)?;
+    durasim::shell::report::run_dir::write_outputs(&out, &report, &in_ms, text, false)?;
     // The same scenario, seed and bug switches, simulated: the model beside reality.
     let mut request = RunRequest::for_scenario(scenario);
     request.seed = seed;
@@ -188,7 +189,7 @@ pub(super) fn judge(
         serde_json::to_string_pretty(&conform)? + "\n",
     )?;
     let written = out.commit().map_err(output_error)?;
-    durasim::cli::print_summary_in(&summary, &written, args.quiet, "µs");
+    durasim::shell::cli::print_summary_in(&summary, &written, args.quiet, "µs");
     if !args.quiet {
         let kills: Vec<String> = facts
             .worker_kills

@@ -13,15 +13,15 @@ use super::print::print_summary;
 use super::{bad, default_out, output_error, report_error, Outcome};
 use crate::history::Record;
 use crate::observe::progress::ProgressSink;
-use crate::report::chart::data::write_extracts;
-use crate::report::chart::Format;
-use crate::report::chrome_trace::write_chrome_trace;
-use crate::report::output_dir::{check_own_file, write_own_file, Kind, OutputDir};
-use crate::report::render::render_dir;
-use crate::report::run_dir::{attempt_rows, history_file, write_outputs};
-use crate::report::summary::{summarize, RunIdentity, Summary};
 use crate::run::{check_expectations, run_streaming, RunReport, RunRequest, Sinks};
 use crate::scenario::Scenario;
+use crate::shell::report::chart::data::write_extracts;
+use crate::shell::report::chart::Format;
+use crate::shell::report::chrome_trace::write_chrome_trace;
+use crate::shell::report::output_dir::{check_own_file, write_own_file, Kind, OutputDir};
+use crate::shell::report::render::render_dir;
+use crate::shell::report::run_dir::{attempt_rows, history_file, write_outputs};
+use crate::shell::report::summary::{summarize, RunIdentity, Summary};
 use crate::sweep::freeze::{freeze_run, replay_frozen, FROZEN_MARK};
 use anyhow::{anyhow, Context};
 use std::io::IsTerminal;
@@ -53,7 +53,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         request.seed = seed;
     }
     if let Some(jobs) = args.jobs {
-        crate::limits::check_jobs("--jobs", jobs).map_err(|e| bad(e.to_string()))?;
+        crate::base::limits::check_jobs("--jobs", jobs).map_err(|e| bad(e.to_string()))?;
         request.jobs = Some(jobs);
     }
     // trace.jsonl is streamed to its file; the history is kept in memory only for what needs

@@ -5,8 +5,8 @@
 //! violation and evidence) as a terminal shows them.
 //! Does not: decide anything; it prints what `summary.json` and `sweep.json` say.
 
-use crate::report::summary::{InvariantSummary, Summary};
 use crate::run::RunReport;
+use crate::shell::report::summary::{InvariantSummary, Summary};
 use crate::sweep::{FaultCoverage, SweepJson};
 use crate::vocab::counters::{Counter, Group};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //!
 //! Owns: [`ObserverThread`], which hands the run's records, in order, in batches of [`BATCH`],
 //! through a bounded channel to a thread that owns an [`Observer`] and hands it back when the
-//! run ends. `run.rs` puts the checker and the metrics there (`run::Judges`): both read only the
+//! run ends. `run/` puts the checker and the metrics there (`run::Judges`): both read only the
 //! history, in the order the run wrote it, so their verdicts, messages, evidence and figures are
 //! those of the same observers inline, and the run's own thread no longer waits for them (they
 //! are about 40% of a run's instructions).

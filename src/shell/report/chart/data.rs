@@ -7,9 +7,9 @@
 //! `scenario.toml`.
 //! Does not: draw anything or re-run the simulation.
 
-use crate::files::{open_regular, read_capped, read_line_capped};
 use crate::history::{Event, Record};
-use crate::report::error::ReportError;
+use crate::shell::files::{open_regular, read_capped, read_line_capped};
+use crate::shell::report::error::ReportError;
 use crate::vocab::counters::Counter;
 use crate::vocab::faults::{Held, Struck};
 use serde::{Deserialize, Serialize};
@@ -210,7 +210,7 @@ impl RunData {
 fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ReportError> {
     let file = open_regular(path, "CSV file")?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if len > crate::limits::MAX_DATA_BYTES {
+    if len > crate::base::limits::MAX_DATA_BYTES {
         return Err(ReportError::malformed(
             path.display(),
             format!("{len} bytes, larger than any CSV file durasim writes"),
@@ -228,7 +228,7 @@ pub fn load(dir: &Path, history: Option<&[Record]>) -> Result<RunData, ReportErr
     let summary_path = dir.join("summary.json");
     let text = read_capped(
         &summary_path,
-        crate::limits::MAX_SUMMARY_BYTES,
+        crate::base::limits::MAX_SUMMARY_BYTES,
         "summary.json",
     )?;
     let summary: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
@@ -286,7 +286,7 @@ pub fn load(dir: &Path, history: Option<&[Record]>) -> Result<RunData, ReportErr
     };
     let scenario_text = read_capped(
         &dir.join("scenario.toml"),
-        crate::limits::MAX_SCENARIO_BYTES,
+        crate::base::limits::MAX_SCENARIO_BYTES,
         "scenario file",
     )
     .ok();

@@ -5,12 +5,15 @@
 //! asks for.
 //! Does not: touch the file system (see `cli` and `report::summary`).
 
+pub mod observer_thread;
+pub mod verify;
+
 use crate::check::{CheckReport, Checker, Invariant, Sometimes};
 use crate::history::format::HistoryWriter;
 use crate::history::{Event, Observer, Record};
 use crate::observe::metrics::Metrics;
 use crate::observe::progress::Progress;
-use crate::observer_thread::ObserverThread;
+use crate::run::observer_thread::ObserverThread;
 use crate::scenario::{ReplayExpectation, Scenario};
 use crate::sim::RunOutcome;
 pub use crate::sim::RunRequest;

@@ -251,7 +251,7 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
             .map(|(i, t)| TenantSummary {
                 tenant: names
                     .tenants
-                    .name(crate::ids::TenantId(i as u16))
+                    .name(crate::base::ids::TenantId(i as u16))
                     .to_string(),
                 enqueued: t.enqueued,
                 acked: t.acked,

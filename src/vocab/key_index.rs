@@ -24,8 +24,7 @@
 //! vector. (The packed key by slot, 12 bytes a key, before; a 16-byte entry with a chain link,
 //! 20 bytes a key, before that.)
 
-use crate::fastmap::FastMap;
-use crate::history::unpack_key;
+use crate::base::fastmap::FastMap;
 use crate::vocab::key::IdempotencyKey;
 use std::collections::BTreeMap;
 
@@ -94,7 +93,7 @@ impl KeyIndex {
     /// The key of a slot.
     #[inline]
     pub fn key(&self, slot: u32) -> IdempotencyKey {
-        unpack_key(self.packed(slot))
+        IdempotencyKey::unpack(self.packed(slot))
     }
 
     /// The packed key of a slot.
@@ -270,7 +269,7 @@ impl KeyIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{DocumentId, TenantId};
+    use crate::base::ids::{DocumentId, TenantId};
     use proptest::prelude::*;
     use std::collections::HashMap;
 

@@ -9,9 +9,9 @@
 //! same trace hash).
 //! Does not: generate inputs (the fuzzer and the smoke test do).
 
-use crate::history::format::write_history;
-use crate::history::reader::{HistoryReader, Limits};
-use crate::history::TraceHash;
+use durasim::history::format::write_history;
+use durasim::history::reader::{HistoryReader, Limits};
+use durasim::history::TraceHash;
 
 /// The name the checks read under (it must appear in every error).
 pub const FILE: &str = "fuzz.jsonl";
@@ -33,7 +33,7 @@ pub fn limits() -> Limits {
 /// it). A panic inside is a finding too.
 pub fn check_history_bytes(data: &[u8]) -> Result<bool, String> {
     let mut reader = HistoryReader::from_reader(FILE, data, limits());
-    let judged = match crate::verify::judge(&mut reader) {
+    let judged = match durasim::run::verify::judge(&mut reader) {
         Ok(j) => j,
         Err(e) => {
             let shown = e.to_string();
@@ -47,16 +47,16 @@ pub fn check_history_bytes(data: &[u8]) -> Result<bool, String> {
                 return Err(format!(
                     "an error of {} characters (at most {MAX_MESSAGE}): {}",
                     shown.chars().count(),
-                    crate::messages::clip_line(&shown)
+                    durasim::base::messages::clip_line(&shown)
                 ));
             }
             if let Some(c) = shown
                 .chars()
-                .find(|&c| c.is_control() || crate::messages::is_invisible(c))
+                .find(|&c| c.is_control() || durasim::base::messages::is_invisible(c))
             {
                 return Err(format!(
                     "an error that prints the raw character {c:?}: {}",
-                    crate::messages::clip_line(&shown)
+                    durasim::base::messages::clip_line(&shown)
                 ));
             }
             return Ok(false);
@@ -72,7 +72,7 @@ pub fn check_history_bytes(data: &[u8]) -> Result<bool, String> {
         .read_all()
         .map_err(|e| format!("a history written back does not read: {e}"))?
         .0;
-    let hash = |rs: &[crate::history::Record]| {
+    let hash = |rs: &[durasim::history::Record]| {
         let mut h = TraceHash::default();
         rs.iter().for_each(|r| h.add(r));
         h.finish()
@@ -80,7 +80,7 @@ pub fn check_history_bytes(data: &[u8]) -> Result<bool, String> {
     if hash(&again) != judged.trace_hash || hash(&records) != judged.trace_hash {
         return Err(format!(
             "a history written back reads to other records:\n{}",
-            crate::messages::clip_line(&String::from_utf8_lossy(&written))
+            durasim::base::messages::clip_line(&String::from_utf8_lossy(&written))
         ));
     }
     Ok(true)

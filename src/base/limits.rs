@@ -6,7 +6,7 @@
 //! Errors are [`LimitError`]s carrying the offending value; the shell words them for the user
 //! (`anyhow` only there).
 //! Does not: validate a scenario's own keys (`scenario/` does, using these constants), or read
-//! a file (`files.rs` does, with these caps).
+//! a file (`shell/files.rs` does, with these caps).
 
 /// A number, a time or an identifier outside its documented range, with the offending value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

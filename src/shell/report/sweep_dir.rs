@@ -9,8 +9,8 @@
 
 use super::error::ReportError;
 use super::output_dir::{Kind, OutputDir};
-use crate::files::{open_regular, read_capped, read_line_capped};
-use crate::limits::MAX_SUMMARY_BYTES;
+use crate::base::limits::MAX_SUMMARY_BYTES;
+use crate::shell::files::{open_regular, read_capped, read_line_capped};
 use crate::sweep::{SeedRecord, SweepJson, SweepOutput};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,7 +90,7 @@ pub fn read_sweep_json(dir: &Path) -> Result<SweepJson, ReportError> {
             p.display(),
             format!(
                 "not a durasim sweep.json ({})",
-                crate::messages::plain(&e.to_string())
+                crate::base::messages::plain(&e.to_string())
             ),
         )
     })
@@ -127,7 +127,7 @@ pub fn for_each_seed_record(
                 format!("{}:{n}", p.display()),
                 format!(
                     "not a seed record ({})",
-                    crate::messages::plain(&e.to_string())
+                    crate::base::messages::plain(&e.to_string())
                 ),
             )
         })?);

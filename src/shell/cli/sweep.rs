@@ -10,12 +10,12 @@ use super::args::{MergeArgs, SweepArgs};
 use super::input::{apply_bug_flags, check_bugs_apply, load_scenario};
 use super::print::print_sweep_summary;
 use super::{bad, default_out, output_error, report_error, Outcome};
-use crate::report::junit::{check_junit_target, write_junit};
-use crate::report::output_dir::inspect;
-use crate::report::sweep_dir::{
+use crate::scenario::Bugs;
+use crate::shell::report::junit::{check_junit_target, write_junit};
+use crate::shell::report::output_dir::inspect;
+use crate::shell::report::sweep_dir::{
     read_seed_records, read_sweep_json, write_sweep_dir, SweepDirWriter,
 };
-use crate::scenario::Bugs;
 use crate::sweep::merge::{check_complete, check_shard, merge, ShardResult};
 use crate::sweep::{sweep_streaming, Plan, SeedSink, Shard, StreamError, SweepJson, SweepOutput};
 use std::io::IsTerminal;
@@ -61,10 +61,10 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
         )));
     }
     if let Some(t) = args.threads {
-        crate::limits::check_threads(t).map_err(|e| bad(e.to_string()))?;
+        crate::base::limits::check_threads(t).map_err(|e| bad(e.to_string()))?;
     }
     if let Some(j) = args.jobs {
-        crate::limits::check_jobs("--jobs", j).map_err(|e| bad(e.to_string()))?;
+        crate::base::limits::check_jobs("--jobs", j).map_err(|e| bad(e.to_string()))?;
     }
     let mut plan = Plan::new(scenario, &args.scenario.display().to_string(), seeds);
     apply_bug_flags(&mut plan.bugs, &args.bugs)?;
@@ -74,7 +74,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
         &args.scenario.display().to_string(),
     )?;
     plan.shard = shard;
-    crate::limits::check_sweep_seeds(&args.seeds, plan.seed_count())
+    crate::base::limits::check_sweep_seeds(&args.seeds, plan.seed_count())
         .map_err(|e| bad(e.to_string()))?;
     plan.swarm = args.swarm;
     plan.jobs = args.jobs;
@@ -148,9 +148,9 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
         merge(&plan, &shards, records, expected).map_err(|e| bad(e.to_string()))?;
     let mut files = Vec::new();
     for c in &copies {
-        let text = crate::files::read_capped(
+        let text = crate::shell::files::read_capped(
             &shards[c.shard].dir.join(&c.from),
-            crate::limits::MAX_SCENARIO_BYTES,
+            crate::base::limits::MAX_SCENARIO_BYTES,
             "shrunk scenario",
         )
         .map_err(|e| bad(e.to_string()))?;

@@ -7,10 +7,10 @@
 //! the headless-browser test reads.
 //! Does not: draw (see `report::chart`) or compute metrics (it formats `summary.json`).
 
-use crate::report::chart::data::{FaultKind, RunData};
-use crate::report::chart::sweep_charts::SweepData;
-use crate::report::chart::ChartFile;
-use crate::report::error::ReportError;
+use crate::shell::report::chart::data::{FaultKind, RunData};
+use crate::shell::report::chart::sweep_charts::SweepData;
+use crate::shell::report::chart::ChartFile;
+use crate::shell::report::error::ReportError;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

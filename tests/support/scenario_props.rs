@@ -8,7 +8,7 @@
 //! back as TOML (as `--freeze` and the shrinker write it) it parses again to the same scenario.
 //! Does not: run the scenario, or generate inputs (the fuzzer and the smoke test do).
 
-use crate::scenario::Scenario;
+use durasim::scenario::Scenario;
 
 /// The file name the checks parse under (it must appear in every error).
 pub const FILE: &str = "fuzz.toml";
@@ -25,7 +25,7 @@ pub fn check_scenario_bytes(data: &[u8]) -> Result<bool, String> {
     let Ok(text) = std::str::from_utf8(data) else {
         return Ok(false);
     };
-    if data.len() as u64 > crate::limits::MAX_SCENARIO_BYTES {
+    if data.len() as u64 > durasim::base::limits::MAX_SCENARIO_BYTES {
         return Ok(false);
     }
     match Scenario::parse(FILE, text) {
@@ -41,24 +41,23 @@ pub fn check_scenario_bytes(data: &[u8]) -> Result<bool, String> {
                 return Err(format!(
                     "an error of {} characters (at most {MAX_MESSAGE}): {}",
                     shown.chars().count(),
-                    crate::messages::clip_line(&shown)
+                    durasim::base::messages::clip_line(&shown)
                 ));
             }
-            if let Some(c) = shown
-                .chars()
-                .find(|&c| (c.is_control() && c != '\n') || crate::messages::is_invisible(c))
-            {
+            if let Some(c) = shown.chars().find(|&c| {
+                (c.is_control() && c != '\n') || durasim::base::messages::is_invisible(c)
+            }) {
                 return Err(format!(
                     "an error that prints the raw character {:?}: {}",
                     c,
-                    crate::messages::clip_line(&shown)
+                    durasim::base::messages::clip_line(&shown)
                 ));
             }
             Ok(false)
         }
         Ok(s) => {
-            let _ = crate::scenario_warnings::warnings(&s, FILE, text);
-            let written = crate::sweep::freeze::to_toml(&s, "fuzz")
+            let _ = durasim::scenario::warnings::warnings(&s, FILE, text);
+            let written = durasim::sweep::freeze::to_toml(&s, "fuzz")
                 .map_err(|e| format!("a valid scenario that cannot be written back: {e}"))?;
             let again = Scenario::parse(FILE, &written)
                 .map_err(|e| format!("a valid scenario written back does not parse: {e}"))?;
@@ -69,7 +68,7 @@ pub fn check_scenario_bytes(data: &[u8]) -> Result<bool, String> {
             if a != b {
                 return Err(format!(
                     "a valid scenario written back parses to another one:\n{}",
-                    crate::messages::clip_line(&written)
+                    durasim::base::messages::clip_line(&written)
                 ));
             }
             Ok(true)

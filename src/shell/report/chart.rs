@@ -14,7 +14,7 @@ mod stages;
 mod style;
 pub mod sweep_charts;
 
-use crate::report::error::ReportError;
+use crate::shell::report::error::ReportError;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 

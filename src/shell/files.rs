@@ -6,7 +6,7 @@
 //! Does not: decide the caps (`limits.rs` does) or what a file means (the shell and `report/`
 //! parse what they read). A shell module: the simulator's core never touches the file system.
 
-use crate::limits::MAX_LINE_BYTES;
+use crate::base::limits::MAX_LINE_BYTES;
 use std::io::{BufRead, Read};
 use std::path::Path;
 

@@ -1,13 +1,13 @@
 //! `durasim verify FILE`: a recorded history judged by the same checker a run uses.
 //!
-//! Owns: opening the history (bounded, streaming), handing it to `crate::verify` (the checker
+//! Owns: opening the history (bounded, streaming), handing it to `crate::run::verify` (the checker
 //! and the metrics a run uses, the summary figures cross-checked) and printing the verdict block
 //! with the file's own ids.
 //! Does not: judge anything itself (`check`), or parse a line (`history::reader`).
 
 use super::{bad, Outcome};
 use crate::history::TraceHash;
-use crate::report::summary::invariant_summaries;
+use crate::shell::report::summary::invariant_summaries;
 use std::path::Path;
 
 /// `durasim verify FILE`: reads a history (streaming, bounded), judges it with the checker `run`
@@ -15,9 +15,9 @@ use std::path::Path;
 /// the file cannot be read as a history.
 pub fn cmd_verify(path: &Path) -> anyhow::Result<Outcome> {
     use crate::history::reader::Limits;
-    let mut reader =
-        crate::files::open_history(path, Limits::default()).map_err(|e| bad(e.to_string()))?;
-    let judged = crate::verify::judge(&mut reader).map_err(|e| bad(e.to_string()))?;
+    let mut reader = crate::shell::files::open_history(path, Limits::default())
+        .map_err(|e| bad(e.to_string()))?;
+    let judged = crate::run::verify::judge(&mut reader).map_err(|e| bad(e.to_string()))?;
     let (report, config) = (&judged.check, &judged.config);
     let (end, quiescent) = (judged.end, judged.quiescent);
     let unit = config.time_unit.suffix();
@@ -46,7 +46,7 @@ pub fn cmd_verify(path: &Path) -> anyhow::Result<Outcome> {
     super::print::print_verdicts(&invariants, unit);
     for i in &invariants {
         let job = i.first_violation.as_ref().and_then(|f| f.job);
-        if let Some(label) = job.and_then(|j| reader.job_label(crate::ids::JobId(j))) {
+        if let Some(label) = job.and_then(|j| reader.job_label(crate::base::ids::JobId(j))) {
             println!(
                 "  ids        job-{} is {label} in the file",
                 job.unwrap_or(0)

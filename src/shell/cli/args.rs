@@ -4,7 +4,7 @@
 //! into. The flags' values are checked by the commands (`limits` holds the ranges).
 //! Does not: run anything.
 
-use crate::report::chart::Format;
+use crate::shell::report::chart::Format;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 

@@ -13,7 +13,7 @@ pub struct MixHasher(u64);
 impl Hasher for MixHasher {
     #[inline]
     fn finish(&self) -> u64 {
-        crate::vocab::payload::mix64(self.0)
+        mix64(self.0)
     }
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
@@ -23,7 +23,7 @@ impl Hasher for MixHasher {
     }
     #[inline]
     fn write_u64(&mut self, x: u64) {
-        self.0 = crate::vocab::payload::mix64(self.0 ^ x);
+        self.0 = mix64(self.0 ^ x);
     }
     #[inline]
     fn write_u32(&mut self, x: u32) {
@@ -32,3 +32,12 @@ impl Hasher for MixHasher {
 }
 
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<MixHasher>>;
+
+/// SplitMix64's finaliser: a cheap, well-mixed 64-bit permutation.
+#[inline]
+pub fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

@@ -5,10 +5,10 @@
 //! against the checker's own count, exactly as after a run.
 //! Does not: read or write files itself (the reader opens the history; the CLI prints).
 
+use crate::base::ids::SimTime;
 use crate::check::{CheckReport, Checker};
 use crate::history::reader::{HistoryError, HistoryReader};
 use crate::history::{Event, Observer, TraceHash};
-use crate::ids::SimTime;
 use crate::observe::metrics::Metrics;
 use crate::vocab::config::RunConfig;
 use std::io::BufRead;

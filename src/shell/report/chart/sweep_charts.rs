@@ -7,8 +7,8 @@
 //! `sweep chaos.toml --bug X --out DIR/X`).
 
 use super::style::*;
-use crate::report::error::ReportError;
-use crate::report::sweep_dir::{for_each_seed_record, read_sweep_json};
+use crate::shell::report::error::ReportError;
+use crate::shell::report::sweep_dir::{for_each_seed_record, read_sweep_json};
 use crate::sweep::SweepJson;
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -8,16 +8,16 @@
 use super::input::{apply_bug_flags, check_bugs_apply, load_scenario};
 use super::{bad, Outcome};
 use crate::history::{to_json_line, TraceHash};
-use crate::report::summary::ReplayInfo;
 use crate::run::{run_once, RunRequest};
 use crate::scenario::Scenario;
+use crate::shell::report::summary::ReplayInfo;
 use std::path::{Path, PathBuf};
 
 /// What `replay` reads back from `DIR/summary.json`, checked as strictly as the flags it stands
 /// for: the scenario it runs is `DIR/scenario.toml`, and only if its digest is the recorded one.
 fn replay_request(dir: &Path) -> anyhow::Result<(PathBuf, Scenario, RunRequest, ReplayInfo)> {
-    use crate::files::read_capped;
-    use crate::limits::MAX_SUMMARY_BYTES;
+    use crate::base::limits::MAX_SUMMARY_BYTES;
+    use crate::shell::files::read_capped;
     let summary_path = dir.join("summary.json");
     let text = read_capped(&summary_path, MAX_SUMMARY_BYTES, "summary.json")
         .map_err(|e| bad(e.to_string()))?;
@@ -25,7 +25,7 @@ fn replay_request(dir: &Path) -> anyhow::Result<(PathBuf, Scenario, RunRequest, 
         bad(format!(
             "{}: not a durasim summary ({})",
             summary_path.display(),
-            crate::messages::plain(&e.to_string())
+            crate::base::messages::plain(&e.to_string())
         ))
     })?;
     let field =
@@ -40,7 +40,7 @@ fn replay_request(dir: &Path) -> anyhow::Result<(PathBuf, Scenario, RunRequest, 
         ));
     }
     if let Some(j) = info.jobs_override {
-        crate::limits::check_jobs("jobsOverride", j)
+        crate::base::limits::check_jobs("jobsOverride", j)
             .map_err(|e| field("jobsOverride", e.to_string()))?;
     }
     let scenario_path = dir.join("scenario.toml");
@@ -92,21 +92,22 @@ pub fn cmd_replay(dir: &Path) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Violated);
     };
     // The recorded trace is read a line at a time: it can be far larger than memory.
-    let file = crate::files::open_regular(&recorded_trace, "trace.jsonl")
+    let file = crate::shell::files::open_regular(&recorded_trace, "trace.jsonl")
         .map_err(|e| bad(e.to_string()))?;
     let mut reader = std::io::BufReader::new(file);
     let mut old = String::new();
     let names = &report.outcome.names;
     for (i, r) in trace.iter().enumerate() {
         let now = to_json_line(r, names);
-        let more = crate::files::read_line_capped(&mut reader, &mut old, &recorded_trace, i + 1)
-            .map_err(|e| bad(e.to_string()))?;
+        let more =
+            crate::shell::files::read_line_capped(&mut reader, &mut old, &recorded_trace, i + 1)
+                .map_err(|e| bad(e.to_string()))?;
         if more && old == now {
             continue;
         }
         println!("first diverging event: #{i}");
         let old = if more {
-            crate::messages::clip_line(&old)
+            crate::base::messages::clip_line(&old)
         } else {
             "<end of recorded trace>".to_string()
         };
@@ -114,13 +115,18 @@ pub fn cmd_replay(dir: &Path) -> anyhow::Result<Outcome> {
         println!("  replay:   {now}");
         return Ok(Outcome::Violated);
     }
-    if crate::files::read_line_capped(&mut reader, &mut old, &recorded_trace, trace.len() + 1)
-        .map_err(|e| bad(e.to_string()))?
+    if crate::shell::files::read_line_capped(
+        &mut reader,
+        &mut old,
+        &recorded_trace,
+        trace.len() + 1,
+    )
+    .map_err(|e| bad(e.to_string()))?
     {
         println!(
             "first diverging event: #{}\n  recorded: {}\n  replay:   <end of replayed trace>",
             trace.len(),
-            crate::messages::clip_line(&old)
+            crate::base::messages::clip_line(&old)
         );
     }
     Ok(Outcome::Violated)

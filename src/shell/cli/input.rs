@@ -20,12 +20,16 @@ pub fn deny_warnings(on: bool) {
 
 /// Reads and validates a scenario file; every failure is bad input.
 pub fn load_scenario(path: &Path) -> anyhow::Result<(Scenario, String)> {
-    let text = crate::files::read_capped(path, crate::limits::MAX_SCENARIO_BYTES, "scenario file")
-        .map_err(|e| bad(e.to_string()))?;
+    let text = crate::shell::files::read_capped(
+        path,
+        crate::base::limits::MAX_SCENARIO_BYTES,
+        "scenario file",
+    )
+    .map_err(|e| bad(e.to_string()))?;
     let file = path.display().to_string();
     let scenario = Scenario::parse(&file, &text).map_err(|e| bad(e.to_string()))?;
     // Printed before any output directory exists (a closed stderr ends the process).
-    let warnings = crate::scenario_warnings::warnings(&scenario, &file, &text);
+    let warnings = crate::scenario::warnings::warnings(&scenario, &file, &text);
     for w in &warnings {
         eprintln!("warning: {w}");
     }

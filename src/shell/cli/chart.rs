@@ -5,8 +5,8 @@
 //! Does not: draw (`report::render`) or simulate anything.
 
 use super::{bad, output_error, Outcome};
-use crate::report::chart::Format;
-use crate::report::output_dir::{Kind, OutputDir, OutputError};
+use crate::shell::report::chart::Format;
+use crate::shell::report::output_dir::{Kind, OutputDir, OutputError};
 use std::path::Path;
 
 /// `durasim chart DIR`: the charts and the report of a finished run or sweep.
@@ -36,7 +36,7 @@ pub fn cmd_chart(dir: &Path, out: Option<&Path>, format: Format) -> anyhow::Resu
         )),
         e => output_error(e),
     })?;
-    let report = crate::report::render::render_dir(dir, staged.path(), format, None)
+    let report = crate::shell::report::render::render_dir(dir, staged.path(), format, None)
         .map_err(|e| bad(format!("{e:#}")))?;
     let temp = staged.path().to_path_buf();
     let written = staged.commit().map_err(output_error)?;

@@ -24,8 +24,8 @@ pub use args::{Cli, Command};
 pub use input::{apply_bug_flags, load_scenario};
 pub use print::{print_summary, print_summary_in};
 
-use crate::report::output_dir::OutputError;
-use crate::report::ReportError;
+use crate::shell::report::output_dir::OutputError;
+use crate::shell::report::ReportError;
 use anyhow::anyhow;
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 //! Does not: decide the exit code (the shell maps every error to 2).
 
 use super::output_dir::OutputError;
-use crate::files::ReadError;
+use crate::shell::files::ReadError;
 
 /// Why a report could not be written or read back. Each message is whole (an I/O error is part
 /// of it, not a `source`), so it prints the same everywhere.
