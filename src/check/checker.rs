@@ -16,7 +16,7 @@ use super::invariant::{Invariant, Sometimes};
 pub(super) use super::job_track::{DlqEntry, Failure, JobTrack, Place, Terminal};
 pub(super) use super::key_track::KeyTrack;
 pub use super::key_track::PayloadId;
-use super::metrics::{DepthTrack, Tally};
+use super::metrics::{DepthTrack, Recount};
 use super::tracks::Tracks;
 use super::uniqueness::Resolved;
 pub use super::verdict::{CheckReport, Verdict, Violation};
@@ -37,7 +37,7 @@ pub struct Checker {
     pub(super) events: EventTracks,
     pub(super) dlq: DlqTrack,
     pub(super) depth: DepthTrack,
-    pub(super) tally: Tally,
+    pub(super) recount: Recount,
     /// Refused writes whose token was not the job's latest.
     pub(super) stale_rejections: u64,
     /// Failed attempts per job, kept only when the header counts them against `attempts_max`
@@ -63,7 +63,7 @@ impl Checker {
             events: EventTracks::default(),
             dlq: DlqTrack::default(),
             depth: DepthTrack::default(),
-            tally: Tally::default(),
+            recount: Recount::default(),
             stale_rejections: 0,
             failures: Vec::new(),
             verdicts: vec![Verdict::default(); Invariant::ALL.len()],
@@ -233,7 +233,7 @@ impl Checker {
     /// recomputed.
     pub fn observe_named(&mut self, r: &Record, names: Option<&KeyNames>) {
         self.depth_catch_up(r.at);
-        self.tally.count(r);
+        self.recount.count(r);
         let at = r.at;
         match &r.event {
             Event::RunStarted { config } => {

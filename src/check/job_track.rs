@@ -172,7 +172,7 @@ impl Rare {
 /// the job's unless the history broke `tenant_isolation`: then the side table has it.
 pub(super) fn write_key(
     job: u32,
-    r: &mut Record,
+    r: &mut PackedTrack,
     key: &IdempotencyKey,
     tenant: TenantId,
     side: &mut Side,
@@ -192,7 +192,7 @@ pub(super) fn write_key(
 
 /// The key the job was enqueued under, read back from its record.
 #[inline]
-pub(super) fn key_of(job: u32, r: &Record, side: &Side) -> IdempotencyKey {
+pub(super) fn key_of(job: u32, r: &PackedTrack, side: &Side) -> IdempotencyKey {
     let tenant = match r.flags & (KEY_TENANT_OWN | KEY_TENANT_NONE) {
         KEY_TENANT_OWN => Some(TenantId(r.tenant)),
         KEY_TENANT_NONE => None,
@@ -207,7 +207,7 @@ pub(super) fn key_of(job: u32, r: &Record, side: &Side) -> IdempotencyKey {
 
 /// Whether the job was enqueued under `key` (without building its key).
 #[inline]
-pub(super) fn has_key(job: u32, r: &Record, key: &IdempotencyKey, side: &Side) -> bool {
+pub(super) fn has_key(job: u32, r: &PackedTrack, key: &IdempotencyKey, side: &Side) -> bool {
     r.document == key.document.0
         && r.version as u32 == key.version
         && match (r.flags & (KEY_TENANT_OWN | KEY_TENANT_NONE), key.tenant) {
@@ -220,7 +220,7 @@ pub(super) fn has_key(job: u32, r: &Record, key: &IdempotencyKey, side: &Side) -
 
 /// Whether the record's job has its terminal record, and its leases, read without unpacking
 /// (the record must not be live).
-pub(super) fn ended_and_leases(job: u32, r: &Record, side: &Side) -> (bool, u64) {
+pub(super) fn ended_and_leases(job: u32, r: &PackedTrack, side: &Side) -> (bool, u64) {
     (
         (r.flags >> TERMINAL_SHIFT) & 3 != 0,
         side.number8(job, Field::Leases, r.leases) as u64,
@@ -233,7 +233,7 @@ pub(super) fn ended_and_leases(job: u32, r: &Record, side: &Side) -> (bool, u64)
 #[allow(clippy::too_many_arguments)]
 pub(super) fn unpack(
     job: u32,
-    r: &Record,
+    r: &PackedTrack,
     side: &Side,
     base: SimTime,
     renewed_at: Option<SimTime>,
@@ -280,7 +280,13 @@ pub(super) fn unpack(
 /// were written at the enqueue and stay; the payload, the rare parts and the renewal time are
 /// the caller's: the renewal is read back as the lease time unless the caller keeps it apart).
 /// `enqueued_at` is the record's.
-pub(super) fn pack(job: u32, r: &mut Record, t: &JobTrack, side: &mut Side, enqueued_at: SimTime) {
+pub(super) fn pack(
+    job: u32,
+    r: &mut PackedTrack,
+    t: &JobTrack,
+    side: &mut Side,
+    enqueued_at: SimTime,
+) {
     debug_assert!(
         t.enqueued_at == enqueued_at && t.tenant.0 == r.tenant && t.key == key_of(job, r, side),
         "a job's key, tenant and enqueue time never change"

@@ -143,7 +143,7 @@ const PLAIN: u16 = ENQUEUED | HAS_RESULT_EVENT | APPLIED | REVIEWED;
 /// the flags put them apart.
 pub(super) fn unpack(
     id: u32,
-    r: &Record,
+    r: &PackedTrack,
     home: Option<u32>,
     base: SimTime,
     side: &Side,
@@ -185,7 +185,7 @@ pub(super) fn unpack(
 /// bits (`HOME`, `JOB_PAYLOAD_APART`) stay.
 pub(super) fn pack(
     id: u32,
-    r: &mut Record,
+    r: &mut PackedTrack,
     k: &KeyTrack,
     (home, base): (Option<u32>, SimTime),
     side: &mut Side,
@@ -231,7 +231,7 @@ pub(super) fn pack(
 
 /// The payload the record stores: its key's (`HOME`, or an orphan key's record), else its job's.
 #[inline]
-pub(super) fn stored_payload(id: u32, r: &Record, side: &Side) -> PayloadId {
+pub(super) fn stored_payload(id: u32, r: &PackedTrack, side: &Side) -> PayloadId {
     PayloadId {
         operation: OperationId(r.operation),
         content: side.content(id, r),
@@ -241,7 +241,7 @@ pub(super) fn stored_payload(id: u32, r: &Record, side: &Side) -> PayloadId {
 /// The first commit of a `HOME` record's key with no first committer apart, and no first
 /// commit's time too wide, read in place (`None`: take the plain track).
 #[inline]
-fn first_in_place(job: u32, r: &Record, base: SimTime) -> Option<FirstCommit> {
+fn first_in_place(job: u32, r: &PackedTrack, base: SimTime) -> Option<FirstCommit> {
     (r.results3() != 0
         && r.results3() != WIDE3
         && r.key_flags & FIRST_JOB_APART == 0
@@ -255,7 +255,7 @@ fn first_in_place(job: u32, r: &Record, base: SimTime) -> Option<FirstCommit> {
 #[inline]
 pub(super) fn commit_in_place(
     (job, base): (u32, SimTime),
-    r: &mut Record,
+    r: &mut PackedTrack,
     (at, by, output): (SimTime, JobId, u64),
     payload: PayloadId,
     event: Option<EventId>,
@@ -284,7 +284,7 @@ pub(super) fn commit_in_place(
 /// An event for the key published for the first time straight from the committer: it counts as
 /// the key's event, and is its result event if it had none. In place, whatever the record.
 #[inline]
-pub(super) fn publish_direct(id: u32, r: &mut Record, event: EventId, side: &mut Side) {
+pub(super) fn publish_direct(id: u32, r: &mut PackedTrack, event: EventId, side: &mut Side) {
     let events = side.count2(id, Field::Events, r.events2());
     let events = side.put_count2(id, Field::Events, events + 1);
     r.set_events2(events);
@@ -300,7 +300,7 @@ pub(super) fn publish_direct(id: u32, r: &mut Record, event: EventId, side: &mut
 #[inline]
 pub(super) fn apply_in_place(
     (job, base): (u32, SimTime),
-    r: &mut Record,
+    r: &mut PackedTrack,
     at: SimTime,
     event: EventId,
     side: &mut Side,
@@ -316,13 +316,13 @@ pub(super) fn apply_in_place(
 
 /// Results committed under the key of `HOME` record `r`.
 #[inline]
-pub(super) fn results(id: u32, r: &Record, side: &Side) -> u32 {
+pub(super) fn results(id: u32, r: &PackedTrack, side: &Side) -> u32 {
     side.count3(id, Field::Results, r.results3())
 }
 
 /// The key's newest job (see [`unpack`]).
 #[inline]
-pub(super) fn newest(id: u32, r: &Record, home: Option<u32>, side: &Side) -> Option<JobId> {
+pub(super) fn newest(id: u32, r: &PackedTrack, home: Option<u32>, side: &Side) -> Option<JobId> {
     match (r.key_flags & (HAS_NEWEST | NEWEST_APART), home) {
         (HAS_NEWEST, Some(h)) => Some(JobId(h)),
         (0, _) => None,

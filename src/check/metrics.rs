@@ -38,7 +38,7 @@ const VISIBILITY: u64 = u64::MAX;
 
 /// Counts of the history's records, for `summary_matches_history`.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Tally {
+pub(super) struct Recount {
     enqueued: u64,
     acked: u64,
     dead_lettered: u64,
@@ -72,7 +72,7 @@ pub(super) struct Tally {
     retries: u64,
 }
 
-impl Tally {
+impl Recount {
     pub(super) fn count(&mut self, r: &Record) {
         match &r.event {
             Event::Enqueued { .. } => self.enqueued += 1,
@@ -267,7 +267,7 @@ impl Checker {
     /// The checker's own figures: a value for each counter the history alone determines (none
     /// for the others), and each held fault's count.
     pub(super) fn figures(&self) -> (Counts, HeldCounts) {
-        let t = &self.tally;
+        let t = &self.recount;
         let (unfinished, max_attempts) = self.jobs_unfinished_and_most_leases();
         let (publishes, first_publishes) = self.events.publish_counts();
         let mut figures = Counts::default();

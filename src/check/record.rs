@@ -5,7 +5,7 @@
 //! the key's two counts wider; a 56-byte job track, a 44-byte key track and a 16-byte key-index
 //! entry before that), and the key's payload and its job number are stored once.
 //!
-//! Owns: [`Record`] (the packed fields, read and written by `job_track.rs` for the job's part and
+//! Owns: [`PackedTrack`] (the packed fields, read and written by `job_track.rs` for the job's part and
 //! by `key_track.rs` for the key's), its flag bits, [`Side`]: the side table that keeps exactly
 //! every value too wide for its packed field, by record and field, and the payloads' contents
 //! that are not 0, and [`Epochs`]: the enqueue times' bases, by runs of job ids.
@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 /// field: the exact value is in the [`Side`] table. A finished job's renewal time is its lease
 /// time unless [`RENEWAL_APART`] (`tracks.rs` keeps it then).
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Record {
+pub(super) struct PackedTrack {
     /// The enqueue time, as an offset from the base of the run of job ids the job is in
     /// ([`Epochs`]); [`WIDE`]: in the side table.
     pub enqueued_at: u32,
@@ -76,7 +76,7 @@ pub(super) const KEY_TENANT_NONE: u16 = 1 << 15;
 
 /// Whether the record holds a job.
 #[inline]
-pub(super) fn holds_job(r: &Record) -> bool {
+pub(super) fn holds_job(r: &PackedTrack) -> bool {
     r.flags & (LIVE | TERMINAL_MASK) != 0
 }
 
@@ -106,7 +106,7 @@ pub(super) const EVENTS_SHIFT: u16 = 13;
 /// in the side table's contents ([`Side::content`]).
 pub(super) const CONTENT_APART: u16 = 1 << 15;
 
-impl Record {
+impl PackedTrack {
     /// The key's results count as packed (3 bits).
     #[inline]
     pub fn results3(&self) -> u8 {
@@ -230,7 +230,7 @@ impl Side {
 
     /// The content of the payload record `r` (number `id`) stores.
     #[inline]
-    pub fn content(&self, id: u32, r: &Record) -> u64 {
+    pub fn content(&self, id: u32, r: &PackedTrack) -> u64 {
         match r.key_flags & CONTENT_APART {
             0 => 0,
             _ => self.1.get(id),
@@ -239,7 +239,7 @@ impl Side {
 
     /// Sets the content of the payload record `r` (number `id`) stores.
     #[inline]
-    pub fn set_content(&mut self, id: u32, r: &mut Record, v: u64) {
+    pub fn set_content(&mut self, id: u32, r: &mut PackedTrack, v: u64) {
         if v == 0 {
             r.key_flags &= !CONTENT_APART;
         } else {

@@ -1,4 +1,4 @@
-//! Where the checker keeps what it remembers of every job and every key: one [`Record`] per job
+//! Where the checker keeps what it remembers of every job and every key: one [`PackedTrack`] per job
 //! (`record.rs`), which also holds the track of the job's key when the job was the first the
 //! history enqueued under it (under `unique = "forever"`, every job), and the checker's own
 //! index on keys.
@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct Tracks {
-    records: Vec<Record>,
+    records: Vec<PackedTrack>,
     /// The live jobs' plain tracks; `free` lists the slots to reuse (last freed first).
     live: Vec<JobTrack>,
     free: Vec<u32>,
@@ -66,7 +66,7 @@ pub(super) struct Tracks {
 #[derive(Clone, Debug, Default)]
 struct Orphans {
     index: KeyIndex,
-    records: Vec<Record>,
+    records: Vec<PackedTrack>,
     side: Side,
     /// How many keys the jobs' records held when the history first named it: the keys are
     /// visited at the end in the order the history first named them.
@@ -160,7 +160,7 @@ impl Tracks {
 
     /// The enqueue time of the job of record `r`.
     #[inline]
-    fn enqueued_at(&self, job: u32, r: &Record) -> SimTime {
+    fn enqueued_at(&self, job: u32, r: &PackedTrack) -> SimTime {
         match r.enqueued_at {
             WIDE => self.side.get(job, Field::EnqueuedAt),
             d => self.epochs.base(job) + d as u64,
@@ -173,12 +173,12 @@ impl Tracks {
     }
 
     #[inline]
-    fn exists(&self, job: JobId) -> Option<&Record> {
+    fn exists(&self, job: JobId) -> Option<&PackedTrack> {
         self.records.get(job.index()).filter(|r| holds_job(r))
     }
 
     /// A finished job's track, unpacked.
-    fn unpack_job(&self, job: u32, r: &Record, deadline: SimTime) -> JobTrack {
+    fn unpack_job(&self, job: u32, r: &PackedTrack, deadline: SimTime) -> JobTrack {
         let base = self.enqueued_at(job, r);
         let renewed_at = (r.flags & RENEWAL_APART != 0).then(|| {
             let packed = self.renewals[job as usize];
@@ -243,7 +243,7 @@ impl Tracks {
         debug_assert!(i >= self.records.len(), "{job} enqueued after a later job");
         let last = i >= self.records.len();
         if self.records.len() <= i {
-            self.records.resize(i + 1, Record::default());
+            self.records.resize(i + 1, PackedTrack::default());
         }
         let slot = match self.free.pop() {
             Some(slot) => {
@@ -261,11 +261,11 @@ impl Tracks {
             self.side.put(job.0, Field::EnqueuedAt, t.enqueued_at);
         }
         let r = &mut self.records[i];
-        *r = Record {
+        *r = PackedTrack {
             enqueued_at,
             visible_from: slot,
             flags: LIVE,
-            ..Record::default()
+            ..PackedTrack::default()
         };
         job_track::write_key(job.0, r, &t.key, t.tenant, &mut self.side);
         let payload = t.payload;
@@ -415,7 +415,7 @@ impl Tracks {
 impl Tracks {
     /// The record the heads guess for `document`, if it holds a key's track.
     #[inline]
-    fn guessed(&self, document: u32) -> Option<(u32, &Record)> {
+    fn guessed(&self, document: u32) -> Option<(u32, &PackedTrack)> {
         let j = self.heads.guess(document)?;
         let r = self.records.get(j as usize)?;
         (r.key_flags & HOME != 0).then_some((j, r))
@@ -486,7 +486,7 @@ impl Tracks {
         }
         let (slot, new) = self.orphans.index.insert(*key);
         assert!(new && slot as usize == self.orphans.records.len());
-        self.orphans.records.push(Record::default());
+        self.orphans.records.push(PackedTrack::default());
         self.orphans.after.push(self.homes);
         At::Orphan(slot)
     }

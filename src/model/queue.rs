@@ -10,7 +10,7 @@
 use crate::base::ids::{Fence, JobId, SimTime, TenantId};
 pub use crate::model::job_rows::{Job, JobState};
 use crate::model::job_rows::{JobRows, Live};
-use crate::profile::unique::{self, Decision, Existing};
+use crate::profile::unique::{self, Existing, SubmitDecision};
 use crate::profile::Unique;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::key_index::KeyIndex;
@@ -259,15 +259,15 @@ impl Queue {
                     || self.config.bug_reuse_on_conflict,
             };
             match unique::decide(self.config.unique, Some(seen)) {
-                Decision::Create => {}
-                Decision::Dedupe => return EnqueueOutcome::Deduplicated { existing },
-                Decision::Conflict => {
+                SubmitDecision::Create => {}
+                SubmitDecision::Dedupe => return EnqueueOutcome::Deduplicated { existing },
+                SubmitDecision::Conflict => {
                     return EnqueueOutcome::Conflict {
                         existing,
                         existing_payload,
                     }
                 }
-                Decision::Replace => {
+                SubmitDecision::Replace => {
                     self.rows
                         .set_payload(existing, request.key.document, request.payload);
                     return EnqueueOutcome::Replaced {

@@ -17,29 +17,29 @@ pub struct Existing {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Decision {
+pub enum SubmitDecision {
     Create,
     Dedupe,
     Conflict,
     Replace,
 }
 
-pub fn decide(mode: Unique, existing: Option<Existing>) -> Decision {
+pub fn decide(mode: Unique, existing: Option<Existing>) -> SubmitDecision {
     let Some(e) = existing else {
-        return Decision::Create;
+        return SubmitDecision::Create;
     };
     match mode {
-        Unique::Forever if e.same_payload => Decision::Dedupe,
-        Unique::Forever => Decision::Conflict,
-        Unique::None => Decision::Create,
-        Unique::WhileActive if e.terminal => Decision::Create,
-        Unique::WhileActive => Decision::Dedupe,
-        Unique::ConflictWhileRunning if e.terminal => Decision::Create,
-        Unique::ConflictWhileRunning => Decision::Conflict,
+        Unique::Forever if e.same_payload => SubmitDecision::Dedupe,
+        Unique::Forever => SubmitDecision::Conflict,
+        Unique::None => SubmitDecision::Create,
+        Unique::WhileActive if e.terminal => SubmitDecision::Create,
+        Unique::WhileActive => SubmitDecision::Dedupe,
+        Unique::ConflictWhileRunning if e.terminal => SubmitDecision::Create,
+        Unique::ConflictWhileRunning => SubmitDecision::Conflict,
         // graphile-worker's `add_job`: a locked job (or one out of attempts) keeps running with
         // its key cleared and a new job takes the key; an unlocked one is overwritten.
-        Unique::Replace if e.terminal || e.leased => Decision::Create,
-        Unique::Replace => Decision::Replace,
+        Unique::Replace if e.terminal || e.leased => SubmitDecision::Create,
+        Unique::Replace => SubmitDecision::Replace,
     }
 }
 
@@ -60,29 +60,38 @@ mod tests {
 
     #[test]
     fn durasims_key_is_unique_for_ever() {
-        assert_eq!(decide(Unique::Forever, None), Decision::Create);
-        assert_eq!(decide(Unique::Forever, Some(DONE)), Decision::Dedupe);
+        assert_eq!(decide(Unique::Forever, None), SubmitDecision::Create);
+        assert_eq!(decide(Unique::Forever, Some(DONE)), SubmitDecision::Dedupe);
         let other = Existing {
             same_payload: false,
             ..DONE
         };
-        assert_eq!(decide(Unique::Forever, Some(other)), Decision::Conflict);
+        assert_eq!(
+            decide(Unique::Forever, Some(other)),
+            SubmitDecision::Conflict
+        );
     }
 
     // open-mercato/cezar#69: deduped only against in-flight jobs, so a webhook retry after the
     // flow finished runs it again.
     #[test]
     fn while_active_lets_a_resubmit_after_completion_through() {
-        assert_eq!(decide(Unique::WhileActive, Some(RUNNING)), Decision::Dedupe);
-        assert_eq!(decide(Unique::WhileActive, Some(DONE)), Decision::Create);
-        assert_eq!(decide(Unique::None, Some(RUNNING)), Decision::Create);
+        assert_eq!(
+            decide(Unique::WhileActive, Some(RUNNING)),
+            SubmitDecision::Dedupe
+        );
+        assert_eq!(
+            decide(Unique::WhileActive, Some(DONE)),
+            SubmitDecision::Create
+        );
+        assert_eq!(decide(Unique::None, Some(RUNNING)), SubmitDecision::Create);
         assert_eq!(
             decide(Unique::ConflictWhileRunning, Some(RUNNING)),
-            Decision::Conflict
+            SubmitDecision::Conflict
         );
         assert_eq!(
             decide(Unique::ConflictWhileRunning, Some(DONE)),
-            Decision::Create
+            SubmitDecision::Create
         );
     }
 
@@ -95,8 +104,14 @@ mod tests {
             same_payload: false,
             ..RUNNING
         };
-        assert_eq!(decide(Unique::Replace, Some(pending)), Decision::Replace);
-        assert_eq!(decide(Unique::Replace, Some(RUNNING)), Decision::Create);
-        assert_eq!(decide(Unique::Replace, Some(DONE)), Decision::Create);
+        assert_eq!(
+            decide(Unique::Replace, Some(pending)),
+            SubmitDecision::Replace
+        );
+        assert_eq!(
+            decide(Unique::Replace, Some(RUNNING)),
+            SubmitDecision::Create
+        );
+        assert_eq!(decide(Unique::Replace, Some(DONE)), SubmitDecision::Create);
     }
 }

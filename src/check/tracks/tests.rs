@@ -88,7 +88,7 @@ fn a_live_track_is_plain_until_its_terminal_record_then_packed_and_its_slot_reus
 
 #[test]
 fn a_track_reads_back_as_it_was_written_and_a_record_takes_56_bytes() {
-    assert_eq!(std::mem::size_of::<Record>(), 56);
+    assert_eq!(std::mem::size_of::<PackedTrack>(), 56);
     let mut tracks = Tracks::default();
     let t = track();
     set(&mut tracks, JobId(2), &t);
