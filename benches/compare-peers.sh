@@ -4,8 +4,9 @@
 # std-only `rust-floor` event loop (with and without --lease-timers) and the SimPy model.
 # Whole-process wall time, CPU time and peak RSS (/usr/bin/time -v) of each, interleaved (every
 # implementation once per N, then the next repetition), REPEATS times, seed 42, all at the same
-# `nice` level; then a `durasim sweep` thread-scaling line. Prints a markdown report (and writes
-# it to REPORT when set).
+# `nice` level; then a `durasim sweep` thread-scaling line. Prints a markdown report and writes
+# it to benches/runs/<UTC date>/compare-peers-<HHMM>.md (the run's start; see REPORT). Commit that
+# file as it is written; docs/performance.md quotes the newest figures and links to it.
 #
 # usage: benches/compare-peers.sh                  (from anywhere; ~10 minutes with 10M jobs)
 # environment (all optional):
@@ -13,7 +14,7 @@
 #   ALL_OUTPUTS_MAX_N=1000000   durasim with every output (rows + --trace) only up to this N
 #                         (10M jobs write ~14 GB of CSV and trace)
 #   NICE=0                nice level of every measured process (the same for all of them)
-#   REPORT=FILE           also write the report there (e.g. benches/compare-peers-DATE.md)
+#   REPORT=FILE           write the report there instead (REPORT= , empty: print it only)
 #   SIMPY_MAX_N=100000    SimPy only up to this N (it needs ~30 s and ~0.8 GiB at 1M)
 #   SEED=42               PEERS_DIR=<repo>/../shared/peers
 #   PEERS_TARGET=$HOME/.cache/durasim-peers   rust-floor's cargo target dir (outside the repo)
@@ -32,6 +33,8 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NS=${NS:-"100000 1000000 10000000"}
 ALL_OUTPUTS_MAX_N=${ALL_OUTPUTS_MAX_N:-1000000}
 NICE=${NICE:-0}
+# Unset: the default dated path, chosen when the run starts (below); set and empty: print only.
+REPORT_DEFAULT=${REPORT-__dated__}
 REPORT=${REPORT:-}
 REPEATS=${REPEATS:-3}
 SEED=${SEED:-42}
@@ -140,7 +143,15 @@ durasim_hash() { # the trace hash and verdict of the last durasim run
 }
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-STARTED=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+STARTED_S=$(date -u '+%s')
+STARTED=$(date -u -d "@$STARTED_S" '+%Y-%m-%d %H:%M:%S UTC')
+if [[ $REPORT_DEFAULT == __dated__ ]]; then
+  REPORT=$REPO/benches/runs/$(date -u -d "@$STARTED_S" '+%Y-%m-%d')/compare-peers-$(date -u -d "@$STARTED_S" '+%H%M').md
+fi
+if [[ -n $REPORT ]]; then
+  mkdir -p "$(dirname "$REPORT")"
+  note "the report goes to $REPORT"
+fi
 HASHES=$WORK/hashes.txt
 : >"$HASHES"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Prints the README's bug-switch table: for every switch `durasim bugs` lists, how many of
-# chaos.toml's seeds 0..999 it fails and the first one (seeds-to-detect), and the largest
+# Prints the bug-switch table of docs/sweeps.md ("Every bug switch, caught and shrunk"): for
+# every switch `durasim bugs` lists, how many of chaos.toml's seeds 0..999 it fails and the first
+# one (seeds-to-detect), and the largest
 # scenario the shrinker leaves for any of its failures (every invariant it breaks, every
 # signature) in a sweep of seeds 0..39, with the seed it came from and the command that
 # writes that shrunk file again. Results depend only on the scenario, the seeds and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's profile × fault table: for every queue-semantics profile (`[queue] profile`) and
+# The profile × fault table of docs/queues.md (§4, "The measured table"): for every queue-semantics profile (`[queue] profile`) and
 # every fault of docs/queues.md §4, one `durasim sweep` of a scenario written for that cell, and
 # the invariants it violated with the number of seeds that violated each (✓: every invariant held
 # in every seed). Results depend only on the scenarios, the seeds and the profiles' defaults, not
@@ -7,20 +7,21 @@
 #
 #   bash scripts/profile-table.sh                  # builds target/release/durasim first
 #   DURASIM=target/debug/durasim bash scripts/profile-table.sh
-#   bash scripts/profile-table.sh --check README.md   # exit 1 if a cell differs from the README's
-#   PROFILES="durasim pgmq" FAULTS="zombie relay-crash" bash scripts/profile-table.sh --check README.md
+#   bash scripts/profile-table.sh --check docs/queues.md   # exit 1 if a cell differs from the page's
+#   PROFILES="durasim pgmq" FAULTS="zombie relay-crash" bash scripts/profile-table.sh --check docs/queues.md
 #
 # The check compares only the cells it computes (PROFILES × FAULTS, default all), with the seeds
-# the README's table states; tests/profile_table.rs runs it on a cheap subset.
+# the page's table states (the table between its profile-table markers); tests/profile_table.rs
+# runs it on a cheap subset.
 # Writes the cells' scenarios and sweeps under a temporary directory and removes it; prints the
 # table (or, with --check, the cells that differ) on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 check=""
 if [ "${1:-}" = "--check" ]; then
-  check=${2:?--check needs the README to compare with}
+  check=${2:?--check needs the file whose table to compare with (docs/queues.md)}
 elif [ $# -gt 0 ]; then
-  echo "usage: scripts/profile-table.sh [--check README.md]" >&2
+  echo "usage: scripts/profile-table.sh [--check docs/queues.md]" >&2
   exit 2
 fi
 if [ -z "${DURASIM:-}" ]; then
@@ -197,7 +198,7 @@ cell() { # cell PROFILE FAULT
   esac
 }
 
-# The README's cell for PROFILE × FAULT (its table's rows: | `profile` | cell | ... |).
+# The file's cell for PROFILE × FAULT (its table's rows: | `profile` | cell | ... |).
 readme_cell() { # readme_cell FILE PROFILE FAULT
   local col=0 i=2 f
   for f in $ALL_FAULTS; do

@@ -1,6 +1,6 @@
-//! README.md's profile × fault table is what `scripts/profile-table.sh` produces: a cheap subset
-//! of its cells (three profiles × four faults, every seed the README states) is swept again and
-//! compared with the README's cells, so the table cannot rot. The whole table is regenerated
+//! docs/queues.md's profile × fault table (§4) is what `scripts/profile-table.sh` produces: a cheap
+//! subset of its cells (three profiles × four faults, every seed the page states) is swept again
+//! and compared with the page's cells, so the table cannot rot. The whole table is regenerated
 //! with `bash scripts/profile-table.sh` (about 4 minutes on 2 cores).
 
 use std::path::PathBuf;
@@ -10,11 +10,11 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn check(profiles: &str, faults: &str, readme: &str) -> std::process::Output {
+fn check(profiles: &str, faults: &str, page: &str) -> std::process::Output {
     Command::new("bash")
         .current_dir(root())
         .arg("scripts/profile-table.sh")
-        .args(["--check", readme])
+        .args(["--check", page])
         .env("DURASIM", env!("CARGO_BIN_EXE_durasim"))
         .env("PROFILES", profiles)
         .env("FAULTS", faults)
@@ -24,37 +24,37 @@ fn check(profiles: &str, faults: &str, readme: &str) -> std::process::Output {
 }
 
 #[test]
-fn readme_table_agrees_with_the_sweeps_of_a_subset_of_its_cells() {
+fn the_queues_page_table_agrees_with_the_sweeps_of_a_subset_of_its_cells() {
     // durasim (every invariant holds), sqs (a seed-dependent stale delete), procrastinate
     // (nothing rescues: a crash loses the job, a zombie never becomes one).
     let out = check(
         "durasim sqs procrastinate",
         "zombie crash-before-ack relay-crash duplicate-submit",
-        "README.md",
+        "docs/queues.md",
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "README.md's profile table differs from scripts/profile-table.sh (regenerate it):\n{stdout}\n{}",
+        "docs/queues.md's profile table differs from scripts/profile-table.sh (regenerate it):\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("agrees"), "{stdout}");
 }
 
-/// The check can fail: a README whose cell says something else is caught.
+/// The check can fail: a page whose cell says something else is caught.
 #[test]
 fn a_wrong_cell_is_caught() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let row = readme
+    let page = std::fs::read_to_string(root().join("docs/queues.md")).unwrap();
+    let row = page
         .lines()
         .find(|l| l.starts_with("| `sqs` |"))
-        .expect("README.md's table has a row for sqs");
+        .expect("docs/queues.md's table has a row for sqs");
     let zombie = row.split(" | ").nth(1).unwrap().to_string();
     assert_ne!(zombie, "✓", "sqs's zombie cell shows the stale delete");
-    let wrong = readme.replacen(row, &row.replacen(&zombie, "✓", 1), 1);
+    let wrong = page.replacen(row, &row.replacen(&zombie, "✓", 1), 1);
     let dir = std::env::temp_dir().join(format!("durasim-profile-table-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("README.md");
+    let path = dir.join("queues.md");
     std::fs::write(&path, wrong).unwrap();
     let out = check("sqs", "zombie", path.to_str().unwrap());
     std::fs::remove_dir_all(&dir).unwrap();
