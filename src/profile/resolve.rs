@@ -78,303 +78,370 @@ fn refuse<T>(field: &str, message: String) -> Result<T, Refusal> {
 }
 
 /// The profile's defaults with the scenario's keys applied, or the first combination the
-/// profile's system cannot express.
+/// profile's system cannot express. The keys are applied group by group, in the order the
+/// refusals are reported.
 pub fn resolve(profile: Profile, o: &Overrides) -> Result<Semantics, Refusal> {
     let mut s = profile.defaults();
-    let name = profile.name();
-    let has_lease = s.lease_ms.is_some() || profile == Profile::Temporal;
+    let p = Resolving {
+        profile,
+        name: profile.name(),
+        has_lease: s.lease_ms.is_some() || profile == Profile::Temporal,
+    };
+    p.lease_and_attempts(&mut s, o)?;
+    p.write_guards(&mut s, o)?;
+    p.expiry(&mut s, o)?;
+    p.rescue(&mut s, o)?;
+    p.fetch_and_intake(&mut s, o)?;
+    p.backoff(&mut s, o)?;
+    p.dlq(&mut s, o)?;
+    Ok(s)
+}
 
-    if let Some(lease) = o.lease_ms {
-        if !has_lease {
+/// What every group of keys needs to know of the profile being resolved.
+struct Resolving {
+    profile: Profile,
+    name: &'static str,
+    /// Whether the system holds a job by a lease (Temporal's Start-To-Close timeout counts).
+    has_lease: bool,
+}
+
+impl Resolving {
+    /// The lease, heartbeats, deadline and the attempt limit.
+    fn lease_and_attempts(&self, s: &mut Semantics, o: &Overrides) -> Result<(), Refusal> {
+        let profile = self.profile;
+        let name = self.name;
+        let has_lease = self.has_lease;
+        if let Some(lease) = o.lease_ms {
+            if !has_lease {
+                return refuse(
+                    "queue.lease_ms",
+                    format!(
+                        "the {name} profile has no job lease (a job is held until its worker reports); \
+                         allowed: leave queue.lease_ms out, or rescue by worker liveness with \
+                         queue.expiry = \"worker_liveness\""
+                    ),
+                );
+            }
+            if lease == 0 {
+                return refuse("queue.lease_ms", "must be > 0".into());
+            }
+            s.lease_ms = Some(lease);
+        }
+        if profile == Profile::Temporal && s.lease_ms.is_none() {
             return refuse(
-                "queue.lease_ms",
-                format!(
-                    "the {name} profile has no job lease (a job is held until its worker reports); \
-                     allowed: leave queue.lease_ms out, or rescue by worker liveness with \
-                     queue.expiry = \"worker_liveness\""
-                ),
+                "queue.profile",
+                "the temporal profile needs queue.lease_ms (the Start-To-Close timeout): Temporal \
+                 has no default and refuses an activity without one"
+                    .into(),
             );
         }
-        if lease == 0 {
-            return refuse("queue.lease_ms", "must be > 0".into());
+        if let Some(h) = word::<Heartbeat>("queue.heartbeat", &o.heartbeat)? {
+            if h == Heartbeat::Renew && !has_lease {
+                return refuse(
+                    "queue.heartbeat",
+                    format!("the {name} profile has no lease to renew; allowed: \"none\""),
+                );
+            }
+            s.heartbeat = h;
         }
-        s.lease_ms = Some(lease);
-    }
-    if profile == Profile::Temporal && s.lease_ms.is_none() {
-        return refuse(
-            "queue.profile",
-            "the temporal profile needs queue.lease_ms (the Start-To-Close timeout): Temporal \
-             has no default and refuses an activity without one"
-                .into(),
-        );
-    }
-    if let Some(h) = word::<Heartbeat>("queue.heartbeat", &o.heartbeat)? {
-        if h == Heartbeat::Renew && !has_lease {
-            return refuse(
-                "queue.heartbeat",
-                format!("the {name} profile has no lease to renew; allowed: \"none\""),
-            );
+        if let Some(ms) = o.heartbeat_ms {
+            if ms == 0 {
+                return refuse("queue.heartbeat_ms", "must be > 0".into());
+            }
+            s.heartbeat_ms = ms;
         }
-        s.heartbeat = h;
-    }
-    if let Some(ms) = o.heartbeat_ms {
-        if ms == 0 {
-            return refuse("queue.heartbeat_ms", "must be > 0".into());
+        if let Some(ms) = o.deadline_ms {
+            s.deadline_ms = Some(ms);
         }
-        s.heartbeat_ms = ms;
-    }
-    if let Some(ms) = o.deadline_ms {
-        s.deadline_ms = Some(ms);
-    }
-    match o.max_attempts {
-        Some(AttemptsLimit::Limit(n)) if n == 0 || n > 1000 => {
-            return refuse(
-                "queue.max_attempts",
-                format!("must be between 1 and 1000, or \"unlimited\" (got {n})"),
-            )
+        match o.max_attempts {
+            Some(AttemptsLimit::Limit(n)) if n == 0 || n > 1000 => {
+                return refuse(
+                    "queue.max_attempts",
+                    format!("must be between 1 and 1000, or \"unlimited\" (got {n})"),
+                )
+            }
+            Some(AttemptsLimit::Limit(n)) => s.max_attempts = Some(n),
+            Some(AttemptsLimit::Unlimited) => s.max_attempts = None,
+            None => {}
         }
-        Some(AttemptsLimit::Limit(n)) => s.max_attempts = Some(n),
-        Some(AttemptsLimit::Unlimited) => s.max_attempts = None,
-        None => {}
-    }
-    if let Some(c) = word("queue.attempts_count", &o.attempts_count)? {
-        s.attempts_count = c;
-    }
-    for (field, value, slot) in [
-        (
-            "queue.stale_heartbeat",
-            &o.stale_heartbeat,
-            &mut s.stale.heartbeat,
-        ),
-        ("queue.stale_ack", &o.stale_ack, &mut s.stale.ack),
-        ("queue.stale_retry", &o.stale_retry, &mut s.stale.retry),
-        (
-            "queue.stale_dead_letter",
-            &o.stale_dead_letter,
-            &mut s.stale.dead_letter,
-        ),
-    ] {
-        if let Some(g) = word::<WriteGuard>(field, value)? {
-            *slot = g;
+        if let Some(c) = word("queue.attempts_count", &o.attempts_count)? {
+            s.attempts_count = c;
         }
+        Ok(())
     }
-    if let Some(p) = o.stale_apply_permille {
-        if p > 1000 {
+
+    /// What a stale holder's writes do.
+    fn write_guards(&self, s: &mut Semantics, o: &Overrides) -> Result<(), Refusal> {
+        for (field, value, slot) in [
+            (
+                "queue.stale_heartbeat",
+                &o.stale_heartbeat,
+                &mut s.stale.heartbeat,
+            ),
+            ("queue.stale_ack", &o.stale_ack, &mut s.stale.ack),
+            ("queue.stale_retry", &o.stale_retry, &mut s.stale.retry),
+            (
+                "queue.stale_dead_letter",
+                &o.stale_dead_letter,
+                &mut s.stale.dead_letter,
+            ),
+        ] {
+            if let Some(g) = word::<WriteGuard>(field, value)? {
+                *slot = g;
+            }
+        }
+        if let Some(p) = o.stale_apply_permille {
+            if p > 1000 {
+                return refuse(
+                    "queue.stale_apply_permille",
+                    format!("is a chance in thousandths, 0 to 1000 (got {p})"),
+                );
+            }
+            s.stale.apply_permille = p;
+        }
+        let may_apply = [
+            s.stale.heartbeat,
+            s.stale.ack,
+            s.stale.retry,
+            s.stale.dead_letter,
+        ]
+        .contains(&WriteGuard::MayApply);
+        if o.stale_apply_permille.is_some() && !may_apply {
             return refuse(
                 "queue.stale_apply_permille",
-                format!("is a chance in thousandths, 0 to 1000 (got {p})"),
+                "only means something when a stale_* key is \"may_apply\"".into(),
             );
         }
-        s.stale.apply_permille = p;
-    }
-    let may_apply = [
-        s.stale.heartbeat,
-        s.stale.ack,
-        s.stale.retry,
-        s.stale.dead_letter,
-    ]
-    .contains(&WriteGuard::MayApply);
-    if o.stale_apply_permille.is_some() && !may_apply {
-        return refuse(
-            "queue.stale_apply_permille",
-            "only means something when a stale_* key is \"may_apply\"".into(),
-        );
+        Ok(())
     }
 
-    if let Some(kind) = word::<ExpiryKind>("queue.expiry", &o.expiry)? {
-        s.expiry.kind = kind;
-        if kind == ExpiryKind::WorkerLiveness && o.liveness_ms.is_none() {
-            s.expiry.liveness_ms = 30_000;
+    /// How a lease's end is detected: by a timer, a sweeper, a two-pass checker or worker
+    /// liveness, or never.
+    fn expiry(&self, s: &mut Semantics, o: &Overrides) -> Result<(), Refusal> {
+        let name = self.name;
+        let has_lease = self.has_lease;
+        if let Some(kind) = word::<ExpiryKind>("queue.expiry", &o.expiry)? {
+            s.expiry.kind = kind;
+            if kind == ExpiryKind::WorkerLiveness && o.liveness_ms.is_none() {
+                s.expiry.liveness_ms = 30_000;
+            }
         }
-    }
-    if let Some(ms) = o.sweep_ms {
-        if ms == 0 {
-            return refuse("queue.sweep_ms", "must be > 0".into());
+        if let Some(ms) = o.sweep_ms {
+            if ms == 0 {
+                return refuse("queue.sweep_ms", "must be > 0".into());
+            }
+            s.expiry.sweep_ms = ms;
         }
-        s.expiry.sweep_ms = ms;
-    }
-    if let Some(ms) = o.liveness_ms {
-        if ms == 0 {
-            return refuse("queue.liveness_ms", "must be > 0".into());
+        if let Some(ms) = o.liveness_ms {
+            if ms == 0 {
+                return refuse("queue.liveness_ms", "must be > 0".into());
+            }
+            s.expiry.liveness_ms = ms;
         }
-        s.expiry.liveness_ms = ms;
-    }
-    let kind = s.expiry.kind;
-    let needs_lease = matches!(
-        kind,
-        ExpiryKind::Timer | ExpiryKind::Sweep | ExpiryKind::TwoPass
-    );
-    if needs_lease && !has_lease {
-        return refuse(
-            "queue.expiry",
-            format!(
-                "the {name} profile has no job lease to expire; allowed: \"worker_liveness\" or \"never\""
-            ),
+        let kind = s.expiry.kind;
+        let needs_lease = matches!(
+            kind,
+            ExpiryKind::Timer | ExpiryKind::Sweep | ExpiryKind::TwoPass
         );
-    }
-    if kind == ExpiryKind::WorkerLiveness && has_lease {
-        return refuse(
-            "queue.expiry",
-            format!(
-                "\"worker_liveness\" rescues the jobs of dead worker processes in queues without a \
-                 job lease (procrastinate, sidekiq); the {name} profile has a lease; allowed: \
-                 \"timer\", \"sweep\", \"two_pass\" or \"never\""
-            ),
-        );
-    }
-    if !matches!(kind, ExpiryKind::Timer | ExpiryKind::Never) && s.expiry.sweep_ms == 0 {
-        return refuse(
-            "queue.sweep_ms",
-            format!(
-                "queue.expiry = \"{}\" needs queue.sweep_ms, the sweeper's period",
-                kind.name()
-            ),
-        );
+        if needs_lease && !has_lease {
+            return refuse(
+                "queue.expiry",
+                format!(
+                    "the {name} profile has no job lease to expire; allowed: \"worker_liveness\" or \"never\""
+                ),
+            );
+        }
+        if kind == ExpiryKind::WorkerLiveness && has_lease {
+            return refuse(
+                "queue.expiry",
+                format!(
+                    "\"worker_liveness\" rescues the jobs of dead worker processes in queues without a \
+                     job lease (procrastinate, sidekiq); the {name} profile has a lease; allowed: \
+                     \"timer\", \"sweep\", \"two_pass\" or \"never\""
+                ),
+            );
+        }
+        if !matches!(kind, ExpiryKind::Timer | ExpiryKind::Never) && s.expiry.sweep_ms == 0 {
+            return refuse(
+                "queue.sweep_ms",
+                format!(
+                    "queue.expiry = \"{}\" needs queue.sweep_ms, the sweeper's period",
+                    kind.name()
+                ),
+            );
+        }
+
+        Ok(())
     }
 
-    if let Some(e) = word::<OnExpiry>("queue.on_expiry", &o.on_expiry)? {
-        s.on_expiry = e;
-    }
-    if let Some(n) = o.stall_limit {
-        s.stall_limit = n;
-    }
-    if s.on_expiry == OnExpiry::Stall && kind != ExpiryKind::TwoPass {
-        return refuse(
-            "queue.on_expiry",
-            "\"stall\" is BullMQ's stalled checker and needs queue.expiry = \"two_pass\"".into(),
-        );
-    }
-    if o.stall_limit.is_some() && s.on_expiry != OnExpiry::Stall {
-        return refuse(
-            "queue.stall_limit",
-            "only means something with queue.on_expiry = \"stall\"".into(),
-        );
-    }
-    if let Some(w) = word::<RescueWrite>("queue.rescue_write", &o.rescue_write)? {
-        s.rescue_write = w;
-    }
-    if let Some(ms) = o.rescue_gap_ms {
-        s.rescue_gap_ms = ms;
-    }
-    if s.rescue_write == RescueWrite::ById && kind != ExpiryKind::Sweep {
-        return refuse(
-            "queue.rescue_write",
-            "\"by_id\" is a sweeper's late write and needs queue.expiry = \"sweep\"".into(),
-        );
-    }
-    if s.rescue_gap_ms > 0 && s.rescue_write != RescueWrite::ById {
-        return refuse(
-            "queue.rescue_gap_ms",
-            "only means something with queue.rescue_write = \"by_id\" (a guarded write checks \
-             what it read)"
-                .into(),
-        );
-    }
-
-    if let Some(f) = word::<Fetch>("queue.fetch", &o.fetch)? {
-        match f {
-            Fetch::SuperFetch => return refuse(
-                "queue.fetch",
-                "\"super_fetch\" (Sidekiq Pro) is not modelled yet; allowed: \"lease\" or \"pop\""
+    /// What a detected end does: a stall's limit, a sweeper's write by id and its gap.
+    fn rescue(&self, s: &mut Semantics, o: &Overrides) -> Result<(), Refusal> {
+        let kind = s.expiry.kind;
+        if let Some(e) = word::<OnExpiry>("queue.on_expiry", &o.on_expiry)? {
+            s.on_expiry = e;
+        }
+        if let Some(n) = o.stall_limit {
+            s.stall_limit = n;
+        }
+        if s.on_expiry == OnExpiry::Stall && kind != ExpiryKind::TwoPass {
+            return refuse(
+                "queue.on_expiry",
+                "\"stall\" is BullMQ's stalled checker and needs queue.expiry = \"two_pass\""
                     .into(),
-            ),
-            Fetch::Pop if !matches!(profile, Profile::Sidekiq | Profile::Pgmq) => {
-                return refuse(
-                    "queue.fetch",
-                    format!("the {name} profile has no at-most-once fetch; allowed: \"lease\""),
-                )
-            }
-            Fetch::Lease if !has_lease => {
-                return refuse(
-                    "queue.fetch",
-                    format!("the {name} profile has no lease; allowed: \"pop\""),
-                )
-            }
-            _ => s.fetch = f,
+            );
         }
-    }
-    if let Some(p) = word("queue.permanent_error", &o.permanent_error)? {
-        s.permanent_error = p;
-    }
-    if let Some(u) = word("queue.unique", &o.unique)? {
-        s.unique = u;
+        if o.stall_limit.is_some() && s.on_expiry != OnExpiry::Stall {
+            return refuse(
+                "queue.stall_limit",
+                "only means something with queue.on_expiry = \"stall\"".into(),
+            );
+        }
+        if let Some(w) = word::<RescueWrite>("queue.rescue_write", &o.rescue_write)? {
+            s.rescue_write = w;
+        }
+        if let Some(ms) = o.rescue_gap_ms {
+            s.rescue_gap_ms = ms;
+        }
+        if s.rescue_write == RescueWrite::ById && kind != ExpiryKind::Sweep {
+            return refuse(
+                "queue.rescue_write",
+                "\"by_id\" is a sweeper's late write and needs queue.expiry = \"sweep\"".into(),
+            );
+        }
+        if s.rescue_gap_ms > 0 && s.rescue_write != RescueWrite::ById {
+            return refuse(
+                "queue.rescue_gap_ms",
+                "only means something with queue.rescue_write = \"by_id\" (a guarded write checks \
+                 what it read)"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 
-    if let Some(f) = word::<BackoffFormula>("retry.backoff", &o.backoff)? {
-        s.backoff.formula = f;
-        if f == BackoffFormula::Exp2 && profile.defaults().backoff.formula != BackoffFormula::Exp2 {
-            s.backoff.cap_ms = u64::MAX;
+    /// How jobs are fetched, a permanent error's path, and uniqueness at enqueue.
+    fn fetch_and_intake(&self, s: &mut Semantics, o: &Overrides) -> Result<(), Refusal> {
+        let profile = self.profile;
+        let name = self.name;
+        let has_lease = self.has_lease;
+        if let Some(f) = word::<Fetch>("queue.fetch", &o.fetch)? {
+            match f {
+                Fetch::SuperFetch => return refuse(
+                    "queue.fetch",
+                    "\"super_fetch\" (Sidekiq Pro) is not modelled yet; allowed: \"lease\" or \"pop\""
+                        .into(),
+                ),
+                Fetch::Pop if !matches!(profile, Profile::Sidekiq | Profile::Pgmq) => {
+                    return refuse(
+                        "queue.fetch",
+                        format!("the {name} profile has no at-most-once fetch; allowed: \"lease\""),
+                    )
+                }
+                Fetch::Lease if !has_lease => {
+                    return refuse(
+                        "queue.fetch",
+                        format!("the {name} profile has no lease; allowed: \"pop\""),
+                    )
+                }
+                _ => s.fetch = f,
+            }
         }
+        if let Some(p) = word("queue.permanent_error", &o.permanent_error)? {
+            s.permanent_error = p;
+        }
+        if let Some(u) = word("queue.unique", &o.unique)? {
+            s.unique = u;
+        }
+        Ok(())
     }
-    if let Some(base) = o.backoff_base_ms {
-        s.backoff.base_ms = base;
-    }
-    if let Some(cap) = o.backoff_cap_ms {
-        if s.backoff.formula != BackoffFormula::Exp2 {
+
+    /// The retry delay's formula, base, cap and jitter.
+    fn backoff(&self, s: &mut Semantics, o: &Overrides) -> Result<(), Refusal> {
+        let profile = self.profile;
+        let name = self.name;
+        if let Some(f) = word::<BackoffFormula>("retry.backoff", &o.backoff)? {
+            s.backoff.formula = f;
+            if f == BackoffFormula::Exp2
+                && profile.defaults().backoff.formula != BackoffFormula::Exp2
+            {
+                s.backoff.cap_ms = u64::MAX;
+            }
+        }
+        if let Some(base) = o.backoff_base_ms {
+            s.backoff.base_ms = base;
+        }
+        if let Some(cap) = o.backoff_cap_ms {
+            if s.backoff.formula != BackoffFormula::Exp2 {
+                return refuse(
+                    "retry.backoff_cap_ms",
+                    format!(
+                        "the {} formula of the {name} profile has no cap; allowed: leave it out, or \
+                         retry.backoff = \"exp2\"",
+                        s.backoff.formula.name()
+                    ),
+                );
+            }
+            s.backoff.cap_ms = cap;
+        }
+        if s.backoff.cap_ms < s.backoff.base_ms {
             return refuse(
                 "retry.backoff_cap_ms",
-                format!(
-                    "the {} formula of the {name} profile has no cap; allowed: leave it out, or \
-                     retry.backoff = \"exp2\"",
-                    s.backoff.formula.name()
-                ),
+                format!("must be >= backoff_base_ms ({})", s.backoff.base_ms),
             );
         }
-        s.backoff.cap_ms = cap;
-    }
-    if s.backoff.cap_ms < s.backoff.base_ms {
-        return refuse(
-            "retry.backoff_cap_ms",
-            format!("must be >= backoff_base_ms ({})", s.backoff.base_ms),
-        );
-    }
-    if let Some(j) = word::<JitterMode>("retry.jitter", &o.jitter)? {
-        if matches!(
-            j,
-            JitterMode::Symmetric | JitterMode::Up | JitterMode::Additive
-        ) && j != profile.defaults().backoff.jitter
-        {
-            return refuse(
-                "retry.jitter",
-                format!(
-                    "\"{}\" keeps the constants of the profile that has it; under {name} allowed: \
-                     \"none\", \"full\" or \"equal\"",
-                    j.name()
-                ),
-            );
+        if let Some(j) = word::<JitterMode>("retry.jitter", &o.jitter)? {
+            if matches!(
+                j,
+                JitterMode::Symmetric | JitterMode::Up | JitterMode::Additive
+            ) && j != profile.defaults().backoff.jitter
+            {
+                return refuse(
+                    "retry.jitter",
+                    format!(
+                        "\"{}\" keeps the constants of the profile that has it; under {name} allowed: \
+                         \"none\", \"full\" or \"equal\"",
+                        j.name()
+                    ),
+                );
+            }
+            s.backoff.jitter = j;
         }
-        s.backoff.jitter = j;
+        Ok(())
     }
 
-    if let Some(m) = word::<DlqMode>("dlq.mode", &o.dlq_mode)? {
-        s.dlq.mode = m;
-        if o.dlq_retention_ms.is_none() && matches!(m, DlqMode::Queue | DlqMode::Kept) {
-            s.dlq.retention_ms = None;
+    /// The dead-letter queue's mode, capacity and retention.
+    fn dlq(&self, s: &mut Semantics, o: &Overrides) -> Result<(), Refusal> {
+        let name = self.name;
+        if let Some(m) = word::<DlqMode>("dlq.mode", &o.dlq_mode)? {
+            s.dlq.mode = m;
+            if o.dlq_retention_ms.is_none() && matches!(m, DlqMode::Queue | DlqMode::Kept) {
+                s.dlq.retention_ms = None;
+            }
         }
-    }
-    if let Some(c) = o.dlq_capacity {
-        if c == 0 {
-            return refuse(
-                "dlq.capacity",
-                "must be >= 1 (leave it out for an unbounded DLQ)".into(),
-            );
+        if let Some(c) = o.dlq_capacity {
+            if c == 0 {
+                return refuse(
+                    "dlq.capacity",
+                    "must be >= 1 (leave it out for an unbounded DLQ)".into(),
+                );
+            }
+            s.dlq.capacity = Some(c);
         }
-        s.dlq.capacity = Some(c);
-    }
-    if let Some(r) = o.dlq_retention_ms {
-        if matches!(s.dlq.mode, DlqMode::Queue | DlqMode::Kept) {
-            return refuse(
-                "dlq.retention_ms",
-                format!(
-                    "the {name} profile's DLQ (mode \"{}\") keeps every entry; allowed: leave it out, \
-                     or dlq.mode = \"redrive\", \"dead_set\" or \"discarded\"",
-                    s.dlq.mode.name()
-                ),
-            );
+        if let Some(r) = o.dlq_retention_ms {
+            if matches!(s.dlq.mode, DlqMode::Queue | DlqMode::Kept) {
+                return refuse(
+                    "dlq.retention_ms",
+                    format!(
+                        "the {name} profile's DLQ (mode \"{}\") keeps every entry; allowed: leave it out, \
+                         or dlq.mode = \"redrive\", \"dead_set\" or \"discarded\"",
+                        s.dlq.mode.name()
+                    ),
+                );
+            }
+            s.dlq.retention_ms = Some(r);
         }
-        s.dlq.retention_ms = Some(r);
+        Ok(())
     }
-    Ok(s)
 }
 
 #[cfg(test)]
