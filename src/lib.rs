@@ -3,7 +3,7 @@
 //!
 //! Floors, from the bottom: `base` (time, ids, RNG streams, input ranges, messages), `vocab`
 //! (the history's words: keys and their index, payloads, configuration, codes, faults,
-//! counters), `model` and `profile` (pure state machines of the pipeline, and the queue
+//! counters, the bug switches), `model` and `profile` (pure state machines of the pipeline, and the queue
 //! semantics profiles they follow), `sim` (virtual time, events, faults), `history` (what
 //! happened), `check` (invariants over the history), `observe` (metrics, progress), `scenario`
 //! (the scenario file), `run` (one run end to end, and `verify` of a recorded history), `sweep`
@@ -55,6 +55,5 @@ pub mod observe;
 
 pub mod scenario;
 
-pub mod bugs;
 pub mod run;
 pub mod sweep;

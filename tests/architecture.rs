@@ -263,7 +263,7 @@ const FLOORS: &[&[&str]] = &[
     &["model", "history"],
     &["check", "observe"],
     &["scenario"],
-    &["sim", "bugs"],
+    &["sim"],
     &["run"],
     &["sweep"],
     &["shell"],

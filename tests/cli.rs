@@ -243,9 +243,9 @@ fn check_accepts_every_shipped_scenario_and_bugs_lists_every_switch() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).lines().count(),
-        durasim::bugs::ALL.len() + 1
+        durasim::vocab::bugs::Bug::ALL.len() + 1
     );
-    assert!(durasim::bugs::ALL.len() >= 20);
+    assert!(durasim::vocab::bugs::Bug::ALL.len() >= 20);
 }
 
 /// The keys of issue 6 (DLQ limits, dedupe window, relay restart, outbox retention, outage,

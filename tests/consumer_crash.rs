@@ -22,7 +22,7 @@ fn run(s: &Scenario, bug: Option<&str>) -> RunReport {
     let mut r = RunRequest::for_scenario(s);
     r.keep_trace = true;
     if let Some(b) = bug {
-        assert!(durasim::bugs::enable(&mut r.bugs, b));
+        r.bugs.insert(durasim::vocab::bugs::Bug::parse(b).unwrap());
     }
     run_once(s, &r, None)
 }

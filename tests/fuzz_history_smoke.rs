@@ -195,7 +195,9 @@ fn bases() -> Vec<String> {
         let s = Scenario::parse(name, &std::fs::read_to_string(path).unwrap()).unwrap();
         let mut request = RunRequest::for_scenario(&s);
         if let Some(b) = bug {
-            durasim::bugs::enable(&mut request.bugs, b);
+            request
+                .bugs
+                .insert(durasim::vocab::bugs::Bug::parse(b).unwrap());
         }
         let (_, lines) = common::run_request_with_history(&s, request);
         out.push(lines.join("\n") + "\n");

@@ -9,6 +9,7 @@ use durasim::history::format::write_history;
 use durasim::history::reader::{HistoryReader, Limits};
 use durasim::run::{run_once, run_streaming, RunRequest, Sinks};
 use durasim::scenario::Scenario;
+use durasim::vocab::bugs::BugSite;
 use std::path::Path;
 
 fn load_file(path: &Path) -> Scenario {
@@ -126,14 +127,14 @@ fn chaos_seeds_with_and_without_bug_switches_read_back_to_the_same_verdicts() {
     }
     // `republish_miscount` is a defect of the run's metrics, which `verify` recomputes from the
     // history: there the figures are right, and only the run's summary is caught.
-    for b in durasim::bugs::ALL
+    for b in durasim::vocab::bugs::TABLE
         .iter()
-        .filter(|b| !["nondeterministic_step", "republish_miscount"].contains(&b.name))
+        .filter(|b| b.caught_by != "replay" && !b.sites.contains(&BugSite::Metrics))
     {
         for seed in 0..5 {
             let mut r = RunRequest::for_scenario(&s);
             r.seed = seed;
-            assert!(durasim::bugs::enable(&mut r.bugs, b.name));
+            r.bugs.insert(b.bug);
             round_trip(&s, &r, &format!("chaos seed {seed} --bug {}", b.name));
         }
     }
@@ -224,16 +225,16 @@ fn a_history_in_microseconds_is_judged_the_same_and_its_messages_say_microsecond
     let mut switches = 0;
     let mut ms_messages = 0;
     let mut first_us_file = None;
-    for b in durasim::bugs::ALL
+    for b in durasim::vocab::bugs::TABLE
         .iter()
-        .filter(|b| !["nondeterministic_step", "republish_miscount"].contains(&b.name))
+        .filter(|b| b.caught_by != "replay" && !b.sites.contains(&BugSite::Metrics))
     {
         let mut found = false;
         for seed in 0..40 {
             let mut r = RunRequest::for_scenario(&s);
             r.seed = seed;
             r.keep_trace = true;
-            assert!(durasim::bugs::enable(&mut r.bugs, b.name));
+            r.bugs.insert(b.bug);
             let report = run_once(&s, &r, None);
             if report.check.violated().is_empty() {
                 continue;

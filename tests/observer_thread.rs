@@ -44,7 +44,9 @@ fn a_run_judged_on_a_thread_of_its_own_is_judged_and_counted_the_same() {
         let mut request = RunRequest::for_scenario(&s);
         request.jobs = jobs;
         if let Some(b) = bug {
-            durasim::bugs::enable(&mut request.bugs, b);
+            request
+                .bugs
+                .insert(durasim::vocab::bugs::Bug::parse(b).unwrap());
         }
         let inline = summary(&s, &request);
         request.observer_thread = true;

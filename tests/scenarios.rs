@@ -1,8 +1,10 @@
-//! Every shipped scenario is a regression test; determinism; every bug switch is caught.
+//! Every shipped scenario is a regression test; determinism; every bug switch is caught on
+//! chaos.toml (on the scenario that shows it: `tests/bug_table.rs`).
 
 use durasim::check::Invariant;
 use durasim::run::{check_expectations, run_once, RunReport, RunRequest};
 use durasim::scenario::Scenario;
+use durasim::vocab::bugs::Bug;
 use durasim::vocab::counters::Counter;
 use std::path::{Path, PathBuf};
 
@@ -97,7 +99,7 @@ fn same_seed_gives_the_same_trace_hash() {
     for path in scenario_files() {
         let text = std::fs::read_to_string(&path).unwrap();
         let s = Scenario::parse("x", &text).unwrap();
-        if s.bugs.nondeterministic_step {
+        if s.bugs.contains(Bug::NondeterministicStep) {
             continue; // that scenario exists to diverge
         }
         let r = request_for(&s);
@@ -153,157 +155,12 @@ fn the_nondeterministic_step_diverges_between_runs_of_one_seed() {
         run(&s, &r).outcome.trace_hash
     );
     let mut fixed = s.clone();
-    fixed.bugs.nondeterministic_step = false;
+    fixed.bugs.remove(Bug::NondeterministicStep);
     let r = RunRequest::for_scenario(&fixed);
     assert_eq!(
         run(&fixed, &r).outcome.trace_hash,
         run(&fixed, &r).outcome.trace_hash
     );
-}
-
-/// Each bug switch, on the scenario that shows its failure, breaks exactly the invariant the
-/// contract names (and the scenario passes without it).
-#[test]
-fn every_bug_switch_is_caught_by_its_invariant_on_its_scenario() {
-    let cases = [
-        ("zombie-worker", "no_fencing", Invariant::FencedWrites),
-        (
-            "incident-crash-before-ack",
-            "no_idempotency",
-            Invariant::SingleResultPerKey,
-        ),
-        (
-            "failure-4-tenant-collision",
-            "tenantless_keys",
-            Invariant::TenantIsolation,
-        ),
-        (
-            "incident-crash-before-ack",
-            "naive_dual_write",
-            Invariant::EventPerResult,
-        ),
-        (
-            "failure-1-retry-storm",
-            "unbounded_retries",
-            Invariant::AttemptsBounded,
-        ),
-        (
-            "relay-republish",
-            "no_consumer_dedupe",
-            Invariant::NoDuplicateEffect,
-        ),
-        (
-            "deadline-cancel",
-            "skip_deadline_check",
-            Invariant::DeadlineRespected,
-        ),
-        ("dlq-reprocess", "raw_dlq_reason", Invariant::RedactedDlq),
-        (
-            "payload-conflict",
-            "reuse_on_conflict",
-            Invariant::PayloadConflictRejected,
-        ),
-        (
-            "zombie-worker",
-            "token_reuse",
-            Invariant::FencingTokenIncreases,
-        ),
-        (
-            "incident-crash-before-ack",
-            "ack_before_commit",
-            Invariant::AckedWithResult,
-        ),
-        (
-            "failure-1-retry-storm",
-            "backoff_ignored",
-            Invariant::BackoffRespected,
-        ),
-        (
-            "deadline-cancel",
-            "deadline_tripled",
-            Invariant::DeadlineRespected,
-        ),
-        (
-            "dlq-reprocess",
-            "permanent_error_retried",
-            Invariant::RetryPolicyFollowed,
-        ),
-        (
-            "dlq-reprocess",
-            "reprocess_same_version",
-            Invariant::ReprocessJustified,
-        ),
-        (
-            "deadline-cancel",
-            "reprocess_cancelled",
-            Invariant::AuditedReprocess,
-        ),
-        ("dlq-eviction", "unrecorded_eviction", Invariant::DlqBounded),
-        ("dlq-eviction", "evict_newest", Invariant::DlqBounded),
-        (
-            "synthetic-12",
-            "depth_never_decrements",
-            Invariant::DepthMatchesHistory,
-        ),
-        (
-            "payload-conflict",
-            "hash_ignores_content",
-            Invariant::PayloadConflictRejected,
-        ),
-        (
-            "paused-holder",
-            "heartbeat_not_stored",
-            Invariant::SingleLiveLease,
-        ),
-        ("zombie-worker", "early_expiry", Invariant::SingleLiveLease),
-        (
-            "retry-storm-full-jitter",
-            "jitter_over_cap",
-            Invariant::BackoffRespected,
-        ),
-        (
-            "paused-holder",
-            "unfenced_heartbeat",
-            Invariant::FencedWrites,
-        ),
-        ("slow-heartbeat", "no_fencing", Invariant::FencedWrites),
-        (
-            "consumer-crash",
-            "no_consumer_dedupe",
-            Invariant::NoDuplicateEffect,
-        ),
-        (
-            "relay-republish",
-            "republish_miscount",
-            Invariant::SummaryMatchesHistory,
-        ),
-    ];
-    for (name, bug, invariant) in cases {
-        let s = load(name);
-        let clean = run(&s, &RunRequest::for_scenario(&s));
-        assert!(
-            clean.check.holds() || !s.expect.violations.clone().unwrap_or_default().is_empty(),
-            "{name} holds without {bug}"
-        );
-        let mut r = RunRequest::for_scenario(&s);
-        assert!(durasim::bugs::enable(&mut r.bugs, bug));
-        let broken = run(&s, &r);
-        let v = broken.check.verdict(invariant);
-        assert!(
-            v.count > 0,
-            "{bug} on {name} was not caught by {}",
-            invariant.name()
-        );
-        let first = v.first.as_ref().unwrap();
-        let about_the_queue = matches!(
-            invariant,
-            Invariant::DepthMatchesHistory | Invariant::SummaryMatchesHistory
-        );
-        assert!(
-            (first.job.is_some() && first.key.is_some()) || about_the_queue,
-            "a violation names its job and key"
-        );
-    }
 }
 
 /// A short sweep of chaos.toml with each switch: every one is caught within the first 40 seeds,
@@ -322,7 +179,7 @@ fn chaos_catches_every_bug_switch_within_a_few_seeds() {
             report.check.first_violation()
         );
     }
-    for b in durasim::bugs::ALL
+    for b in durasim::vocab::bugs::TABLE
         .iter()
         .filter(|b| b.caught_by != "replay")
     {
@@ -330,7 +187,7 @@ fn chaos_catches_every_bug_switch_within_a_few_seeds() {
         let caught = seeds.clone().find(|&seed| {
             let mut r = RunRequest::for_scenario(&s);
             r.seed = seed;
-            durasim::bugs::enable(&mut r.bugs, b.name);
+            r.bugs.insert(b.bug);
             run(&s, &r).check.verdict(invariant).count > 0
         });
         assert!(

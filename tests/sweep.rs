@@ -22,7 +22,7 @@ fn load(path: &str) -> Scenario {
 fn plan(path: &str, seeds: (u64, u64), bug: Option<&str>) -> Plan {
     let mut p = Plan::new(load(path), path, seeds);
     if let Some(b) = bug {
-        assert!(durasim::bugs::enable(&mut p.bugs, b), "{b}");
+        p.bugs.insert(durasim::vocab::bugs::Bug::parse(b).unwrap());
     }
     p
 }
@@ -245,7 +245,7 @@ fn four_shards_merged_equal_the_unsharded_sweep() {
 
 #[test]
 fn every_bug_switch_is_caught_by_a_short_sweep_of_chaos() {
-    for b in &durasim::bugs::ALL {
+    for b in &durasim::vocab::bugs::TABLE {
         let mut p = plan(CHAOS, (0, 100), Some(b.name));
         p.shrink = false;
         let out = sweep::sweep(&p).unwrap();
@@ -621,7 +621,7 @@ const SHRUNK_JOBS: u64 = 10;
 #[test]
 fn every_bug_switch_shrinks_to_a_few_jobs() {
     let mut report = Vec::new();
-    for b in &durasim::bugs::ALL {
+    for b in &durasim::vocab::bugs::TABLE {
         let first = (0..64)
             .find(|&seed| {
                 let mut p = plan(CHAOS, (seed, seed + 1), Some(b.name));

@@ -42,7 +42,7 @@ mod imports {
             if path.extension().is_some_and(|e| e == "rs") {
                 files += 1;
                 let text = std::fs::read_to_string(&path).unwrap();
-                for module in ["model", "sim", "bugs", "scenario", "run", "observe"] {
+                for module in ["model", "sim", "vocab::bugs", "scenario", "run", "observe"] {
                     let forbidden = format!("crate::{module}");
                     assert!(
                         !text.contains(&format!("{forbidden}::"))

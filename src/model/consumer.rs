@@ -8,6 +8,7 @@
 //! Does not: run the human review it hands the document to (the kernel times it).
 
 use crate::base::ids::{EventId, SimTime};
+use crate::vocab::bugs::{Bug, BugSet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HandleOutcome {
@@ -26,23 +27,23 @@ pub struct Consumer {
     seen_at: Vec<SimTime>,
     window_ms: Option<u64>,
     applied: u64,
-    /// Bug switch `no_consumer_dedupe`.
-    bug_no_dedupe: bool,
+    /// The bug switches on; the consumer reads `no_consumer_dedupe`.
+    bugs: BugSet,
 }
 
 impl Consumer {
-    pub fn new(bug_no_dedupe: bool) -> Consumer {
+    pub fn new(bugs: BugSet) -> Consumer {
         Consumer {
-            bug_no_dedupe,
+            bugs,
             ..Consumer::default()
         }
     }
 
     /// A consumer that remembers each event id for `window_ms` after first seeing it.
-    pub fn with_window(bug_no_dedupe: bool, window_ms: Option<u64>) -> Consumer {
+    pub fn with_window(bugs: BugSet, window_ms: Option<u64>) -> Consumer {
         Consumer {
             window_ms,
-            ..Consumer::new(bug_no_dedupe)
+            ..Consumer::new(bugs)
         }
     }
 
@@ -54,7 +55,7 @@ impl Consumer {
         if word >= self.seen.len() {
             self.seen.resize((word + 1).next_power_of_two(), 0);
         }
-        if self.seen[word] & (1 << bit) != 0 && !self.bug_no_dedupe {
+        if self.seen[word] & (1 << bit) != 0 && !self.bugs.contains(Bug::NoConsumerDedupe) {
             return HandleOutcome::DuplicateEvent;
         }
         self.seen[word] |= 1 << bit;
@@ -71,7 +72,7 @@ impl Consumer {
         // Remembered on [first seen, first seen + window): the window counts from the first
         // sighting and a duplicate does not extend it.
         let remembered = first != 0 && now < first - 1 + window;
-        if remembered && !self.bug_no_dedupe {
+        if remembered && !self.bugs.contains(Bug::NoConsumerDedupe) {
             return HandleOutcome::DuplicateEvent;
         }
         if !remembered {
@@ -110,7 +111,7 @@ mod tests {
     // is absorbed; at the window's end the id is forgotten and the duplicate slips through.
     #[test]
     fn a_bounded_window_forgets_an_event_id_at_its_end() {
-        let mut c = Consumer::with_window(false, Some(1000));
+        let mut c = Consumer::with_window(BugSet::EMPTY, Some(1000));
         assert_eq!(c.handle(500, EventId(1)), HandleOutcome::Applied);
         assert_eq!(c.handle(900, EventId(1)), HandleOutcome::DuplicateEvent);
         assert_eq!(
@@ -126,7 +127,7 @@ mod tests {
 
     #[test]
     fn without_dedupe_the_effect_is_applied_twice() {
-        let mut c = Consumer::new(true);
+        let mut c = Consumer::new(Bug::NoConsumerDedupe.into());
         c.handle(0, EventId(1));
         assert_eq!(c.handle(0, EventId(1)), HandleOutcome::Applied);
         assert_eq!(c.applied_count(), 2);

@@ -12,6 +12,7 @@
 
 use crate::base::fastmap::FastMap;
 use crate::base::ids::{JobId, SimTime, TenantId};
+use crate::vocab::bugs::{Bug, BugSet};
 use std::collections::VecDeque;
 
 /// Why a job is dead: a closed code. The error's text may quote the document, so it never
@@ -127,8 +128,10 @@ pub struct DlqConfig {
     /// Maximum number of entries held; when full, a new entry evicts the oldest.
     pub capacity: Option<u32>,
     pub reprocess_limit: Option<ReprocessLimit>,
-    /// Bug switch `evict_newest`: a full DLQ evicts its newest entry instead.
-    pub bug_evict_newest: bool,
+    /// The bug switches on; the DLQ reads `evict_newest` (a full DLQ evicts its newest entry
+    /// instead), `reprocess_same_version` (a reprocess keeps the dead job's version) and
+    /// `reprocess_cancelled` (a cancelled job is let through as if dead-lettered).
+    pub bugs: BugSet,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -147,10 +150,6 @@ pub struct DeadLetterQueue {
     /// Per tenant (a small vector indexed by tenant id): when its accepted reprocesses happened,
     /// within the rate limit's window.
     recent_reprocesses: Vec<VecDeque<SimTime>>,
-    /// Bug switch `reprocess_same_version`: the reprocess keeps the dead job's version.
-    bug_same_version: bool,
-    /// Bug switch `reprocess_cancelled`: a cancelled job is let through as if dead-lettered.
-    bug_reprocess_cancelled: bool,
 }
 
 /// The job's entry was evicted (by capacity or retention).
@@ -164,13 +163,6 @@ impl DeadLetterQueue {
         }
     }
 
-    /// The reprocess bug switches (`reprocess_same_version`, `reprocess_cancelled`).
-    pub fn with_reprocess_bugs(mut self, same_version: bool, cancelled: bool) -> DeadLetterQueue {
-        self.bug_same_version = same_version;
-        self.bug_reprocess_cancelled = cancelled;
-        self
-    }
-
     pub fn config(&self) -> DlqConfig {
         self.config
     }
@@ -178,7 +170,7 @@ impl DeadLetterQueue {
     /// The version a reprocess of a job at `version` is created with: the next one, so the new
     /// job has a key of its own and the dead one stays dead.
     pub fn reprocess_version(&self, version: u32) -> u32 {
-        version + u32::from(!self.bug_same_version)
+        version + u32::from(!self.config.bugs.contains(Bug::ReprocessSameVersion))
     }
 
     /// Files `job`. When the DLQ is at capacity, the oldest entry is evicted to make room and
@@ -189,7 +181,9 @@ impl DeadLetterQueue {
             "{job} dead-lettered twice"
         );
         let evicted = match self.config.capacity {
-            Some(cap) if self.len() >= cap as usize && self.config.bug_evict_newest => {
+            Some(cap)
+                if self.len() >= cap as usize && self.config.bugs.contains(Bug::EvictNewest) =>
+            {
                 // The newest entry goes: it is swapped to the head, which then moves past it.
                 let last = self.entries.len() - 1;
                 self.entries.swap(self.head, last);
@@ -313,7 +307,7 @@ impl DeadLetterQueue {
     ) -> Result<(), ReprocessRefusal> {
         match self.check_reprocess(now, job, tenant, operator) {
             Err(refusal) if cancelled && refusal != ReprocessRefusal::MissingOperator => {
-                if self.bug_reprocess_cancelled {
+                if self.config.bugs.contains(Bug::ReprocessCancelled) {
                     Ok(())
                 } else {
                     Err(ReprocessRefusal::CancelledIsTerminal)
@@ -452,7 +446,12 @@ mod tests {
             "no operator is refused as such first"
         );
         assert_eq!(dlq.reprocess_version(1), 2);
-        let mut buggy = DeadLetterQueue::default().with_reprocess_bugs(true, true);
+        let mut buggy = DeadLetterQueue::new(DlqConfig {
+            bugs: [Bug::ReprocessSameVersion, Bug::ReprocessCancelled]
+                .into_iter()
+                .collect(),
+            ..DlqConfig::default()
+        });
         assert_eq!(
             buggy.authorize_reprocess(5, JobId(1), T, Some("ana"), true),
             Ok(())

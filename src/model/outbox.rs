@@ -14,16 +14,17 @@
 use crate::base::fastmap::FastMap;
 use crate::base::ids::{EventId, JobId, SimTime};
 use crate::model::job_rows::default_payload;
+use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OutboxConfig {
-    /// Bug switch `no_idempotency`: never look up the key; every commit writes a new row and event.
-    pub bug_no_idempotency: bool,
-    /// Bug switch `reuse_on_conflict`: a different payload silently reuses the existing result.
-    pub bug_reuse_on_conflict: bool,
+    /// The bug switches on; the outbox reads `no_idempotency` (never look up the key: every
+    /// commit writes a new row and event) and `reuse_on_conflict` (a different payload silently
+    /// reuses the existing result).
+    pub bugs: BugSet,
     /// Published rows are pruned this long after they were marked; none: kept for ever.
     pub retention_ms: Option<u64>,
 }
@@ -133,12 +134,12 @@ impl Outbox {
         key: &IdempotencyKey,
         payload: PayloadHash,
     ) -> Option<CommitOutcome> {
-        if self.config.bug_no_idempotency {
+        if self.config.bugs.contains(Bug::NoIdempotency) {
             return None;
         }
         let existing = self.result(slot, key)?;
         Some(
-            if existing.payload == payload || self.config.bug_reuse_on_conflict {
+            if existing.payload == payload || self.config.bugs.contains(Bug::ReuseOnConflict) {
                 CommitOutcome::Deduped { existing }
             } else {
                 CommitOutcome::Conflict { existing }
@@ -456,7 +457,7 @@ mod tests {
             CommitOutcome::Conflict { .. }
         ));
         let mut broken = Outbox::new(OutboxConfig {
-            bug_reuse_on_conflict: true,
+            bugs: Bug::ReuseOnConflict.into(),
             ..Default::default()
         });
         broken.commit(1, key(1), JobId(0), PayloadHash(5), 111);
@@ -469,7 +470,7 @@ mod tests {
     #[test]
     fn without_idempotency_every_commit_makes_a_new_event() {
         let mut o = Outbox::new(OutboxConfig {
-            bug_no_idempotency: true,
+            bugs: Bug::NoIdempotency.into(),
             ..Default::default()
         });
         o.commit(1, key(1), JobId(0), PayloadHash(5), 1);

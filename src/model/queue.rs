@@ -12,6 +12,7 @@ pub use crate::model::job_rows::{Job, JobState};
 use crate::model::job_rows::{JobRows, Live};
 use crate::profile::unique::{self, Existing, SubmitDecision};
 use crate::profile::Unique;
+use crate::vocab::bugs::Bug;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::key_index::KeyIndex;
 use crate::vocab::payload::PayloadHash;
@@ -27,7 +28,7 @@ impl Job {
 
 #[inline]
 fn deadline_at(created_at: SimTime, config: &QueueConfig) -> SimTime {
-    if config.bug_deadline_tripled {
+    if config.bugs.contains(Bug::DeadlineTripled) {
         return created_at + 3 * config.deadline_ms;
     }
     created_at + config.deadline_ms
@@ -256,7 +257,7 @@ impl Queue {
                 terminal: state.is_terminal(),
                 leased: state == JobState::Leased,
                 same_payload: existing_payload == request.payload
-                    || self.config.bug_reuse_on_conflict,
+                    || self.config.bugs.contains(Bug::ReuseOnConflict),
             };
             match unique::decide(self.config.unique, Some(seen)) {
                 SubmitDecision::Create => {}
@@ -355,11 +356,12 @@ impl Queue {
             };
             assert!(visible_at <= now, "job {id} leased before it is visible");
             let deadline_at = self.deadline_at(job);
-            if now > deadline_at && !self.config.bug_skip_deadline_check {
+            if now > deadline_at && !self.config.bugs.contains(Bug::SkipDeadlineCheck) {
                 self.finish(job, JobState::Cancelled);
                 return LeaseOutcome::Cancelled { job, deadline_at };
             }
-            if (j.attempt >= self.config.attempts_max && !self.config.bug_unbounded_retries)
+            if (j.attempt >= self.config.attempts_max
+                && !self.config.bugs.contains(Bug::UnboundedRetries))
                 || j.doomed
             {
                 self.finish(job, JobState::DeadLettered);
@@ -368,10 +370,10 @@ impl Queue {
                     attempts: j.attempt,
                 };
             }
-            if !self.config.bug_depth_never_decrements {
+            if !self.config.bugs.contains(Bug::DepthNeverDecrements) {
                 self.ready_count = less_one(self.ready_count);
             }
-            let reuse = self.config.bug_token_reuse && j.lease_expired;
+            let reuse = self.config.bugs.contains(Bug::TokenReuse) && j.lease_expired;
             let fence = if reuse {
                 j.fence
             } else {
@@ -407,7 +409,7 @@ impl Queue {
             .unfinished(job)
             .map_err(Rejection::Terminal)?
             .fence;
-        if held != fence && !self.config.bug_no_fencing {
+        if held != fence && !self.config.bugs.contains(Bug::NoFencing) {
             return Err(Rejection::StaleFence {
                 held,
                 presented: fence,
@@ -424,7 +426,8 @@ impl Queue {
         fence: Fence,
     ) -> Result<SimTime, Rejection> {
         match self.check_fence(job, fence) {
-            Err(Rejection::StaleFence { .. }) if self.config.bug_unfenced_heartbeat => {}
+            Err(Rejection::StaleFence { .. })
+                if self.config.bugs.contains(Bug::UnfencedHeartbeat) => {}
             other => other?,
         }
         let state = self.rows.state(job);
@@ -432,7 +435,7 @@ impl Queue {
             return Err(Rejection::NotLeased(state));
         }
         let lease_until = now + self.config.lease_ms;
-        if !self.config.bug_heartbeat_not_stored {
+        if !self.config.bugs.contains(Bug::HeartbeatNotStored) {
             self.rows.live_mut(job).lease_until = lease_until;
         }
         Ok(lease_until)
@@ -458,7 +461,7 @@ impl Queue {
             self.ready_count = less_one(self.ready_count);
         }
         self.rows.set_state(job, JobState::Waiting);
-        let ignored = self.config.bug_backoff_ignored;
+        let ignored = self.config.bugs.contains(Bug::BackoffIgnored);
         let j = self.rows.live_mut(job);
         j.visible_at = visible_at;
         j.lease_until = 0;
@@ -492,7 +495,7 @@ impl Queue {
     /// When a lease that runs until `lease_until` has expired: the moment after it (a lease is
     /// live through its `lease_until`).
     pub fn expiry_time(&self, lease_until: SimTime) -> SimTime {
-        if self.config.bug_early_expiry {
+        if self.config.bugs.contains(Bug::EarlyExpiry) {
             return lease_until;
         }
         lease_until + 1

@@ -8,6 +8,7 @@
 
 use crate::base::ids::SimTime;
 use crate::model::dead_letter::DlqReason;
+use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::config::Jitter;
 
 /// What went wrong in an attempt, as the worker saw it.
@@ -67,15 +68,14 @@ pub struct RetryPolicy {
     pub backoff_base_ms: u64,
     pub backoff_cap_ms: u64,
     pub jitter: Jitter,
-    /// The `unbounded_retries` bug switch: ignore `attempts_max`.
-    pub bug_unbounded: bool,
-    /// The `permanent_error_retried` bug switch: a schema error is classified transient.
-    pub bug_permanent_transient: bool,
-    /// The `jitter_over_cap` bug switch: full jitter draws in [0, 2d].
-    pub bug_jitter_over_cap: bool,
-    /// The `cancel_early` bug switch: a transient error is cancelled as soon as the (unjittered)
-    /// retry would land past the deadline, before the deadline has passed.
-    pub bug_cancel_early: bool,
+    /// The profile retries permanent errors (`[queue] permanent_error = "retry"`): a schema
+    /// error is classified transient, as `permanent_error_retried` does by mistake.
+    pub permanent_retried: bool,
+    /// The bug switches on; the policy reads `unbounded_retries` (ignore `attempts_max`),
+    /// `permanent_error_retried` (a schema error is classified transient), `jitter_over_cap`
+    /// (full jitter draws in [0, 2d]) and `cancel_early` (a transient error is cancelled as soon
+    /// as the unjittered retry would land past the deadline, before the deadline has passed).
+    pub bugs: BugSet,
 }
 
 pub fn classify(error: ErrorKind) -> ErrorClass {
@@ -91,7 +91,9 @@ impl RetryPolicy {
     pub fn class_of(&self, error: ErrorKind) -> ErrorClass {
         match classify(error) {
             ErrorClass::Permanent
-                if self.bug_permanent_transient && error == ErrorKind::SchemaInvalid =>
+                if error == ErrorKind::SchemaInvalid
+                    && (self.permanent_retried
+                        || self.bugs.contains(Bug::PermanentErrorRetried)) =>
             {
                 ErrorClass::Transient
             }
@@ -110,8 +112,8 @@ impl RetryPolicy {
         deadline_at: SimTime,
     ) -> ErrorKind {
         let transient = self.class_of(error) == ErrorClass::Transient;
-        let early =
-            self.bug_cancel_early && now + self.backoff_ms_unjittered(attempt) > deadline_at;
+        let early = self.bugs.contains(Bug::CancelEarly)
+            && now + self.backoff_ms_unjittered(attempt) > deadline_at;
         if transient && (now > deadline_at || early) {
             ErrorKind::DeadlineExceeded
         } else {
@@ -130,7 +132,9 @@ impl RetryPolicy {
         match self.class_of(error) {
             ErrorClass::Cancelled => Decision::Cancel,
             ErrorClass::Permanent => Decision::DeadLetter(DlqReason::PermanentError),
-            ErrorClass::Transient if attempt < self.attempts_max || self.bug_unbounded => {
+            ErrorClass::Transient
+                if attempt < self.attempts_max || self.bugs.contains(Bug::UnboundedRetries) =>
+            {
                 Decision::Retry {
                     delay_ms: self.backoff_ms(attempt, jitter_draw),
                 }
@@ -151,7 +155,7 @@ impl RetryPolicy {
     /// equal draws in [d/2, d].
     pub fn backoff_ms(&self, attempt: u32, jitter_draw: f64) -> u64 {
         let delay = self.backoff_ms_unjittered(attempt);
-        if self.bug_jitter_over_cap && self.jitter == Jitter::Full {
+        if self.bugs.contains(Bug::JitterOverCap) && self.jitter == Jitter::Full {
             return (jitter_draw * (2 * delay + 1) as f64) as u64;
         }
         match self.jitter {
@@ -178,10 +182,8 @@ mod tests {
             backoff_base_ms: 100,
             backoff_cap_ms: 2000,
             jitter,
-            bug_unbounded: false,
-            bug_permanent_transient: false,
-            bug_jitter_over_cap: false,
-            bug_cancel_early: false,
+            permanent_retried: false,
+            bugs: BugSet::EMPTY,
         }
     }
 
@@ -204,7 +206,7 @@ mod tests {
             "permanent errors keep their class"
         );
         let early = RetryPolicy {
-            bug_cancel_early: true,
+            bugs: Bug::CancelEarly.into(),
             ..p
         };
         assert_eq!(
@@ -251,7 +253,7 @@ mod tests {
             Decision::DeadLetter(DlqReason::MaxAttemptsExceeded)
         );
         let broken = RetryPolicy {
-            bug_unbounded: true,
+            bugs: Bug::UnboundedRetries.into(),
             ..p
         };
         assert!(matches!(

@@ -8,6 +8,7 @@
 
 use crate::base::ids::{Fence, JobId};
 use crate::model::retry::ErrorKind;
+use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::faults::{Held, Lengths};
 
 /// Where a worker process can die.
@@ -126,12 +127,13 @@ pub struct Attempt {
     pub number: u32,
     pub plan: AttemptPlan,
     heartbeat_ms: u64,
-    naive_dual_write: bool,
+    /// The bug switches on; an attempt reads `naive_dual_write` (publish directly after the
+    /// write, no outbox row) and `ack_before_commit` (ack first, commit after: the crash point
+    /// `after_commit_before_ack` then falls between the two).
+    bugs: BugSet,
     phase: Phase,
     /// The last step was a heartbeat, and the plan's pause has not been taken yet.
     pause_due: bool,
-    /// Bug switch `ack_before_commit`.
-    ack_before_commit: bool,
 }
 
 impl Attempt {
@@ -141,7 +143,7 @@ impl Attempt {
         number: u32,
         plan: AttemptPlan,
         heartbeat_ms: u64,
-        naive_dual_write: bool,
+        bugs: BugSet,
     ) -> Attempt {
         assert!(heartbeat_ms > 0, "heartbeat_ms must be positive");
         Attempt {
@@ -150,18 +152,10 @@ impl Attempt {
             number,
             plan,
             heartbeat_ms,
-            naive_dual_write,
+            bugs,
             phase: Phase::Leased,
             pause_due: false,
-            ack_before_commit: false,
         }
-    }
-
-    /// The defect behind the `ack_before_commit` bug switch: ack first, commit after (the crash
-    /// point `after_commit_before_ack` then falls between the two).
-    pub fn with_ack_before_commit(mut self, on: bool) -> Attempt {
-        self.ack_before_commit = on;
-        self
     }
 
     pub fn stalled(&self) -> bool {
@@ -265,7 +259,7 @@ impl Attempt {
                         self.phase = Phase::Finished;
                         Step::Fail(error)
                     }
-                    None if self.ack_before_commit => {
+                    None if self.bugs.contains(Bug::AckBeforeCommit) => {
                         self.phase = Phase::AckedBeforeCommit;
                         Step::Ack
                     }
@@ -281,7 +275,7 @@ impl Attempt {
                 self.advance()
             }
             Phase::Committed => {
-                if self.naive_dual_write {
+                if self.bugs.contains(Bug::NaiveDualWrite) {
                     self.phase = Phase::Published;
                     return Step::PublishDirect;
                 }
@@ -302,7 +296,7 @@ impl Attempt {
             }
             Phase::CommittedAfterAck => {
                 self.phase = Phase::Finished;
-                if self.naive_dual_write {
+                if self.bugs.contains(Bug::NaiveDualWrite) {
                     return Step::PublishDirect;
                 }
                 Step::Done
@@ -356,7 +350,7 @@ mod tests {
 
     #[test]
     fn a_healthy_attempt_heartbeats_inside_the_extraction_then_commits_and_acks() {
-        let a = Attempt::new(JobId(0), Fence(1), 1, plan(), 150, false);
+        let a = Attempt::new(JobId(0), Fence(1), 1, plan(), 150, BugSet::EMPTY);
         use Step::*;
         assert_eq!(
             steps(a),
@@ -390,7 +384,7 @@ mod tests {
                 ..plan()
             },
             150,
-            false,
+            BugSet::EMPTY,
         );
         assert_eq!(
             steps(a).iter().filter(|s| **s == Step::Heartbeat).count(),
@@ -409,7 +403,7 @@ mod tests {
                 ..plan()
             },
             150,
-            false,
+            BugSet::EMPTY,
         );
         let s = steps(a);
         assert!(!s.contains(&Step::Heartbeat));
@@ -431,7 +425,7 @@ mod tests {
                 ..plan()
             },
             150,
-            false,
+            BugSet::EMPTY,
         );
         use Step::*;
         assert_eq!(
@@ -461,7 +455,7 @@ mod tests {
                 ..plan()
             },
             150,
-            false,
+            BugSet::EMPTY,
         );
         use Step::*;
         assert_eq!(
@@ -492,7 +486,14 @@ mod tests {
             lengths: held(super::Held::Pause, 700),
             ..plan()
         };
-        let s = steps(Attempt::new(JobId(0), Fence(1), 1, short, 150, false));
+        let s = steps(Attempt::new(
+            JobId(0),
+            Fence(1),
+            1,
+            short,
+            150,
+            BugSet::EMPTY,
+        ));
         assert!(
             !s.iter().any(|x| matches!(x, Held { .. })),
             "no heartbeat, no pause"
@@ -521,7 +522,7 @@ mod tests {
                     ..plan()
                 },
                 150,
-                false,
+                BugSet::EMPTY,
             );
             let s = steps(a);
             let i = s.iter().position(|x| *x == Step::Crash(point)).unwrap();
@@ -541,12 +542,12 @@ mod tests {
                 ..plan()
             },
             150,
-            false,
+            BugSet::EMPTY,
         );
         let s = steps(a);
         assert_eq!(s[s.len() - 2], Step::Fail(ErrorKind::SchemaInvalid));
         assert!(!s.contains(&Step::Commit));
-        let mut b = Attempt::new(JobId(0), Fence(1), 1, plan(), 150, false);
+        let mut b = Attempt::new(JobId(0), Fence(1), 1, plan(), 150, BugSet::EMPTY);
         while b.advance() != Step::Commit {}
         assert_eq!(b.commit_refused(), Step::Fail(ErrorKind::PayloadConflict));
         assert_eq!(b.advance(), Step::Done);
@@ -554,15 +555,28 @@ mod tests {
 
     #[test]
     fn ack_before_commit_acks_first_and_can_die_before_committing() {
-        let a =
-            Attempt::new(JobId(0), Fence(1), 1, plan(), 150, false).with_ack_before_commit(true);
+        let a = Attempt::new(
+            JobId(0),
+            Fence(1),
+            1,
+            plan(),
+            150,
+            Bug::AckBeforeCommit.into(),
+        );
         let s = steps(a);
         assert_eq!(&s[s.len() - 3..], &[Step::Ack, Step::Commit, Step::Done]);
         let crash = AttemptPlan {
             crash: Some(CrashPoint::AfterCommitBeforeAck),
             ..plan()
         };
-        let a = Attempt::new(JobId(0), Fence(1), 1, crash, 150, false).with_ack_before_commit(true);
+        let a = Attempt::new(
+            JobId(0),
+            Fence(1),
+            1,
+            crash,
+            150,
+            Bug::AckBeforeCommit.into(),
+        );
         let s = steps(a);
         assert_eq!(
             &s[s.len() - 3..],
@@ -577,7 +591,14 @@ mod tests {
 
     #[test]
     fn the_naive_dual_write_publishes_after_the_write_and_can_die_in_between() {
-        let a = Attempt::new(JobId(0), Fence(1), 1, plan(), 150, true);
+        let a = Attempt::new(
+            JobId(0),
+            Fence(1),
+            1,
+            plan(),
+            150,
+            Bug::NaiveDualWrite.into(),
+        );
         let s = steps(a);
         assert_eq!(
             &s[s.len() - 4..],
@@ -587,7 +608,14 @@ mod tests {
             crash: Some(CrashPoint::AfterCommitBeforeAck),
             ..plan()
         };
-        let s = steps(Attempt::new(JobId(0), Fence(1), 1, crash, 150, true));
+        let s = steps(Attempt::new(
+            JobId(0),
+            Fence(1),
+            1,
+            crash,
+            150,
+            Bug::NaiveDualWrite.into(),
+        ));
         assert!(!s.contains(&Step::PublishDirect));
     }
 }

@@ -13,6 +13,7 @@ use super::open_jobs::OpenJobs;
 use super::pending_reviews::PendingReviews;
 use crate::base::ids::{JobId, SimTime, TenantId, WorkerId};
 use crate::history::{Event, Observer, Record};
+use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::counters::{Counter, Tally};
 use crate::vocab::faults::HeldCounts;
 use crate::vocab::key::IdempotencyKey;
@@ -117,8 +118,9 @@ pub struct Metrics {
     /// Keep the per-100 ms retry timeline: off when judging a history recorded elsewhere,
     /// whose times need not be small (a timeline indexed by time would be unbounded).
     keep_timeline: bool,
-    /// Bug switch `republish_miscount`: every publish is counted as a republish.
-    pub bug_republish_miscount: bool,
+    /// The bug switches on; the metrics read `republish_miscount` (every publish is counted as
+    /// a republish).
+    pub bugs: BugSet,
     /// Outbox rows held at each depth sample.
     pub outbox_rows: Vec<(SimTime, u64)>,
     /// Per tenant, indexed by tenant id (a small vector: tenants are few and dense).
@@ -164,7 +166,7 @@ impl Metrics {
             retries: RetryWaves::default(),
             retries_per_100ms: Vec::new(),
             keep_timeline: true,
-            bug_republish_miscount: false,
+            bugs: BugSet::EMPTY,
             tenants: Vec::new(),
             job_tenant: Vec::with_capacity(jobs),
             job_leases: Vec::with_capacity(jobs),
@@ -316,7 +318,7 @@ impl Observer for Metrics {
             Event::Heartbeat { .. } => self.counts.add(Counter::Heartbeats, 1),
             Event::ExtractStarted { .. } => self.counts.add(Counter::ExtractCalls, 1),
             Event::Published { send, direct, .. } => {
-                if send.is_some_and(|s| s > 1) || self.bug_republish_miscount {
+                if send.is_some_and(|s| s > 1) || self.bugs.contains(Bug::RepublishMiscount) {
                     self.counts.add(Counter::Republished, 1);
                 }
                 // A direct (naive) publish is never marked by a relay.

@@ -150,7 +150,7 @@ pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) ->
     if let Some(outage) = scenario.faults.outage {
         metrics.watch_outage(outage.from_ms, outage.to_ms);
     }
-    metrics.bug_republish_miscount = request.bugs.republish_miscount;
+    metrics.bugs = request.bugs;
     let judges = Judges {
         checker: Checker::with_capacity(jobs.min(1 << 24))
             .with_names(crate::sim::kernel::scenario_names(scenario)),

@@ -26,7 +26,7 @@ pub use faults::{Faults, HeldFault, Outage};
 pub(crate) use position::locate;
 pub use script::{FaultKind, Operator, OperatorAction, OperatorTarget, Script};
 pub use sections::{
-    Arrivals, Bugs, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, InvalidDocuments,
+    Arrivals, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, InvalidDocuments,
     Metrics, OutboxSection, QueueSection, Relay, RetrySection, RunSection, Stages, Workers,
     Written,
 };
@@ -113,8 +113,9 @@ pub struct Scenario {
     pub operator: Vec<Operator>,
     #[serde(default, skip_serializing_if = "DlqSection::is_default")]
     pub dlq: DlqSection,
+    /// The `[bugs]` table: the switches on (`vocab::bugs`).
     #[serde(default)]
-    pub bugs: Bugs,
+    pub bugs: crate::vocab::bugs::BugSet,
     #[serde(default)]
     pub expect: Expect,
     /// Ranges for `durasim sweep --swarm`; ignored by `run`.

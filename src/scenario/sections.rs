@@ -1,6 +1,7 @@
 //! The scenario's settings sections (`[workers]`, `[queue]`, `[retry]`, `[stages]`,
 //! `[arrivals]`, `[[enqueue]]`, `[[burst]]`, `[relay]`, `[outbox]`, `[consumer]`,
-//! `[metrics]`, `[run]`, `[dlq]`, `[bugs]`): their fields and defaults.
+//! `[metrics]`, `[run]`, `[dlq]`): their fields and defaults. (`[bugs]` is the bug switches'
+//! table, `vocab::bugs::BugSet`.)
 //!
 //! Owns: each section's serde shape (unknown keys rejected) and its default values.
 //! Does not: hold `[faults]` (`faults.rs`), validate across fields (`validate.rs`), hold scripted injections or operator
@@ -484,40 +485,7 @@ impl DlqSection {
                         .unwrap_or(DlqSection::DEFAULT_REPROCESS_WINDOW_MS),
                 }
             }),
-            bug_evict_newest: false,
+            bugs: crate::vocab::bugs::BugSet::EMPTY,
         }
     }
-}
-
-/// The deliberately broken variants. All off by default.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields, default)]
-pub struct Bugs {
-    pub no_fencing: bool,
-    pub no_idempotency: bool,
-    pub tenantless_keys: bool,
-    pub naive_dual_write: bool,
-    pub unbounded_retries: bool,
-    pub no_consumer_dedupe: bool,
-    pub skip_deadline_check: bool,
-    pub raw_dlq_reason: bool,
-    pub reuse_on_conflict: bool,
-    pub nondeterministic_step: bool,
-    pub token_reuse: bool,
-    pub ack_before_commit: bool,
-    pub backoff_ignored: bool,
-    pub deadline_tripled: bool,
-    pub permanent_error_retried: bool,
-    pub cancel_early: bool,
-    pub reprocess_same_version: bool,
-    pub reprocess_cancelled: bool,
-    pub unrecorded_eviction: bool,
-    pub evict_newest: bool,
-    pub depth_never_decrements: bool,
-    pub hash_ignores_content: bool,
-    pub heartbeat_not_stored: bool,
-    pub early_expiry: bool,
-    pub jitter_over_cap: bool,
-    pub unfenced_heartbeat: bool,
-    pub republish_miscount: bool,
 }

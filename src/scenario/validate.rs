@@ -5,7 +5,7 @@
 //! Owns: `Scenario::validate`, which returns the first offending field's path and what is
 //! allowed (`parse` turns the path into a line), and `refused_under` (a bug switch that
 //! cannot act under the scenario's `[queue]` profile: `[bugs]` is refused here, `--bug` by the
-//! shell; `bugs::refused_under` names it too).
+//! shell with it).
 //! Does not: parse TOML or locate fields (`mod.rs`, `position.rs`); warn about suspicious but
 //! valid settings (`scenario/warnings.rs`).
 
@@ -14,6 +14,7 @@ use crate::base::limits::MAX_JOBS;
 use crate::base::messages::clip;
 use crate::check::{Invariant, Sometimes};
 use crate::model::worker::CrashPoint;
+use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::faults::{Held, Site, Struck};
 use crate::vocab::key::{validate_document, validate_tenant, MAX_VERSION};
 
@@ -446,8 +447,8 @@ impl Scenario {
             }
         }
         let profile = self.queue.profile.as_deref().unwrap_or("durasim");
-        if let Some(m) = refused_under(&self.bugs, &self.semantics(), profile) {
-            return err("bugs.early_expiry", m);
+        if let Some(m) = refused_under(self.bugs, &self.semantics(), profile) {
+            return err(&format!("bugs.{}", Bug::EarlyExpiry.name()), m);
         }
         Ok(())
     }
@@ -459,13 +460,13 @@ impl Scenario {
 /// worker liveness, never) or rescues it otherwise (after a retry delay, as a failure, as a
 /// stall) does not use. Such a run would pass with the switch silently off.
 pub fn refused_under(
-    bugs: &super::Bugs,
+    bugs: BugSet,
     sem: &crate::profile::Semantics,
     profile: &str,
 ) -> Option<String> {
     use crate::model::profiled_queue::ProfiledQueue;
     use crate::profile::Word;
-    if !bugs.early_expiry || ProfiledQueue::exact_timer(sem) {
+    if !bugs.contains(Bug::EarlyExpiry) || ProfiledQueue::exact_timer(sem) {
         return None;
     }
     let timed: Vec<&str> = crate::profile::Profile::ALL

@@ -91,7 +91,9 @@ fn found(s: &Scenario) -> Vec<(String, String)> {
         }
         if let Some(a) = sc.attempt {
             // Counted by failures, a job's leases are not capped.
-            if a > e.queue_attempts_max && !s.bugs.unbounded_retries {
+            if a > e.queue_attempts_max
+                && !s.bugs.contains(crate::vocab::bugs::Bug::UnboundedRetries)
+            {
                 out.push((
                     format!("script[{i}].attempt"),
                     format!(

@@ -20,6 +20,7 @@ use crate::model::retry::{Decision, ErrorKind, RetryPolicy};
 use crate::model::semantics::{QueueSemantics, Refused, Write, WriteOp};
 use crate::model::worker::{Attempt, Step};
 use crate::scenario::DepthSampling;
+use crate::vocab::bugs::Bug;
 use crate::vocab::faults::Held;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
@@ -112,15 +113,14 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             &self.rates,
             self.scenario,
         );
-        if self.bug_nondeterministic {
+        if self.bugs.contains(Bug::NondeterministicStep) {
             plan.output = unrecorded_model_output(job);
         }
         self.script.apply(self.now, job, number, &mut plan);
         if let Some(outage) = self.scenario.faults.outage {
             super::faults::apply_outage(&outage, self.now, &mut plan);
         }
-        let attempt = Attempt::new(job, fence, number, plan, self.heartbeat_ms, self.bug_naive)
-            .with_ack_before_commit(self.bugs.ack_before_commit);
+        let attempt = Attempt::new(job, fence, number, plan, self.heartbeat_ms, self.bugs);
         self.attempts_in_flight += 1;
         let slot = &mut self.workers[w.index()];
         slot.attempt = Some(attempt);
@@ -308,14 +308,14 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             .expect("committing attempt")
             .plan
             .output;
-        let outcome = if self.bug_naive {
+        let outcome = if self.bugs.contains(Bug::NaiveDualWrite) {
             self.outbox.naive_write_result(slot, key, payload)
         } else {
             self.outbox.commit(slot, key, job, payload, output)
         };
         match outcome {
             CommitOutcome::Committed { event } => {
-                if self.bug_naive {
+                if self.bugs.contains(Bug::NaiveDualWrite) {
                     self.workers[w.index()].wrote_fresh = Some((key, output));
                 }
                 self.record(Event::ResultCommitted {

@@ -11,6 +11,7 @@ use crate::history::{Event, Observer};
 use crate::model::queue::{EnqueueOutcome, EnqueueRequest};
 use crate::model::semantics::QueueSemantics;
 use crate::scenario::Scenario;
+use crate::vocab::bugs::Bug;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::Payload;
 
@@ -34,7 +35,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 return hash;
             }
         }
-        if self.bugs.hash_ignores_content {
+        if self.bugs.contains(Bug::HashIgnoresContent) {
             return Payload {
                 content: 0,
                 ..*payload
@@ -50,7 +51,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         payload: &Payload,
         version: u32,
     ) -> IdempotencyKey {
-        if self.bug_tenantless {
+        if self.bugs.contains(Bug::TenantlessKeys) {
             IdempotencyKey::tenantless_for_bug_switch(payload.document, version)
         } else {
             IdempotencyKey::new(tenant, payload.document, version).expect("versions are validated")

@@ -29,6 +29,7 @@ use crate::model::retry::RetryPolicy;
 use crate::model::semantics::{ChapterQueue, QueueSemantics};
 use crate::model::worker::Attempt;
 use crate::scenario::{DepthSampling, FaultKind, Scenario};
+use crate::vocab::bugs::BugSet;
 use crate::vocab::faults::{Site, SITES};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use std::collections::VecDeque;
@@ -160,12 +161,9 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     pub(super) arrivals_total: u64,
     /// The first job cancelled (an operator `target = "cancelled"` acts on it).
     pub(super) first_cancelled: Option<JobId>,
-    pub(super) bug_tenantless: bool,
-    pub(super) bug_naive: bool,
-    pub(super) bug_raw_reason: bool,
-    pub(super) bug_nondeterministic: bool,
-    /// The bug switches the kernel itself carries (the others live in the model's configs).
-    pub(super) bugs: crate::scenario::Bugs,
+    /// The bug switches on: the kernel reads those whose site is the kernel (`vocab::bugs`),
+    /// and hands the set to the model's parts, which read their own.
+    pub(super) bugs: BugSet,
     pub(super) time_limit_ms: SimTime,
     pub(super) hash: TraceHash,
     pub(super) observer: O,
@@ -177,7 +175,7 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
 
 /// The chapter's queue for a scenario, with the request's bug switches set where they live.
 pub fn chapter_queue(scenario: &Scenario, options: &RunRequest) -> ChapterQueue {
-    let bugs = &options.bugs;
+    let bugs = options.bugs;
     // The scenario's queue-semantics profile sets the numbers (durasim: the scenario's own).
     let sem = scenario.semantics();
     let eff = crate::profile::Effective::of(&sem);
@@ -185,17 +183,7 @@ pub fn chapter_queue(scenario: &Scenario, options: &RunRequest) -> ChapterQueue 
         lease_ms: eff.lease_ms,
         deadline_ms: eff.deadline_ms,
         attempts_max: eff.queue_attempts_max,
-        bug_no_fencing: bugs.no_fencing,
-        bug_skip_deadline_check: bugs.skip_deadline_check,
-        bug_unbounded_retries: bugs.unbounded_retries,
-        bug_reuse_on_conflict: bugs.reuse_on_conflict,
-        bug_token_reuse: bugs.token_reuse,
-        bug_backoff_ignored: bugs.backoff_ignored,
-        bug_deadline_tripled: bugs.deadline_tripled,
-        bug_depth_never_decrements: bugs.depth_never_decrements,
-        bug_heartbeat_not_stored: bugs.heartbeat_not_stored,
-        bug_early_expiry: bugs.early_expiry,
-        bug_unfenced_heartbeat: bugs.unfenced_heartbeat,
+        bugs,
         unique: sem.unique,
     };
     ChapterQueue {
@@ -207,17 +195,13 @@ pub fn chapter_queue(scenario: &Scenario, options: &RunRequest) -> ChapterQueue 
             // Other formulas take their delay from `profile::backoff`; the policy decides, and
             // draws when the profile's jitter draws.
             jitter: eff.policy_jitter(&sem),
-            bug_unbounded: bugs.unbounded_retries,
-            bug_permanent_transient: bugs.permanent_error_retried
-                || sem.permanent_error == crate::profile::PermanentError::Retry,
-            bug_jitter_over_cap: bugs.jitter_over_cap,
-            bug_cancel_early: bugs.cancel_early,
+            permanent_retried: sem.permanent_error == crate::profile::PermanentError::Retry,
+            bugs,
         },
         dlq: DeadLetterQueue::new(crate::model::dead_letter::DlqConfig {
-            bug_evict_newest: bugs.evict_newest,
+            bugs,
             ..scenario.dlq_config()
-        })
-        .with_reprocess_bugs(bugs.reprocess_same_version, bugs.reprocess_cancelled),
+        }),
     }
 }
 
@@ -271,7 +255,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         queue: Q,
     ) -> Sim<'s, O, Q> {
         let seed = options.seed;
-        let bugs = &options.bugs;
+        let bugs = options.bugs;
         let jobs = options.jobs.unwrap_or(scenario.arrivals.jobs);
         let capacity = job_capacity(scenario, options);
         let names = scenario_names(scenario);
@@ -294,16 +278,12 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             queue,
             outbox: Outbox::with_capacity(
                 OutboxConfig {
-                    bug_no_idempotency: bugs.no_idempotency,
-                    bug_reuse_on_conflict: bugs.reuse_on_conflict,
+                    bugs,
                     retention_ms: scenario.outbox.retention_ms,
                 },
                 capacity,
             ),
-            consumer: Consumer::with_window(
-                bugs.no_consumer_dedupe,
-                scenario.consumer.dedupe_window_ms,
-            ),
+            consumer: Consumer::with_window(bugs, scenario.consumer.dedupe_window_ms),
             workers: vec![WorkerSlot::default(); workers as usize],
             worker_streams: (0..workers)
                 .map(|w| Stream::new(seed, Purpose::Worker, w as u64))
@@ -334,11 +314,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             attempts_in_flight: 0,
             arrivals_total: jobs,
             first_cancelled: None,
-            bug_tenantless: bugs.tenantless_keys,
-            bug_naive: bugs.naive_dual_write,
-            bug_raw_reason: bugs.raw_dlq_reason,
-            bug_nondeterministic: bugs.nondeterministic_step,
-            bugs: bugs.clone(),
+            bugs,
             time_limit_ms: scenario.run.time_limit_ms,
             hash: TraceHash::default(),
             observer,

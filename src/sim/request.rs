@@ -8,14 +8,15 @@
 use super::faults::FaultRates;
 use crate::history::Event;
 use crate::observe::progress::ProgressSink;
-use crate::scenario::{Bugs, Scenario};
+use crate::scenario::Scenario;
+use crate::vocab::bugs::BugSet;
 
 /// How to run.
 #[derive(Clone, Debug)]
 pub struct RunRequest {
     pub seed: u64,
     pub jobs: Option<u64>,
-    pub bugs: Bugs,
+    pub bugs: BugSet,
     pub keep_trace: bool,
     pub rates: Option<FaultRates>,
     /// Where to report settled jobs (the CLI passes a terminal progress bar).
@@ -33,7 +34,7 @@ impl RunRequest {
         RunRequest {
             seed: s.seed,
             jobs: None,
-            bugs: s.bugs.clone(),
+            bugs: s.bugs,
             keep_trace: false,
             rates: None,
             progress: None,

@@ -12,6 +12,7 @@ use crate::history::{Event, Observer};
 use crate::model::dead_letter::{DlqReason, StoredReason};
 use crate::model::retry::ErrorKind;
 use crate::model::semantics::QueueSemantics;
+use crate::vocab::bugs::Bug;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn record_cancel(&mut self, e: Event) {
@@ -30,7 +31,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         reason: DlqReason,
         error: Option<ErrorKind>,
     ) {
-        let stored = if self.bug_raw_reason {
+        let stored = if self.bugs.contains(Bug::RawDlqReason) {
             StoredReason::Raw(self.raw_error_text(job, error).into())
         } else {
             StoredReason::Code(reason)
@@ -38,7 +39,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         let text: Box<str> = stored.text().into();
         // A full DLQ makes room first: the eviction is recorded before the new entry.
         let evicted = self.queue.dead_letters_mut().push(self.now, job, stored);
-        if let Some(evicted) = evicted.filter(|_| !self.bugs.unrecorded_eviction) {
+        if let Some(evicted) = evicted.filter(|_| !self.bugs.contains(Bug::UnrecordedEviction)) {
             self.record(Event::DlqEvicted {
                 job: evicted,
                 capacity: Some(

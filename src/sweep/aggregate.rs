@@ -9,7 +9,6 @@ use super::seed::SeedRecord;
 use super::summary::{FailureGroup, SeedRange, SignatureGroup, SweepJson, Throughput};
 use super::{Plan, Shard, FIRST_SEEDS};
 use crate::check::Invariant;
-use crate::scenario::Scenario;
 
 fn reproduce_command(plan: &Plan, seed: u64) -> String {
     let mut cmd = if plan.swarm {
@@ -24,21 +23,14 @@ fn reproduce_command(plan: &Plan, seed: u64) -> String {
     if let Some(j) = plan.jobs {
         cmd.push_str(&format!(" --jobs {j}"));
     }
-    for b in crate::bugs::enabled(&plan.bugs) {
-        if !plan.scenario.bugs_has(b) {
-            cmd.push_str(&format!(" --bug {b}"));
-        }
+    for b in plan
+        .bugs
+        .iter()
+        .filter(|b| !plan.scenario.bugs.contains(*b))
+    {
+        cmd.push_str(&format!(" --bug {}", b.name()));
     }
     cmd
-}
-
-trait BugsHas {
-    fn bugs_has(&self, name: &str) -> bool;
-}
-impl BugsHas for Scenario {
-    fn bugs_has(&self, name: &str) -> bool {
-        crate::bugs::enabled(&self.bugs).contains(&name)
-    }
 }
 
 /// Builds sweep.json from the records (sorted by seed): see [`Aggregator`].
@@ -167,10 +159,7 @@ impl<'a> Aggregator<'a> {
             },
             shard,
             swarm: plan.swarm,
-            bugs: crate::bugs::enabled(&plan.bugs)
-                .into_iter()
-                .map(String::from)
-                .collect(),
+            bugs: plan.bugs.names().into_iter().map(String::from).collect(),
             jobs_override: plan.jobs,
             passed: self.seeds_failed == 0 && coverage.gate != "failed",
             seeds_run: n,

@@ -162,7 +162,7 @@ pub fn freeze(
     if let Some(j) = request.jobs {
         s.arrivals.jobs = j;
     }
-    s.bugs = request.bugs.clone();
+    s.bugs = request.bugs;
     s.faults.crash = 0.0;
     s.faults.transient_error = 0.0;
     s.faults.permanent_error = 0.0;
@@ -263,7 +263,9 @@ pub fn freeze_run(
         e.counts.set(c, m.figure(c));
     }
     // A run with an unseeded step cannot be pinned: no two runs of it share a trace.
-    let unseeded = crate::bugs::enabled(&request.bugs).contains(&"nondeterministic_step");
+    let unseeded = request
+        .bugs
+        .contains(crate::vocab::bugs::Bug::NondeterministicStep);
     if !unseeded {
         e.trace_hash = Some(crate::history::TraceHash::hex(report.outcome.trace_hash));
     }

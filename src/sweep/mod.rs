@@ -39,7 +39,8 @@ pub use summary::{
     SometimesCoverage, SweepJson, Throughput,
 };
 
-use crate::scenario::{Bugs, Scenario};
+use crate::scenario::Scenario;
+use crate::vocab::bugs::BugSet;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -119,7 +120,7 @@ pub struct Plan {
     pub seeds: (u64, u64),
     pub shard: Option<Shard>,
     pub swarm: bool,
-    pub bugs: Bugs,
+    pub bugs: BugSet,
     pub jobs: Option<u64>,
     /// 0 = all cores.
     pub threads: usize,
@@ -136,7 +137,7 @@ pub struct Plan {
 
 impl Plan {
     pub fn new(scenario: Scenario, scenario_file: &str, seeds: (u64, u64)) -> Plan {
-        let bugs = scenario.bugs.clone();
+        let bugs = scenario.bugs;
         Plan {
             scenario,
             scenario_file: scenario_file.to_string(),

@@ -134,7 +134,7 @@ pub fn seed_setup(plan: &Plan, seed: u64) -> (Scenario, RunRequest, Option<Swarm
     let request = RunRequest {
         seed,
         jobs: plan.jobs,
-        bugs: plan.bugs.clone(),
+        bugs: plan.bugs,
         // The coverage gate reads which faults fired: keep only that evidence, not the
         // whole history (copying every record made sweeps memory-bound on two threads).
         keep_trace: true,

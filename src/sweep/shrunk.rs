@@ -57,7 +57,7 @@ pub fn shrink_groups(plan: &Plan, json: &mut SweepJson) -> Vec<(String, String)>
                 Target::Invariant(i) => i.name().to_string(),
                 Target::Nondeterminism => "replay (nondeterminism)".to_string(),
             };
-            let bugs = crate::bugs::enabled(&plan.bugs).join(", ");
+            let bugs = plan.bugs.names().join(", ");
             let header = format!(
                 "Shrunk by `durasim sweep` from {} seed {seed}{}{}: breaks {what}.\nJobs are explicit [[enqueue]] entries once shrunk, faults explicit [[script]] entries; every\nrandom fault rate is 0.\nReproduce: durasim run <this file>",
                 plan.scenario_file,

@@ -8,10 +8,12 @@
 //! names in `summary.json`, `[expect]` and the text summary, which the metrics count and the
 //! checker counts again), the fault kinds (`faults`), and the closed word lists of a queue-semantics
 //! profile's parameters (`queue_params`: a scenario's `[queue]` keys, and the header's `unique`
-//! and `backoff`, are spelled in them).
+//! and `backoff`, are spelled in them), and the bug switches (`bugs`: their table, and the set a
+//! run has on, which the model, the kernel and the metrics read and the checker never does).
 //! Does not: decide anything. `check/` imports this and `history`, never `model/`: the imports
 //! show that the checker does not lean on the model.
 
+pub mod bugs;
 pub mod codes;
 pub mod config;
 pub mod counters;

@@ -13,6 +13,7 @@ use crate::spec::Spec;
 use crate::store::{Committed, Lease, OutboxRow, Store};
 use anyhow::Result;
 use durasim::model::retry::ErrorKind;
+use durasim::vocab::bugs::Bug;
 use durasim::vocab::faults::{Held, Struck};
 use serde_json::json;
 use std::io::{BufRead, Write};
@@ -48,7 +49,7 @@ pub fn worker(spec: &Spec, slot: u32) -> Result<()> {
     let scenario = spec.scenario()?;
     let mut store = spec.open(&scenario)?;
     let forced = spec.forced();
-    let naive = spec.bug("naive_dual_write");
+    let naive = spec.bug(Bug::NaiveDualWrite);
     let mut idle_said = false;
     loop {
         let Some(lease) = store.lease(slot)? else {

@@ -24,6 +24,7 @@ use args::bad;
 use clap::Parser;
 use durasim::shell::cli::{load_scenario, output_error, Outcome};
 use durasim::shell::report::output_dir::{Kind as OutKind, OutputDir};
+use durasim::vocab::bugs::Bug;
 use judge::judge;
 use setup::{install_pgmq, prepare, Pg};
 use std::path::PathBuf;
@@ -79,11 +80,13 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
     let store_arg = StoreArg::parse(&args.store)?;
     let kind = store_arg.kind();
     durasim::shell::cli::apply_bug_flags(&mut scenario.bugs, &args.bugs)?;
-    let bugs: Vec<&'static str> = durasim::bugs::enabled(&scenario.bugs);
+    let bugs = scenario.bugs;
     if let Some(b) = bugs.iter().find(|b| !REAL_BUGS.contains(b)) {
+        let real: Vec<&str> = REAL_BUGS.iter().map(|b| b.name()).collect();
         return Err(bad(format!(
-            "--bug {b}: not implemented against real stores; allowed: {}",
-            REAL_BUGS.join(", ")
+            "--bug {}: not implemented against real stores; allowed: {}",
+            b.name(),
+            real.join(", ")
         )));
     }
     if let Some(why) = unsupported(&scenario).or_else(|| unsupported_profile(&scenario, kind)) {
@@ -141,7 +144,7 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
         kind: kind.name().to_string(),
         target,
         t0_us: 0,
-        bugs: bugs.iter().map(|b| b.to_string()).collect(),
+        bugs,
         kills: args.kills.clone(),
         lease_ms,
     };
@@ -153,7 +156,7 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
     }
     let spec_path = workdir.join("spec.json");
     std::fs::write(&spec_path, serde_json::to_string(&spec)?)?;
-    let requests = plan::requests(&scenario, seed, args.jobs, spec.bug("tenantless_keys"));
+    let requests = plan::requests(&scenario, seed, args.jobs, spec.bug(Bug::TenantlessKeys));
     let harness = Harness::new(&spec, &spec_path, store)?;
     let run = harness.run(requests, args.time_limit_s * 1000);
     let _ = std::fs::remove_dir_all(&workdir);

@@ -13,6 +13,7 @@ use crate::spec::Spec;
 use crate::store::{Kind, Store};
 use anyhow::{bail, Context, Result};
 use durasim::scenario::Scenario;
+use durasim::vocab::bugs::Bug;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -316,7 +317,7 @@ impl<'a> Harness<'a> {
         for r in 0..relays {
             self.spawn(Role::Relay, r, 0)?;
         }
-        let tenantless = self.spec.bug("tenantless_keys");
+        let tenantless = self.spec.bug(Bug::TenantlessKeys);
         let mut operators: Vec<(u64, usize)> = Vec::new();
         for (i, o) in self.scenario.operator.iter().enumerate() {
             for k in 0..=o.repeat as u64 {

@@ -11,6 +11,7 @@ use crate::store::{Kind, Store, StoreConfig};
 use anyhow::{Context, Result};
 use durasim::model::retry::RetryPolicy;
 use durasim::scenario::Scenario;
+use durasim::vocab::bugs::{Bug, BugSet};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -23,7 +24,7 @@ pub struct Spec {
     /// SQLite: the database file. PostgreSQL: a libpq connection string.
     pub target: String,
     pub t0_us: i64,
-    pub bugs: Vec<String>,
+    pub bugs: BugSet,
     pub kills: Vec<String>,
     /// The lease the store grants (pgmq's visibility timeout is whole seconds).
     pub lease_ms: u64,
@@ -43,8 +44,8 @@ impl Spec {
             .map_err(|e| anyhow::anyhow!("{e}"))
     }
 
-    pub fn bug(&self, name: &str) -> bool {
-        self.bugs.iter().any(|b| b == name)
+    pub fn bug(&self, bug: Bug) -> bool {
+        self.bugs.contains(bug)
     }
 
     pub fn forced(&self) -> Vec<ForcedKill> {
@@ -66,14 +67,10 @@ impl Spec {
                 backoff_base_ms: s.retry.backoff_base_ms,
                 backoff_cap_ms: s.retry.backoff_cap_ms,
                 jitter: s.retry.jitter,
-                bug_unbounded: self.bug("unbounded_retries"),
-                bug_permanent_transient: self.bug("permanent_error_retried"),
-                bug_jitter_over_cap: self.bug("jitter_over_cap"),
-                bug_cancel_early: self.bug("cancel_early"),
+                permanent_retried: false,
+                bugs: self.bugs,
             },
-            no_fencing: self.bug("no_fencing"),
-            no_consumer_dedupe: self.bug("no_consumer_dedupe"),
-            no_idempotency: self.bug("no_idempotency"),
+            bugs: self.bugs,
         }
     }
 

@@ -13,6 +13,7 @@ use crate::model::semantics::{
 use crate::profile::{
     backoff, BackoffFormula, Expiry, ExpiryKind, OnExpiry, Profile, Semantics, WriteGuard,
 };
+use crate::vocab::bugs::BugSet;
 use crate::vocab::config::Jitter;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
@@ -28,10 +29,8 @@ fn queue(change: impl FnOnce(&mut Semantics)) -> ProfiledQueue {
             backoff_base_ms: 100,
             backoff_cap_ms: 2000,
             jitter: Jitter::None,
-            bug_unbounded: false,
-            bug_permanent_transient: false,
-            bug_jitter_over_cap: false,
-            bug_cancel_early: false,
+            permanent_retried: false,
+            bugs: BugSet::EMPTY,
         },
         dlq: DeadLetterQueue::default(),
     };

@@ -45,7 +45,7 @@ fn enqueue_dedupes_same_payload_and_rejects_a_different_one() {
     );
     assert_eq!(q.len(), 1);
     let mut broken = Queue::new(QueueConfig {
-        bug_reuse_on_conflict: true,
+        bugs: Bug::ReuseOnConflict.into(),
         ..config()
     });
     broken.enqueue(0, request(1, 7, 0));
@@ -111,7 +111,7 @@ fn fencing_tokens_are_monotonic_and_only_the_current_one_is_accepted() {
 #[test]
 fn without_fencing_a_zombie_ack_is_accepted() {
     let mut q = Queue::new(QueueConfig {
-        bug_no_fencing: true,
+        bugs: Bug::NoFencing.into(),
         ..config()
     });
     q.enqueue(0, request(1, 1, 0));
@@ -138,7 +138,7 @@ fn a_job_past_its_deadline_is_cancelled_when_someone_tries_to_lease_it() {
     assert_eq!(q.lease_next(30_001), LeaseOutcome::Empty);
 
     let mut broken = Queue::new(QueueConfig {
-        bug_skip_deadline_check: true,
+        bugs: Bug::SkipDeadlineCheck.into(),
         ..config()
     });
     broken.enqueue(0, request(1, 1, 0));

@@ -3,6 +3,7 @@
 
 use crate::base::ids::{JobId, TenantId};
 use crate::model::dead_letter::{AuditEntry, DeadLetterQueue, DlqConfig, DlqReason, StoredReason};
+use crate::vocab::bugs::Bug;
 
 #[test]
 fn a_dlq_is_empty_until_it_holds_an_entry() {
@@ -18,7 +19,7 @@ fn a_dlq_is_empty_until_it_holds_an_entry() {
 fn evict_newest_waits_for_a_full_dlq_then_drops_the_newest() {
     let mut dlq = DeadLetterQueue::new(DlqConfig {
         capacity: Some(2),
-        bug_evict_newest: true,
+        bugs: Bug::EvictNewest.into(),
         ..DlqConfig::default()
     });
     let code = || StoredReason::Code(DlqReason::MaxAttemptsExceeded);

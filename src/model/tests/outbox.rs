@@ -5,6 +5,7 @@
 
 use crate::base::ids::{DocumentId, EventId, JobId, TenantId};
 use crate::model::outbox::{CommitOutcome, Outbox, OutboxConfig};
+use crate::vocab::bugs::Bug;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 
@@ -51,7 +52,7 @@ fn a_direct_publish_takes_a_fresh_event_id() {
 fn an_outbox_made_with_capacity_keeps_its_configuration() {
     let key = IdempotencyKey::new(TenantId(0), DocumentId(1), 1).unwrap();
     let config = OutboxConfig {
-        bug_no_idempotency: true,
+        bugs: Bug::NoIdempotency.into(),
         ..OutboxConfig::default()
     };
     let mut o = Outbox::with_capacity(config, 4);

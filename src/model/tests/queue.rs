@@ -4,6 +4,7 @@
 
 use crate::base::ids::{DocumentId, JobId, SimTime, TenantId};
 use crate::model::queue::{EnqueueRequest, ExpiryOutcome, LeaseOutcome, Queue, QueueConfig};
+use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
 
@@ -41,7 +42,7 @@ fn the_deadline_tripled_defect_is_three_deadlines() {
     let job = q.job(JobId(0));
     assert_eq!(job.deadline_at(&QueueConfig::new(1000, 30_000, 3)), 30_100);
     let tripled = QueueConfig {
-        bug_deadline_tripled: true,
+        bugs: Bug::DeadlineTripled.into(),
         ..QueueConfig::new(1000, 30_000, 3)
     };
     assert_eq!(job.deadline_at(&tripled), 90_100);
@@ -113,7 +114,11 @@ fn a_retry_after_the_lease_ran_out_takes_the_job_out_of_the_ready_line() {
 fn a_lease_is_live_through_its_end_and_early_expiry_ends_it_there() {
     for (early, expires_at) in [(false, 1001), (true, 1000)] {
         let mut q = Queue::new(QueueConfig {
-            bug_early_expiry: early,
+            bugs: if early {
+                Bug::EarlyExpiry.into()
+            } else {
+                BugSet::EMPTY
+            },
             ..QueueConfig::new(1000, 30_000, 3)
         });
         assert_eq!(q.expiry_time(1000), expires_at);
@@ -138,7 +143,11 @@ fn a_lease_is_live_through_its_end_and_early_expiry_ends_it_there() {
 fn unfenced_heartbeat_renews_for_a_zombie_and_the_fenced_queue_refuses_it() {
     for unfenced in [false, true] {
         let mut q = Queue::new(QueueConfig {
-            bug_unfenced_heartbeat: unfenced,
+            bugs: if unfenced {
+                Bug::UnfencedHeartbeat.into()
+            } else {
+                BugSet::EMPTY
+            },
             ..QueueConfig::new(1000, 30_000, 3)
         });
         q.enqueue(0, request(1, 0));
@@ -194,7 +203,7 @@ fn a_job_is_leased_at_its_deadline_and_cancelled_just_past_it() {
 #[test]
 fn heartbeat_not_stored_answers_the_renewal_and_keeps_the_old_lease_end() {
     let mut q = Queue::new(QueueConfig {
-        bug_heartbeat_not_stored: true,
+        bugs: Bug::HeartbeatNotStored.into(),
         ..QueueConfig::new(1000, 30_000, 3)
     });
     q.enqueue(0, request(1, 0));

@@ -3,6 +3,7 @@
 //! Owns: tests only.
 
 use crate::model::retry::{ErrorClass, ErrorKind, RetryPolicy};
+use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::config::Jitter;
 
 /// The policy of these tests, every bug switch off.
@@ -12,17 +13,15 @@ pub(super) fn policy(jitter: Jitter) -> RetryPolicy {
         backoff_base_ms: 100,
         backoff_cap_ms: 2000,
         jitter,
-        bug_unbounded: false,
-        bug_permanent_transient: false,
-        bug_jitter_over_cap: false,
-        bug_cancel_early: false,
+        permanent_retried: false,
+        bugs: BugSet::EMPTY,
     }
 }
 
 #[test]
 fn permanent_error_retried_makes_schema_errors_transient_and_nothing_else() {
     let policy = RetryPolicy {
-        bug_permanent_transient: true,
+        bugs: Bug::PermanentErrorRetried.into(),
         ..policy(Jitter::None)
     };
     assert_eq!(
@@ -55,7 +54,7 @@ fn a_retry_becomes_visible_after_its_delay() {
 #[test]
 fn jitter_over_cap_touches_full_jitter_only() {
     let policy = |jitter| RetryPolicy {
-        bug_jitter_over_cap: true,
+        bugs: Bug::JitterOverCap.into(),
         ..policy(jitter)
     };
     assert_eq!(policy(Jitter::None).backoff_ms(2, 0.99), 200);
@@ -72,7 +71,7 @@ fn jitter_over_cap_touches_full_jitter_only() {
 #[test]
 fn jitter_over_cap_draws_from_zero_to_twice_the_delay() {
     let over = RetryPolicy {
-        bug_jitter_over_cap: true,
+        bugs: Bug::JitterOverCap.into(),
         ..policy(Jitter::Full)
     };
     assert_eq!(over.backoff_ms(2, 0.0), 0);
@@ -104,7 +103,7 @@ fn equal_jitter_draws_the_upper_half_of_the_delay() {
 #[test]
 fn cancel_early_spares_a_retry_that_lands_on_the_deadline() {
     let early = RetryPolicy {
-        bug_cancel_early: true,
+        bugs: Bug::CancelEarly.into(),
         ..policy(Jitter::None)
     };
     let e = ErrorKind::ProviderUnavailable;

@@ -6,7 +6,8 @@
 //! Does not: decide what a scenario means (`scenario/`, `scenario_warnings.rs`).
 
 use super::{bad, Outcome};
-use crate::scenario::{Bugs, Scenario};
+use crate::scenario::Scenario;
+use crate::vocab::bugs::{Bug, BugSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -44,24 +45,23 @@ pub fn load_scenario(path: &Path) -> anyhow::Result<(Scenario, String)> {
 }
 
 /// Applies `--bug` names on top of the scenario's `[bugs]`.
-pub fn apply_bug_flags(bugs: &mut Bugs, names: &[String]) -> anyhow::Result<()> {
+pub fn apply_bug_flags(bugs: &mut BugSet, names: &[String]) -> anyhow::Result<()> {
     for name in names {
-        if !crate::bugs::enable(bugs, name) {
-            return Err(bad(format!(
-                "--bug {name:?}: no such bug switch; allowed: {}",
-                crate::bugs::names().join(", ")
-            )));
-        }
+        let bug = Bug::parse(name).map_err(|e| bad(format!("--bug {name:?}: {e}")))?;
+        bugs.insert(bug);
     }
     Ok(())
 }
 
 /// A `--bug` switch that cannot act under `scenario`'s queue (read from `file`) is bad input:
-/// the run would pass with it silently off (`bugs::refused_under`).
-pub fn check_bugs_apply(bugs: &Bugs, scenario: &Scenario, file: &str) -> anyhow::Result<()> {
+/// the run would pass with it silently off (`scenario::refused_under`).
+pub fn check_bugs_apply(bugs: BugSet, scenario: &Scenario, file: &str) -> anyhow::Result<()> {
     let profile = scenario.queue.profile.as_deref().unwrap_or("durasim");
-    match crate::bugs::refused_under(bugs, &scenario.semantics(), profile) {
-        Some(m) => Err(bad(format!("{file}: --bug early_expiry: {m}"))),
+    match crate::scenario::refused_under(bugs, &scenario.semantics(), profile) {
+        Some(m) => Err(bad(format!(
+            "{file}: --bug {}: {m}",
+            Bug::EarlyExpiry.name()
+        ))),
         None => Ok(()),
     }
 }

@@ -11,11 +11,24 @@ use crate::sweep::{FaultCoverage, SweepJson};
 use crate::vocab::counters::{Counter, Group};
 use std::path::Path;
 
-/// `durasim bugs`: every switch, what catches it and the defect it plants.
+/// `durasim bugs`: every switch, what catches it, where its defect lives, the shipped scenario
+/// that shows it, and the defect it plants (`vocab::bugs::TABLE`). `scripts/bug-table.sh` reads
+/// the first two columns.
 pub fn print_bugs() {
-    println!("{:<22} {:<26} defect", "switch", "caught by");
-    for b in &crate::bugs::ALL {
-        println!("{:<22} {:<26} {}", b.name, b.caught_by, b.defect);
+    println!(
+        "{:<23} {:<25} {:<13} {:<26} defect",
+        "switch", "caught by", "site", "demo"
+    );
+    for b in crate::vocab::bugs::Bug::ALL {
+        let sites: Vec<&str> = b.sites().iter().map(|s| s.name()).collect();
+        println!(
+            "{:<23} {:<25} {:<13} {:<26} {}",
+            b.name(),
+            b.caught_by(),
+            sites.join("+"),
+            b.demo(),
+            b.defect()
+        );
     }
 }
 

@@ -57,10 +57,10 @@ fn replay_request(dir: &Path) -> anyhow::Result<(PathBuf, Scenario, RunRequest, 
         )));
     }
     let mut request = RunRequest::for_scenario(&scenario);
-    request.bugs = crate::scenario::Bugs::default();
+    request.bugs = crate::vocab::bugs::BugSet::EMPTY;
     apply_bug_flags(&mut request.bugs, &info.bugs)?;
     check_bugs_apply(
-        &request.bugs,
+        request.bugs,
         &scenario,
         &scenario_path.display().to_string(),
     )?;

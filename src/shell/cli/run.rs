@@ -45,7 +45,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let mut request = RunRequest::for_scenario(&scenario);
     apply_bug_flags(&mut request.bugs, &args.bugs)?;
     check_bugs_apply(
-        &request.bugs,
+        request.bugs,
         &scenario,
         &args.scenario.display().to_string(),
     )?;
@@ -113,7 +113,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         scenario_file: &file,
         scenario_text: &text,
         jobs_override: request.jobs,
-        bugs: crate::bugs::enabled(&request.bugs),
+        bugs: request.bugs.names(),
         seed: request.seed,
         reproduce: reproduce.clone(),
     };

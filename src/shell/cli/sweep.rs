@@ -10,7 +10,6 @@ use super::args::{MergeArgs, SweepArgs};
 use super::input::{apply_bug_flags, check_bugs_apply, load_scenario};
 use super::print::print_sweep_summary;
 use super::{bad, default_out, output_error, report_error, Outcome};
-use crate::scenario::Bugs;
 use crate::shell::report::junit::{check_junit_target, write_junit};
 use crate::shell::report::output_dir::inspect;
 use crate::shell::report::sweep_dir::{
@@ -18,6 +17,7 @@ use crate::shell::report::sweep_dir::{
 };
 use crate::sweep::merge::{check_complete, check_shard, merge, ShardResult};
 use crate::sweep::{sweep_streaming, Plan, SeedSink, Shard, StreamError, SweepJson, SweepOutput};
+use crate::vocab::bugs::BugSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -69,7 +69,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
     let mut plan = Plan::new(scenario, &args.scenario.display().to_string(), seeds);
     apply_bug_flags(&mut plan.bugs, &args.bugs)?;
     check_bugs_apply(
-        &plan.bugs,
+        plan.bugs,
         &plan.scenario,
         &args.scenario.display().to_string(),
     )?;
@@ -136,9 +136,9 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
     );
     plan.swarm = first.swarm;
     plan.jobs = first.jobs_override;
-    plan.bugs = Bugs::default();
+    plan.bugs = BugSet::EMPTY;
     apply_bug_flags(&mut plan.bugs, &first.bugs)?;
-    check_bugs_apply(&plan.bugs, &plan.scenario, &first.scenario_file)?;
+    check_bugs_apply(plan.bugs, &plan.scenario, &first.scenario_file)?;
     let mut records = Vec::new();
     for s in &shards {
         records

@@ -8,6 +8,7 @@ use anyhow::{anyhow, Result};
 use clap::Parser;
 use durasim::scenario::Scenario;
 use durasim::shell::cli::BadInput;
+use durasim::vocab::bugs::Bug;
 use std::path::PathBuf;
 
 const CONFORM_HELP: &str = "Examples:
@@ -61,12 +62,12 @@ pub struct ConformArgs {
 }
 
 /// The bug switches implemented against real code.
-pub const REAL_BUGS: [&str; 5] = [
-    "no_fencing",
-    "tenantless_keys",
-    "naive_dual_write",
-    "no_consumer_dedupe",
-    "no_idempotency",
+pub const REAL_BUGS: [Bug; 5] = [
+    Bug::NoFencing,
+    Bug::TenantlessKeys,
+    Bug::NaiveDualWrite,
+    Bug::NoConsumerDedupe,
+    Bug::NoIdempotency,
 ];
 
 pub(super) fn bad(msg: impl Into<String>) -> anyhow::Error {

@@ -155,7 +155,7 @@ pub(super) fn judge(
             scenario_file: &file,
             scenario_text: text,
             jobs_override: args.jobs,
-            bugs: durasim::bugs::enabled(&scenario.bugs),
+            bugs: scenario.bugs.names(),
             seed,
             reproduce: reproduce.clone(),
         },

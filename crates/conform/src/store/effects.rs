@@ -19,7 +19,7 @@ impl Store {
     ) -> Result<(Committed, Option<i64>)> {
         self.db.begin()?;
         let output = output as i64;
-        let existing = if self.cfg.no_idempotency {
+        let existing = if self.cfg.bugs.contains(Bug::NoIdempotency) {
             None
         } else {
             self.db.query_opt(
@@ -39,12 +39,12 @@ impl Store {
             return Ok((outcome, None));
         }
         let event = self.next("event")?;
-        let conflict = if self.cfg.no_idempotency {
+        let conflict = if self.cfg.bugs.contains(Bug::NoIdempotency) {
             ""
         } else {
             "ON CONFLICT (key) DO NOTHING"
         };
-        let key_col = if self.cfg.no_idempotency {
+        let key_col = if self.cfg.bugs.contains(Bug::NoIdempotency) {
             // Without idempotency the key is not unique: each commit gets its own row.
             format!("{}#{}", l.key, event)
         } else {
@@ -171,7 +171,11 @@ impl Store {
             &[r.event.into(), send.into(), now.into()],
         )?;
         self.hist(now, json!({"type": "published", "event": r.event, "key": r.key, "job": r.job, "output": hex(r.output), "send": send, "direct": direct}))?;
-        let fresh = if self.cfg.no_consumer_dedupe { 1 } else { seen };
+        let fresh = if self.cfg.bugs.contains(Bug::NoConsumerDedupe) {
+            1
+        } else {
+            seen
+        };
         if fresh == 1 {
             self.db.exec(
                 "INSERT INTO effects (event, key, job, output) VALUES ($1, $2, $3, $4)",

@@ -50,7 +50,7 @@ impl Store {
     fn fenced_update(&mut self, now: i64, worker: u32, l: &Lease, w: &Write) -> Result<bool> {
         let mut params: Vec<Val> = vec![l.job.into(), (l.fence as i64).into(), now.into()];
         params.extend_from_slice(&w.extra);
-        let fence = if self.cfg.no_fencing {
+        let fence = if self.cfg.bugs.contains(Bug::NoFencing) {
             ""
         } else {
             "AND fence = $2"

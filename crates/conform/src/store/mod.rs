@@ -25,6 +25,7 @@
 use crate::db::{Db, Row, Val};
 use anyhow::{anyhow, bail, Result};
 use durasim::model::retry::{classify, Decision, ErrorClass, ErrorKind, RetryPolicy};
+use durasim::vocab::bugs::Bug;
 use serde_json::{json, Value};
 
 /// Which real store.
@@ -56,12 +57,10 @@ pub struct StoreConfig {
     pub deadline_ms: u64,
     pub max_attempts: u32,
     pub policy: RetryPolicy,
-    /// Bug switch: queue writes do not check the fencing token.
-    pub no_fencing: bool,
-    /// Bug switch: the consumer applies every delivery (no dedupe by event id).
-    pub no_consumer_dedupe: bool,
-    /// Bug switch: results are inserted without the key lookup (a second result per key).
-    pub no_idempotency: bool,
+    /// The bug switches on; the store reads `no_fencing` (queue writes do not check the fencing
+    /// token), `no_consumer_dedupe` (the consumer applies every delivery) and `no_idempotency`
+    /// (results are inserted without the key lookup: a second result per key).
+    pub bugs: durasim::vocab::bugs::BugSet,
 }
 
 /// One enqueue request.
