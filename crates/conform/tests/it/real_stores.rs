@@ -1,13 +1,11 @@
-//! The conformance harness against real stores: SQLite (always), PostgreSQL and pgmq (a
-//! throwaway cluster for this whole test binary, started once and removed at the end; the tests
-//! skip loudly only where no PostgreSQL can be had).
+//! The conformance harness against real stores: SQLite (always), PostgreSQL and pgmq (one
+//! throwaway cluster for the test, started once and removed at its end; the test is ignored,
+//! run by `cargo test -- --ignored`, and fails where no PostgreSQL can be had).
 //!
 //! Each test runs the `durasim-conform` program as a user would and reads its outputs: the
 //! exit code, `history.jsonl` (the store's own record) and `conform.json`.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::Value;
 use std::process::Command;
 
@@ -260,10 +258,9 @@ fn sqlite_catches_the_bug_switches() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: .ci/run installs it and runs the ignored tests"]
 fn postgres_and_pgmq_on_one_throwaway_cluster() {
-    let Some((server, url)) = throwaway_server("the PostgreSQL and pgmq conformance tests") else {
-        return;
-    };
+    let (server, url) = throwaway_server("the PostgreSQL and pgmq conformance tests");
     let pgmq = format!("pgmq:{url}");
     let t = TempDir::new("pg");
 

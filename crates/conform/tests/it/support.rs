@@ -1,8 +1,8 @@
 //! What the conformance tests share: the `durasim-conform` program run as a user would, with its
-//! outputs read back (exit code, `history.jsonl`, `conform.json`, the verdict lines), and a
-//! temporary directory removed at the end.
-//! Does not: share a server between test binaries (each starts its own, once).
-#![allow(dead_code)] // each test binary uses its own subset
+//! outputs read back (exit code, `history.jsonl`, `conform.json`, the verdict lines), a
+//! temporary directory removed at the end, and a throwaway PostgreSQL.
+//! Does not: share a server between tests (each PostgreSQL test starts its own).
+#![allow(dead_code)] // each module uses its own subset
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -88,17 +88,20 @@ pub fn violated(run: &Run) -> Vec<String> {
         .collect()
 }
 
-/// A throwaway PostgreSQL for this test binary and its URL, or `None` after a loud message (what
-/// did not run) where no PostgreSQL can be had.
-pub fn throwaway_server(what: &str) -> Option<(durasim_conform::server::Server, String)> {
-    if durasim_conform::server::find_bin().is_none() {
-        eprintln!("\n\n!!!!!!!! SKIPPED: no PostgreSQL found (install it: apt-get install postgresql); {what} did NOT run !!!!!!!!\n");
-        return None;
-    }
+/// A throwaway PostgreSQL for one test, and its URL. A test that needs it is `#[ignore]`d (run
+/// by `cargo test -- --ignored`, as `.ci/run` does after installing PostgreSQL); without
+/// PostgreSQL it fails here, saying what did not run. It never passes unrun.
+#[track_caller]
+pub fn throwaway_server(what: &str) -> (durasim_conform::server::Server, String) {
+    assert!(
+        durasim_conform::server::find_bin().is_some(),
+        "no PostgreSQL found ($DURASIM_PG_BIN, /usr/lib/postgresql/*/bin, PATH; install it: \
+         apt-get install postgresql): {what} cannot run, and this test fails rather than pass"
+    );
     let server = durasim_conform::server::Server::start().expect("a throwaway PostgreSQL starts");
     let url = format!(
         "postgres://postgres@localhost/postgres?host={}",
         server.dir().display()
     );
-    Some((server, url))
+    (server, url)
 }
