@@ -11,7 +11,7 @@
 #   PROFILES="durasim pgmq" FAULTS="zombie relay-crash" bash scripts/profile-table.sh --check README.md
 #
 # The check compares only the cells it computes (PROFILES × FAULTS, default all), with the seeds
-# the README's table states; tests/profile_table.rs runs it on a cheap subset.
+# the README's table states; tests/it/profile_table.rs runs it on a cheap subset.
 # Writes the cells' scenarios and sweeps under a temporary directory and removes it; prints the
 # table (or, with --check, the cells that differ) on stdout.
 set -euo pipefail
