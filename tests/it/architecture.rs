@@ -337,3 +337,26 @@ fn the_import_scanner_reads_groups() {
         ["a", "b", "c", "d"]
     );
 }
+
+/// The integration tests are one binary per package (`tests/it/`, `crates/conform/tests/it/`):
+/// Cargo would build a loose `tests/NAME.rs` or `tests/NAME/main.rs` as a binary of its own, with
+/// its own copies of the helpers and its own link. A new test is a module of `it`.
+#[test]
+fn the_integration_tests_are_one_binary_per_package() {
+    for tests in ["tests", "crates/conform/tests"] {
+        let mut binaries = Vec::new();
+        for e in std::fs::read_dir(root().join(tests)).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if p.extension().is_some_and(|x| x == "rs") || p.join("main.rs").is_file() {
+                binaries.push(name);
+            }
+        }
+        assert_eq!(
+            binaries,
+            ["it"],
+            "{tests}/: a test is a module of {tests}/it/ (declared in its main.rs), not a binary \
+             of its own"
+        );
+    }
+}
