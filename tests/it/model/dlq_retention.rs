@@ -10,6 +10,7 @@ use durasim::scenario::Scenario;
 use serde_json::Value;
 
 use crate::support::history::{first_message, judge, run_with_history};
+use crate::support::load;
 
 /// Oban (discarded jobs pruned after 60 s): 5 documents fail validation at once; an operator
 /// comes to reprocess the oldest after 30 s, and again after 2 minutes.
@@ -95,12 +96,7 @@ fn entries_expire_after_the_stated_retention_and_the_checker_tells_it_from_an_il
 /// header has no `dlq_retention`.
 #[test]
 fn a_dlq_without_retention_keeps_everything() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scenarios/dlq-capacity-safe.toml"
-    ))
-    .unwrap();
-    let s = Scenario::parse("dlq-capacity-safe.toml", &text).unwrap();
+    let s = load("dlq-capacity-safe");
     let (lines, live) = history(&s);
     assert!(!lines[0].contains("dlq_retention"));
     assert!(!lines.iter().any(|l| l.contains("\"dlq_evicted\"")));
