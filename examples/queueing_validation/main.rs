@@ -5,7 +5,7 @@
 //!     cargo run --release --example queueing_validation [-- [--seeds K] [--jobs N] [FILE...]]
 //!
 //! Defaults: every `scenarios/validation/*.toml`, seeds 0..16, each scenario's own job count:
-//! exactly what `tests/queueing_theory.rs` checks. A cell reads "durasim ±standard error
+//! exactly what `tests/it/queueing_theory.rs` checks. A cell reads "durasim ±standard error
 //! (theory)"; the standard error is the spread of the per-seed figures over sqrt(seeds).
 
 mod textbook;

@@ -1,7 +1,7 @@
 //! Textbook queueing theory for durasim's validation scenarios (`scenarios/validation/`), and
 //! the measurement of one scenario over many seeds. Shared, by `#[path]`, between the example
 //! that prints `docs/validation.md`'s table (`cargo run --release --example queueing_validation`)
-//! and `tests/queueing_theory.rs`, which asserts on exactly these figures.
+//! and `tests/it/queueing_theory.rs`, which asserts on exactly these figures.
 //!
 //! Owns: recognising a scenario as an M/M/c or M/G/1 queue, Erlang C (M/M/c) and
 //! Pollaczek-Khinchine (M/G/1), and pooling per-seed figures with their standard errors across

@@ -1,12 +1,13 @@
 //! Fuzz target: any bytes as a history file (what `durasim verify` reads). The reader must never
 //! panic or allocate past its limits; a refusal must be a short message naming the file; an
 //! accepted history must be judged without a panic and written back to the same records (the
-//! properties live in `tests/support/history_props.rs`, shared with tests/fuzz_history_smoke.rs).
+//! properties live in `tests/it/support/history_props.rs`, shared with the in-suite smoke
+//! tests/it/fuzz/history_smoke.rs).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/support/history_props.rs"]
+#[path = "../../tests/it/support/history_props.rs"]
 mod history_props;
 
 fuzz_target!(|data: &[u8]| {

@@ -14,7 +14,7 @@
 # Exit status: COMMAND's; 77 when this cannot run here (not root, or slurm-wlm / munge /
 # setpriv missing: `apt-get install slurm-wlm munge`), with the reason on stderr and nothing
 # started; 3 when the cluster did not come up (its logs are printed).
-# Tested with Debian bookworm's slurm-wlm 22.05 and munge 0.5.15; used by tests/slurm.rs.
+# Tested with Debian bookworm's slurm-wlm 22.05 and munge 0.5.15; used by tests/it/deploy.rs.
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 

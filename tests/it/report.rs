@@ -1,0 +1,589 @@
+//! Charts, the HTML report (rendered in headless Chromium: that test is ignored, run by
+//! `cargo test -- --ignored`, and fails without Chromium) and the Chrome / Perfetto trace export.
+
+use crate::support::{durasim, ok, require_tools, temp_path};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Width and height of a PNG, checking its signature.
+fn png_size(path: &Path) -> (u32, u32) {
+    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        &b[..8],
+        b"\x89PNG\r\n\x1a\n",
+        "{} is not a PNG",
+        path.display()
+    );
+    assert_eq!(&b[12..16], b"IHDR");
+    let be = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+    (be(16), be(20))
+}
+
+const RUN_CHARTS: [&str; 4] = ["depth", "latency", "stages", "outcomes"];
+
+#[test]
+fn run_chart_draws_every_chart_and_a_self_contained_report() {
+    let dir = temp_path!("s12");
+    let d = dir.to_str().unwrap();
+    ok(&durasim(&[
+        "run",
+        "scenarios/synthetic-12.toml",
+        "--chart",
+        "--out",
+        d,
+        "--quiet",
+    ]));
+    for c in RUN_CHARTS {
+        let (w, h) = png_size(&dir.join("charts").join(format!("{c}.png")));
+        assert!(w >= 1000 && h >= 500, "{c}: {w}x{h}");
+    }
+    assert!(dir.join("faults.csv").is_file() && dir.join("reviews.csv").is_file());
+    let reviews = std::fs::read_to_string(dir.join("reviews.csv")).unwrap();
+    assert_eq!(
+        reviews.lines().count(),
+        13,
+        "a header and 12 documents:\n{reviews}"
+    );
+    assert!(
+        reviews.lines().skip(1).all(|l| l.ends_with(",90")),
+        "reviewWaitMs is 90 for each:\n{reviews}"
+    );
+    assert!(
+        !dir.join("trace.jsonl").exists(),
+        "--chart alone writes no trace.jsonl"
+    );
+
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert_eq!(html.matches("<img class=\"chart\"").count(), 4);
+    assert_eq!(html.matches("src=\"data:image/png;base64,").count(), 4);
+    for needle in [
+        "durasim run scenarios/synthetic-12.toml --seed 1",
+        "single_result_per_key",
+        "queueWaitMs",
+        "PASS",
+    ] {
+        assert!(html.contains(needle), "index.html lacks {needle:?}");
+    }
+    for remote in [
+        "src=\"http",
+        "href=\"http",
+        "url(http",
+        "src=\"//",
+        "@import",
+    ] {
+        assert!(
+            !html.contains(remote),
+            "index.html loads something remote: {remote}"
+        );
+    }
+}
+
+#[test]
+fn chart_redraws_a_directory_in_both_formats_and_from_csvs_alone() {
+    // No trace, no --chart: only the operator actions scenario.toml schedules are known.
+    let dir = temp_path!("chaos-plain");
+    let d = dir.to_str().unwrap();
+    ok(&durasim(&[
+        "run",
+        "scenarios/chaos.toml",
+        "--seed",
+        "3",
+        "--out",
+        d,
+        "--quiet",
+    ]));
+    let out = temp_path!("chaos-plain-charts");
+    let o = out.to_str().unwrap();
+    let r = durasim(&["chart", d, "--out", o, "--format", "both"]);
+    ok(&r);
+    for c in RUN_CHARTS {
+        png_size(&out.join("charts").join(format!("{c}.png")));
+        let svg = std::fs::read_to_string(out.join("charts").join(format!("{c}.svg"))).unwrap();
+        assert!(
+            svg.contains("<svg") && svg.contains("<text"),
+            "{c}.svg has no text"
+        );
+    }
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        html.contains("scenario.toml only (no history"),
+        "the report says where markers came from"
+    );
+    assert!(
+        html.contains("operator"),
+        "operator actions come from scenario.toml"
+    );
+
+    // With a trace, the markers are complete.
+    let traced = temp_path!("chaos-traced");
+    let t = traced.to_str().unwrap();
+    ok(&durasim(&[
+        "run",
+        "scenarios/chaos.toml",
+        "--seed",
+        "3",
+        "--trace",
+        "--out",
+        t,
+        "--quiet",
+    ]));
+    ok(&durasim(&["chart", t]));
+    let html = std::fs::read_to_string(traced.join("index.html")).unwrap();
+    assert!(
+        html.contains("From the run&#39;s history."),
+        "markers from trace.jsonl"
+    );
+    assert!(html.contains("worker stall") && html.contains("relay crash"));
+}
+
+/// `chart` on a `--no-rows` run drew "worker crash × 0" (markers taken from an attempts.csv that
+/// was never written) and said nothing of the empty panels.
+#[test]
+fn chart_of_a_no_rows_run_names_the_charts_that_lack_data() {
+    let dir = temp_path!("no-rows");
+    let d = dir.to_str().unwrap();
+    ok(&durasim(&[
+        "run",
+        "scenarios/chaos.toml",
+        "--no-rows",
+        "--out",
+        d,
+        "--quiet",
+    ]));
+    let r = durasim(&["chart", d]);
+    ok(&r);
+    let out = String::from_utf8_lossy(&r.stdout);
+    for needle in [
+        "missing depth: no fault markers",
+        "summary.json counts 15 worker, 10 relay and 0 consumer crashes",
+        "--trace",
+        "missing latency",
+        "missing stages",
+        "missing outcomes",
+    ] {
+        assert!(out.contains(needle), "lacks {needle:?}: {out}");
+    }
+    let svg_dir = temp_path!("no-rows-svg");
+    ok(&durasim(&[
+        "chart",
+        d,
+        "--out",
+        svg_dir.to_str().unwrap(),
+        "--format",
+        "svg",
+    ]));
+    let svg = std::fs::read_to_string(svg_dir.join("charts/depth.svg")).unwrap();
+    assert!(
+        !svg.contains("worker crash × 0"),
+        "a count it does not know"
+    );
+    assert!(svg.contains("worker crash — not recorded"), "{svg}");
+}
+
+#[test]
+fn chart_rejects_what_is_not_a_run() {
+    let r = durasim(&["chart", "no/such/dir"]);
+    assert_eq!(r.status.code(), Some(2));
+    let empty = temp_path!("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let r = durasim(&["chart", empty.to_str().unwrap()]);
+    assert_eq!(
+        r.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(String::from_utf8_lossy(&r.stderr).contains("neither summary.json"));
+}
+
+#[test]
+fn sweep_directory_gets_cross_seed_charts() {
+    let dir = temp_path!("sweep");
+    let d = dir.to_str().unwrap();
+    let r = durasim(&[
+        "sweep",
+        "scenarios/chaos.toml",
+        "--seeds",
+        "0..24",
+        "--out",
+        d,
+        "--quiet",
+    ]);
+    ok(&r);
+    let bug = dir.join("no_fencing");
+    let r = durasim(&[
+        "sweep",
+        "scenarios/chaos.toml",
+        "--seeds",
+        "0..24",
+        "--bug",
+        "no_fencing",
+        "--no-shrink",
+        "--quiet",
+        "--out",
+        bug.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(1), "no_fencing is caught");
+    ok(&durasim(&["chart", d]));
+    let (w, h) = png_size(&dir.join("charts/sweep.png"));
+    assert!(w >= 1000 && h >= 800);
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        html.contains("per-seed metrics of the 24 seeds, from seeds.jsonl"),
+        "the sweep recorded each seed's figures and the chart read them"
+    );
+    // The charts read what the sweep recorded and never run a seed again: without seeds.jsonl
+    // there is nothing to show.
+    let copy = temp_path!("sweep-without-seeds");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::copy(dir.join("sweep.json"), copy.join("sweep.json")).unwrap();
+    let out = temp_path!("sweep-without-seeds-charts");
+    ok(&durasim(&[
+        "chart",
+        copy.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        html.contains("no per-seed metrics:") && html.contains("seeds.jsonl: cannot read"),
+        "{html}"
+    );
+}
+
+// ---- the Chrome trace-event format --------------------------------------------------------
+
+/// Checks a document against the trace-event format as ui.perfetto.dev and chrome://tracing
+/// read it: required fields per phase, balanced async pairs, complete events properly nested
+/// on each thread, flows that start before they finish.
+fn validate_trace_events(doc: &Value) -> Result<BTreeMap<String, usize>, String> {
+    let events = doc
+        .get("traceEvents")
+        .and_then(Value::as_array)
+        .ok_or("no traceEvents array")?;
+    let mut phases: BTreeMap<String, usize> = BTreeMap::new();
+    let mut slices: HashMap<(u64, u64), Vec<(u64, u64)>> = HashMap::new();
+    let mut async_open: HashMap<(String, String), i64> = HashMap::new();
+    let mut flows: HashMap<String, (u32, u32, u64)> = HashMap::new();
+    let mut last_ts = 0u64;
+    for (i, e) in events.iter().enumerate() {
+        let err = |m: &str| format!("event #{i} {e}: {m}");
+        let ph = e
+            .get("ph")
+            .and_then(Value::as_str)
+            .ok_or_else(|| err("no ph"))?;
+        *phases.entry(ph.to_string()).or_default() += 1;
+        e.get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| err("no name"))?;
+        let pid = e
+            .get("pid")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| err("no integer pid"))?;
+        let tid = e
+            .get("tid")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| err("no integer tid"))?;
+        if ph == "M" {
+            e.get("args")
+                .and_then(Value::as_object)
+                .ok_or_else(|| err("metadata without args"))?;
+            continue;
+        }
+        let ts = e
+            .get("ts")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| err("no ts"))?;
+        if ts < last_ts {
+            return Err(err("events not sorted by ts"));
+        }
+        last_ts = ts;
+        match ph {
+            "X" => {
+                let dur = e
+                    .get("dur")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| err("X without dur"))?;
+                slices.entry((pid, tid)).or_default().push((ts, ts + dur));
+            }
+            "i" | "I" => {
+                let s = e.get("s").and_then(Value::as_str).unwrap_or("t");
+                if !["g", "p", "t"].contains(&s) {
+                    return Err(err("bad instant scope"));
+                }
+            }
+            "b" | "e" => {
+                let cat = e
+                    .get("cat")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| err("async without cat"))?;
+                let id = e
+                    .get("id")
+                    .ok_or_else(|| err("async without id"))?
+                    .to_string();
+                let n = async_open.entry((cat.to_string(), id)).or_default();
+                *n += if ph == "b" { 1 } else { -1 };
+                if *n < 0 {
+                    return Err(err("async end before begin"));
+                }
+            }
+            "s" | "t" | "f" => {
+                let id = e
+                    .get("id")
+                    .ok_or_else(|| err("flow without id"))?
+                    .to_string();
+                let f = flows.entry(id).or_default();
+                match ph {
+                    "s" => f.0 += 1,
+                    "f" => {
+                        if f.0 == 0 {
+                            return Err(err("flow finishes before it starts"));
+                        }
+                        f.1 += 1
+                    }
+                    _ => {}
+                }
+                f.2 = ts;
+            }
+            "C" => {
+                let args = e
+                    .get("args")
+                    .and_then(Value::as_object)
+                    .ok_or_else(|| err("counter without args"))?;
+                if !args.values().all(Value::is_number) {
+                    return Err(err("counter with a non-numeric value"));
+                }
+            }
+            other => return Err(err(&format!("unexpected phase {other}"))),
+        }
+    }
+    for ((cat, id), n) in async_open {
+        if n != 0 {
+            return Err(format!("async slice {cat}/{id} never ends"));
+        }
+    }
+    for (id, (s, f, _)) in flows {
+        if s != 1 || f != 1 {
+            return Err(format!("flow {id}: {s} starts, {f} finishes"));
+        }
+    }
+    // Complete events on one thread must nest: sort by start, longest first, and keep a stack.
+    for ((pid, tid), mut v) in slices {
+        v.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut stack: Vec<(u64, u64)> = Vec::new();
+        for (s, e) in v {
+            while stack
+                .last()
+                .is_some_and(|top| top.1 <= s && !(top.0 == s && top.1 >= e))
+            {
+                stack.pop();
+            }
+            if let Some(top) = stack.last() {
+                if e > top.1 {
+                    return Err(format!(
+                        "pid {pid} tid {tid}: slice {s}..{e} overlaps its parent {}..{}",
+                        top.0, top.1
+                    ));
+                }
+            }
+            stack.push((s, e));
+        }
+    }
+    Ok(phases)
+}
+
+#[test]
+fn chrome_trace_is_valid_trace_event_json_with_tracks_and_flows() {
+    let dir = temp_path!("chaos-chrome");
+    let d = dir.to_str().unwrap();
+    ok(&durasim(&[
+        "run",
+        "scenarios/chaos.toml",
+        "--seed",
+        "3",
+        "--trace-format",
+        "chrome",
+        "--out",
+        d,
+        "--quiet",
+    ]));
+    assert!(!dir.join("trace.jsonl").exists(), "chrome replaces jsonl");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("trace.json")).unwrap())
+            .expect("trace.json is JSON");
+    let phases = validate_trace_events(&doc).unwrap_or_else(|e| panic!("invalid trace: {e}"));
+    for ph in ["M", "X", "i", "b", "e", "s", "f", "C"] {
+        assert!(
+            phases.get(ph).copied().unwrap_or(0) > 0,
+            "no {ph} events: {phases:?}"
+        );
+    }
+    let events = doc["traceEvents"].as_array().unwrap();
+    let named = |n: &str| {
+        events
+            .iter()
+            .filter(|e| e["name"].as_str().is_some_and(|x| x.starts_with(n)))
+            .count()
+    };
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        named("CRASH") as u64,
+        summary["crashes"]["worker"].as_u64().unwrap()
+    );
+    assert_eq!(
+        named("RELAY CRASH") as u64,
+        summary["crashes"]["relay"].as_u64().unwrap()
+    );
+    assert_eq!(
+        named("STALL") as u64,
+        summary["crashes"]["stalls"].as_u64().unwrap()
+    );
+    assert_eq!(
+        named("attempt job-") as u64,
+        summary["attempts"].as_u64().unwrap()
+    );
+    let threads: Vec<&str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    for t in ["worker-0", "worker-5", "relay", "consumer", "review"] {
+        assert!(threads.contains(&t), "no {t} track: {threads:?}");
+    }
+
+    // And --trace --trace-format jsonl is the plain trace.
+    let j = temp_path!("s12-jsonl");
+    ok(&durasim(&[
+        "run",
+        "scenarios/synthetic-12.toml",
+        "--trace-format",
+        "jsonl",
+        "--out",
+        j.to_str().unwrap(),
+        "--quiet",
+    ]));
+    assert!(j.join("trace.jsonl").is_file() && !j.join("trace.json").exists());
+}
+
+// ---- the report in a real browser ----------------------------------------------------------
+
+/// Runs chromium headless with a fresh profile; its output goes to files (a dumped DOM is larger
+/// than a pipe's buffer). None when it does not finish in time.
+fn chromium(args: &[&str], profile: &Path) -> Option<Output> {
+    let stdout_path = profile.with_extension("stdout");
+    let stderr_path = profile.with_extension("stderr");
+    let mut child = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            &format!("--user-data-dir={}", profile.display()),
+        ])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&stdout_path).unwrap())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .expect("chromium starts");
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return Some(Output {
+                status,
+                stdout: std::fs::read(&stdout_path).unwrap_or_default(),
+                stderr: std::fs::read(&stderr_path).unwrap_or_default(),
+            });
+        }
+        if started.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn attr(dom: &str, name: &str) -> Option<String> {
+    let at = dom.find(&format!("{name}=\""))? + name.len() + 2;
+    Some(dom[at..].split('"').next()?.to_string())
+}
+
+#[test]
+#[ignore = "needs chromium: .ci/run installs it and runs the ignored tests"]
+fn html_report_renders_in_headless_chromium() {
+    require_tools(&[CHROMIUM], "apt-get install -y chromium");
+    let dir = temp_path!("chaos-html");
+    let d = dir.to_str().unwrap();
+    ok(&durasim(&[
+        "run",
+        "scenarios/chaos.toml",
+        "--seed",
+        "3",
+        "--chart",
+        "--out",
+        d,
+        "--quiet",
+    ]));
+    let page = format!(
+        "file://{}",
+        dir.join("index.html").canonicalize().unwrap().display()
+    );
+    let profile = temp_path!("chromium-profile");
+    std::fs::create_dir_all(&profile).unwrap();
+    let out = chromium(
+        &["--virtual-time-budget=10000", "--dump-dom", &page],
+        &profile,
+    )
+    .expect("chromium finished within 90 s");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && dom.contains("<html"),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        attr(&dom, "data-loaded").as_deref(),
+        Some("true"),
+        "the load event ran"
+    );
+    assert_eq!(
+        attr(&dom, "data-errors").as_deref(),
+        Some("0"),
+        "errors while loading"
+    );
+    assert_eq!(attr(&dom, "data-charts").as_deref(), Some("4"));
+    assert_eq!(
+        attr(&dom, "data-charts-rendered").as_deref(),
+        Some("4"),
+        "every chart decoded"
+    );
+    assert!(dom.contains("single_result_per_key"));
+
+    // A screenshot, for a person to look at (chaos-html.png beside the run's directory).
+    let shot = dir.with_extension("png");
+    let _ = chromium(
+        &[
+            "--window-size=1500,2400",
+            &format!("--screenshot={}", shot.display()),
+            &page,
+        ],
+        &profile,
+    );
+    if shot.exists() {
+        let (w, h) = png_size(&shot);
+        assert!(w >= 1000 && h >= 1000);
+    }
+}
