@@ -11,7 +11,7 @@
 #   PROFILES="durasim pgmq" FAULTS="zombie relay-crash" bash scripts/profile-table.sh --check docs/queues.md
 #
 # The check compares only the cells it computes (PROFILES × FAULTS, default all), with the seeds
-# the page's table states (the table between its profile-table markers); tests/profile_table.rs
+# the page's table states (the table between its profile-table markers); tests/it/profile_table.rs
 # runs it on a cheap subset.
 # Writes the cells' scenarios and sweeps under a temporary directory and removes it; prints the
 # table (or, with --check, the cells that differ) on stdout.

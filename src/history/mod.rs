@@ -470,7 +470,7 @@ mod tests {
 
     // The generic record writes `relay_crashed` exactly as the variant it replaced,
     // `RelayCrashed { unmarked: u32 }`, did (the same type text and field values, so the same
-    // hash too: the golden hashes of `tests/scenarios.rs` with relay crashes pin that).
+    // hash too: the golden hashes of `tests/it/scenarios.rs` with relay crashes pin that).
     #[test]
     fn a_struck_record_is_written_as_its_own_variant_was() {
         #[derive(Serialize)]

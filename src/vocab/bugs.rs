@@ -16,7 +16,7 @@
 //!
 //! Adding a switch is a variant of [`Bug`] (the next discriminant), its row of [`TABLE`], and the
 //! defect at its site, read as `bugs.contains(Bug::X)`; off, it changes no trace hash.
-//! `tests/bug_table.rs` checks each row: its site names it, its demo scenario passes without it
+//! `tests/it/bug_table.rs` checks each row: its site names it, its demo scenario passes without it
 //! and is caught with it, as the row says.
 
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};

@@ -3,10 +3,10 @@
 //! replay check), its demo scenario holds without the switch and is caught as the row says with
 //! it, and `durasim bugs` prints every row in the columns `scripts/bug-table.sh` reads.
 
+use crate::support::{bin, load, root};
 use durasim::check::Invariant;
 use durasim::run::{run_once, RunRequest};
 use durasim::vocab::bugs::{Bug, BugSite, BUG_COUNT, TABLE};
-use crate::support::{bin, load, root};
 use std::path::Path;
 use std::process::Command;
 
@@ -139,10 +139,7 @@ fn every_switch_is_caught_on_its_demo_scenario() {
 /// switch and what catches it (`scripts/bug-table.sh` and docs/sweeps.md read them so).
 #[test]
 fn durasim_bugs_prints_the_table() {
-    let o = Command::new(bin())
-        .arg("bugs")
-        .output()
-        .unwrap();
+    let o = Command::new(bin()).arg("bugs").output().unwrap();
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8(o.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();

@@ -5,11 +5,12 @@
 use crate::support::history::{
     history_file, judge_file, judge_file_with_names, run_request_with_history,
 };
+use crate::support::temp_dir;
 use crate::support::{bug_switches, durasim, enable_bug, load, load_file, root, scenario_files};
-use crate::support::{temp_dir, Switch};
 use durasim::check::{CheckReport, Invariant};
 use durasim::run::{run_once, run_streaming, RunRequest, Sinks};
 use durasim::scenario::Scenario;
+use durasim::vocab::bugs::{BugRow, BugSite};
 
 /// Every first violation as `run` reports it: count, time, job, key, message, evidence.
 fn verdicts(check: &CheckReport) -> Vec<String> {

@@ -1,5 +1,5 @@
 //! Every shipped scenario is a regression test; determinism; every bug switch is caught on
-//! chaos.toml (on the scenario that shows it: `tests/bug_table.rs`).
+//! chaos.toml (on the scenario that shows it: `tests/it/bug_table.rs`).
 
 use crate::support::Counter;
 use crate::support::{bug_switches, enable_bug, load, load_file, root, scenario_files, toml_files};

@@ -199,7 +199,7 @@ fn four_shards_merged_equal_the_unsharded_sweep() {
 
 #[test]
 fn every_bug_switch_is_caught_by_a_short_sweep_of_chaos() {
-    for b in &bug_switches() {
+    for b in bug_switches() {
         let mut p = plan(CHAOS, (0, 100), Some(b.name));
         p.shrink = false;
         let out = sweep::sweep(&p).unwrap();
@@ -575,7 +575,7 @@ const SHRUNK_JOBS: u64 = 10;
 #[test]
 fn every_bug_switch_shrinks_to_a_few_jobs() {
     let mut report = Vec::new();
-    for b in &bug_switches() {
+    for b in bug_switches() {
         let first = (0..64)
             .find(|&seed| {
                 let mut p = plan(CHAOS, (seed, seed + 1), Some(b.name));

@@ -126,7 +126,7 @@ fn malformed_lines_name_the_line_the_field_and_what_is_allowed() {
         assert!(got.starts_with("h.jsonl"), "{got}");
         assert!(got.contains(want), "want {want:?} in {got:?}");
     }
-    // Found by tests/fuzz_history_smoke.rs: a value is shown escaped, never raw.
+    // Found by tests/it/fuzz/history_smoke.rs: a value is shown escaped, never raw.
     let got = err(&HEADER.replace("\"version\":1", "\"version\":\"evil\u{202e}gnp\""));
     assert!(
         !got.contains('\u{202e}') && got.contains("\\u{202e}"),
