@@ -28,7 +28,7 @@ use crate::model::queue::{Queue, QueueConfig};
 use crate::model::retry::RetryPolicy;
 use crate::model::semantics::{ChapterQueue, QueueSemantics};
 use crate::model::worker::Attempt;
-use crate::scenario::{DepthSampling, FaultKind, Scenario};
+use crate::scenario::{Aim, DepthSampling, Scenario};
 use crate::vocab::faults::{Site, SITES};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use std::collections::VecDeque;
@@ -78,8 +78,10 @@ pub enum Ev {
     OperatorAction {
         index: u32,
     },
+    /// A `mutate_payload` script entry (`index`) changes `job`'s payload.
     MutatePayload {
         index: u32,
+        job: u32,
     },
     /// A `[[burst]]` entry: one tenant submits many documents at once.
     Burst {
@@ -199,7 +201,7 @@ pub fn chapter_queue(scenario: &Scenario, options: &RunRequest) -> ChapterQueue 
         unique: sem.unique,
     };
     ChapterQueue {
-        queue: Queue::with_capacity(queue_config, job_capacity(scenario, options)),
+        queue: Queue::with_capacity(queue_config, scenario.capacity(options.jobs)),
         policy: RetryPolicy {
             attempts_max: eff.attempts_max,
             backoff_base_ms: sem.backoff.base_ms,
@@ -219,12 +221,6 @@ pub fn chapter_queue(scenario: &Scenario, options: &RunRequest) -> ChapterQueue 
         })
         .with_reprocess_bugs(bugs.reprocess_same_version, bugs.reprocess_cancelled),
     }
-}
-
-/// Jobs a run can create (arrivals, `[[enqueue]]`, bursts), capped for preallocation.
-fn job_capacity(scenario: &Scenario, options: &RunRequest) -> usize {
-    let jobs = options.jobs.unwrap_or(scenario.arrivals.jobs);
-    (jobs as usize + scenario.enqueue.len() + scenario.burst_jobs() as usize).min(1 << 24)
 }
 
 /// Runs `scenario` on the queue semantics its `[queue]` profile resolves to: the chapter's
@@ -273,9 +269,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         let seed = options.seed;
         let bugs = &options.bugs;
         let jobs = options.jobs.unwrap_or(scenario.arrivals.jobs);
-        let capacity = job_capacity(scenario, options);
-        let names = scenario_names(scenario);
-        // `scenario_names` registers the generated arrivals' tenants first, in order.
+        let capacity = scenario.capacity(options.jobs);
+        let names = scenario.names().clone();
+        // The name table registers the generated arrivals' tenants first, in order.
         let tenant_ids = (0..scenario.arrivals.tenants.len())
             .map(|t| TenantId(t as u16))
             .collect();
@@ -396,10 +392,11 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 );
             }
         }
-        for (i, e) in s.script.iter().enumerate() {
-            if e.fault == FaultKind::MutatePayload {
+        for (i, (e, aim)) in s.script.iter().zip(s.aims()).enumerate() {
+            if let Aim::Payload { job } = *aim {
                 self.pending_timed += 1;
-                self.schedule(e.at_ms, Ev::MutatePayload { index: i as u32 });
+                let index = i as u32;
+                self.schedule(e.at_ms, Ev::MutatePayload { index, job: job.0 });
             }
         }
         self.schedule(s.relay.interval_ms, Ev::RelayTick);
@@ -489,9 +486,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 decrement(&mut self.pending_timed, "pending_timed");
                 self.on_operator(index as usize);
             }
-            Ev::MutatePayload { index } => {
+            Ev::MutatePayload { index, job } => {
                 decrement(&mut self.pending_timed, "pending_timed");
-                self.on_mutate(index as usize);
+                self.on_mutate(index as usize, JobId(job));
             }
             Ev::Burst { index } => {
                 decrement(&mut self.pending_timed, "pending_timed");
@@ -500,8 +497,6 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         }
     }
 }
-
-pub use super::intake::scenario_names;
 
 /// `counter - 1`, asserting it was not 0: a count of things still to come that goes below zero
 /// means one was handled twice. On in release (one compare), where `-=` would wrap silently.

@@ -16,7 +16,7 @@ use super::explicit_jobs::{created_jobs, explicit, without};
 use super::freeze::{freeze, to_toml};
 use crate::check::Invariant;
 use crate::run::{run_once, RunRequest};
-use crate::scenario::{Dist, ReplayExpectation, Scenario};
+use crate::scenario::{Dist, ReplayExpectation, Scenario, ScenarioFile};
 use serde::{Deserialize, Serialize};
 
 /// What the shrunk scenario must still show.
@@ -36,7 +36,7 @@ pub struct Size {
     pub faults: usize,
 }
 
-fn size(s: &Scenario) -> Size {
+fn size(s: &ScenarioFile) -> Size {
     Size {
         jobs: s.jobs_planned(),
         workers: s.workers.count,
@@ -45,7 +45,7 @@ fn size(s: &Scenario) -> Size {
 }
 
 pub struct Shrunk {
-    pub scenario: Scenario,
+    pub scenario: ScenarioFile,
     pub from: Size,
     pub to: Size,
     /// Candidate runs tried.
@@ -65,7 +65,7 @@ struct Search<'a> {
 
 impl Search<'_> {
     /// Runs the candidate as its written file would run; `Some(violated)` when it hits the target.
-    fn fails(&mut self, s: &Scenario) -> Option<Vec<Invariant>> {
+    fn fails(&mut self, s: &ScenarioFile) -> Option<Vec<Invariant>> {
         if self.runs >= BUDGET {
             return None;
         }
@@ -90,7 +90,7 @@ impl Search<'_> {
     }
 
     /// `s` as its written file runs, with the history.
-    fn traced(&mut self, s: &Scenario) -> Option<crate::run::RunReport> {
+    fn traced(&mut self, s: &ScenarioFile) -> Option<crate::run::RunReport> {
         if self.runs >= BUDGET {
             return None;
         }
@@ -106,7 +106,7 @@ impl Search<'_> {
     }
 
     /// The generated arrivals of `current` as explicit entries, kept if that still fails.
-    fn make_explicit(&mut self, current: &mut Scenario) -> bool {
+    fn make_explicit(&mut self, current: &mut ScenarioFile) -> bool {
         if current.arrivals.jobs + current.burst_jobs() <= 1 {
             return false;
         }
@@ -125,7 +125,7 @@ impl Search<'_> {
 
     /// Delta debugging over the explicit entries: drops the largest subsets it can (each chunk
     /// tried alone, then without it), refining the chunks until single entries.
-    fn fewer_entries(&mut self, current: &mut Scenario) -> bool {
+    fn fewer_entries(&mut self, current: &mut ScenarioFile) -> bool {
         let mut changed = false;
         let mut n = 2usize;
         while current.enqueue.len() >= 2 && self.runs < BUDGET {
@@ -175,7 +175,7 @@ impl Search<'_> {
     }
 
     /// Tries each candidate in turn; keeps the first that still fails.
-    fn first(&mut self, current: &mut Scenario, candidates: Vec<Scenario>) -> bool {
+    fn first(&mut self, current: &mut ScenarioFile, candidates: Vec<ScenarioFile>) -> bool {
         for c in candidates {
             if self.fails(&c).is_some() {
                 *current = c;
@@ -187,7 +187,7 @@ impl Search<'_> {
 }
 
 /// Drops the script and operator entries that name jobs the scenario no longer creates.
-fn with_jobs(s: &Scenario, jobs: u64) -> Scenario {
+fn with_jobs(s: &ScenarioFile, jobs: u64) -> ScenarioFile {
     let mut c = s.clone();
     c.arrivals.jobs = jobs;
     let planned = c.jobs_planned();
@@ -200,7 +200,7 @@ fn with_jobs(s: &Scenario, jobs: u64) -> Scenario {
 
 /// The jobs named by script and operator entries mapped, in order, onto 0, 1, 2, ...; `None`
 /// when they already are.
-fn renumbered(s: &Scenario) -> Option<Scenario> {
+fn renumbered(s: &ScenarioFile) -> Option<ScenarioFile> {
     let mut named: Vec<u32> = s
         .script
         .iter()
@@ -239,7 +239,7 @@ fn constants_of(d: &Dist) -> Vec<Dist> {
 }
 
 /// The drawn durations a shrink may make constant: inference, validation, review, arrivals.
-fn drawn(c: &mut Scenario, which: usize) -> &mut Dist {
+fn drawn(c: &mut ScenarioFile, which: usize) -> &mut Dist {
     match which {
         0 => &mut c.stages.inference_ms,
         1 => &mut c.stages.validate_ms,
@@ -250,7 +250,7 @@ fn drawn(c: &mut Scenario, which: usize) -> &mut Dist {
 
 /// Only the faults of `job` (and the relay's), that job renumbered to 0, and nothing else: the
 /// failure is often one job's story.
-fn focused(s: &Scenario, job: u32) -> Scenario {
+fn focused(s: &ScenarioFile, job: u32) -> ScenarioFile {
     let mut c = s.clone();
     c.script.retain(|e| e.job.is_none_or(|j| j == job));
     for e in &mut c.script {
@@ -275,8 +275,7 @@ pub fn shrink(
 ) -> Option<Shrunk> {
     let mut traced = request.clone();
     traced.keep_trace = true;
-    let mut plain = base.clone();
-    plain.expect = Default::default();
+    let plain = base.without_expectations();
     let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_once(&plain, &traced, None)
     }))

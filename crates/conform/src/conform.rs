@@ -75,17 +75,22 @@ pub fn main_with(args: Vec<String>) -> Result<Outcome> {
 }
 
 pub fn conform(args: &ConformArgs) -> Result<Outcome> {
-    let (mut scenario, text) = load_scenario(&args.scenario)?;
+    let (scenario, text) = load_scenario(&args.scenario)?;
     let store_arg = StoreArg::parse(&args.store)?;
     let kind = store_arg.kind();
-    durasim::shell::cli::apply_bug_flags(&mut scenario.bugs, &args.bugs)?;
-    let bugs: Vec<&'static str> = durasim::bugs::enabled(&scenario.bugs);
+    let mut switches = scenario.bugs.clone();
+    durasim::shell::cli::apply_bug_flags(&mut switches, &args.bugs)?;
+    let bugs: Vec<&'static str> = durasim::bugs::enabled(&switches);
     if let Some(b) = bugs.iter().find(|b| !REAL_BUGS.contains(b)) {
         return Err(bad(format!(
             "--bug {b}: not implemented against real stores; allowed: {}",
             REAL_BUGS.join(", ")
         )));
     }
+    // The run's switches are the scenario's: a real store runs what its file says.
+    let scenario = scenario
+        .edited(|f| f.bugs = switches)
+        .map_err(|e| bad(e.to_string()))?;
     if let Some(why) = unsupported(&scenario).or_else(|| unsupported_profile(&scenario, kind)) {
         return Err(bad(format!(
             "{}: conform cannot run this scenario: {why}",

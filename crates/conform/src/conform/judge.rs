@@ -15,7 +15,7 @@ use durasim::observe::metrics::Metrics;
 use durasim::run::{
     check_expectations, run_once, Judges, JudgesSide, Observers, RunReport, RunRequest,
 };
-use durasim::scenario::{Expect, Scenario};
+use durasim::scenario::{Expectations, Scenario};
 use durasim::shell::cli::{output_error, Outcome};
 use durasim::shell::report::output_dir::OutputDir;
 use durasim::shell::report::summary::{summarize, RunIdentity};
@@ -137,13 +137,13 @@ pub(super) fn judge(
         .map_err(|e| anyhow!("cannot write attempts.csv: {e}"))?;
     // A real run is judged on its invariants and the `sometimes` paths it must reach; the
     // scenario's exact counts were written for the simulator's timing.
-    let mut judged = scenario.clone();
-    judged.expect = Expect {
-        violations: scenario.expect.violations.clone(),
-        sometimes: scenario.expect.sometimes.clone(),
-        ..Expect::default()
+    let expected = scenario.expectations();
+    let mut judged = Expectations {
+        violations: expected.violations.clone(),
+        sometimes: expected.sometimes.clone(),
+        ..Expectations::default()
     };
-    judged.expect.counts.set(Counter::Unfinished, Some(0));
+    judged.counts.set(Counter::Unfinished, Some(0));
     let unmet = check_expectations(&judged, &report);
     let reproduce = reproduce(args, seed);
     let file = args.scenario.display().to_string();
