@@ -28,7 +28,6 @@ pub use dist::Dist;
 pub use expect::{Expect, Expectations, PinnedHash, ReplayExpectation};
 pub use faults::{Faults, HeldFault, Outage};
 pub use file::ScenarioFile;
-pub use names::EntryIds;
 pub(crate) use position::locate;
 pub use script::{Aim, FaultKind, Operator, OperatorAction, OperatorTarget, Script};
 pub use sections::{
@@ -43,6 +42,7 @@ use crate::base::ids::{DocumentId, TenantId};
 use crate::profile::Semantics;
 use crate::vocab::config::RunConfig;
 use crate::vocab::key::KeyNames;
+use names::EntryIds;
 pub use position::Positions;
 use std::fmt;
 
