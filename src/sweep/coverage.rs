@@ -65,13 +65,13 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
             )
         })
         .collect();
-    let mut required: Vec<Sometimes> = Vec::new();
-    for names in [&s.expect.sometimes, &s.expect.sweep_sometimes]
-        .into_iter()
-        .flatten()
-    {
-        required.extend(names.iter().filter_map(|n| Sometimes::parse(n)));
-    }
+    let e = s.expectations();
+    let mut required: Vec<Sometimes> = e
+        .sometimes
+        .iter()
+        .chain(&e.sweep_sometimes)
+        .copied()
+        .collect();
     if on_kind(FaultKind::Crash) {
         required.extend([Sometimes::WorkerCrashed, Sometimes::LeaseExpired]);
         if points
