@@ -367,10 +367,42 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
 
     /// Runs to quiescence (or the time limit) and returns the outcome and the observer.
     pub fn run(mut self) -> (RunOutcome, O) {
-        let s = self.scenario;
         self.record(Event::RunStarted {
-            config: Box::new(s.run_config(self.seed)),
+            config: Box::new(self.scenario.run_config(self.seed)),
         });
+        self.schedule_start();
+        let mut quiescent = self.settled();
+        while !quiescent {
+            let Some((at, ev)) = self.heap.pop() else {
+                break;
+            };
+            if at > self.time_limit_ms {
+                self.now = self.time_limit_ms;
+                break;
+            }
+            assert!(at >= self.now, "the event queue went back in time");
+            self.now = at;
+            self.heap_events += 1;
+            self.dispatch_event(ev);
+            quiescent = self.settled();
+        }
+        self.record(Event::RunEnded { quiescent });
+        let outcome = RunOutcome {
+            trace_hash: self.hash.finish(),
+            records: self.hash.records(),
+            heap_events: self.heap_events,
+            virtual_time_ms: self.now,
+            quiescent,
+            names: self.names,
+        };
+        (outcome, self.observer)
+    }
+
+    /// What the scenario puts on the event list before the first event: the first arrival,
+    /// every timed entry (enqueue, burst, operator action and its repeats, payload mutation),
+    /// the first relay tick and depth sample.
+    fn schedule_start(&mut self) {
+        let s = self.scenario;
         if self.arrivals.remaining() > 0 {
             let gap = self.arrivals.next_gap_ms(&s.arrivals);
             self.schedule(gap, Ev::Arrival);
@@ -403,31 +435,6 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         if s.metrics.depth_sample == DepthSampling::Interval {
             self.schedule(0, Ev::DepthSample);
         }
-        let mut quiescent = self.settled();
-        while !quiescent {
-            let Some((at, ev)) = self.heap.pop() else {
-                break;
-            };
-            if at > self.time_limit_ms {
-                self.now = self.time_limit_ms;
-                break;
-            }
-            assert!(at >= self.now, "the event queue went back in time");
-            self.now = at;
-            self.heap_events += 1;
-            self.dispatch_event(ev);
-            quiescent = self.settled();
-        }
-        self.record(Event::RunEnded { quiescent });
-        let outcome = RunOutcome {
-            trace_hash: self.hash.finish(),
-            records: self.hash.records(),
-            heap_events: self.heap_events,
-            virtual_time_ms: self.now,
-            quiescent,
-            names: self.names,
-        };
-        (outcome, self.observer)
     }
 
     /// Nothing left to happen: every job terminal, every event published and applied, every

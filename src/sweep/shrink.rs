@@ -300,193 +300,15 @@ pub fn shrink(
         runs: 0,
         header,
     };
-    // The frozen file replays the original seed exactly, so k = 0 fails whenever the run did;
-    // the next seeds are a fallback for failures of an unseeded step (`nondeterministic_step`).
-    let mut current = None;
-    for k in 0..16u64 {
-        let mut c = frozen.clone();
-        c.seed = request.seed.wrapping_add(k);
-        if search.fails(&c).is_some() {
-            current = Some((c, k == 0));
-            break;
-        }
-    }
-    let (mut s, seed_kept) = current?;
-    // The violating job alone with its faults: 1 or 2 workers, its drawn durations or
-    // constant ones, the deadline as it was or shorter (one job is never late otherwise).
+    let (mut s, seed_kept) = search.failing_seed(&frozen, request.seed)?;
     if let Some(job) = culprit.filter(|j| (j.0 as u64) < s.jobs_planned()) {
-        let alone = focused(&s, job.0);
-        let mut candidates = Vec::new();
-        for workers in [1, 2.min(s.workers.count)] {
-            let mut inference = vec![alone.stages.inference_ms];
-            inference.extend(constants_of(&alone.stages.inference_ms));
-            for d in inference {
-                let deadlines =
-                    std::iter::successors(Some(alone.queue.deadline_ms), |d| Some(d / 2))
-                        .take_while(|d| *d > 0);
-                for deadline_ms in deadlines {
-                    let mut c = alone.clone();
-                    c.workers.count = workers;
-                    c.stages.inference_ms = d;
-                    c.queue.deadline_ms = deadline_ms;
-                    candidates.push(c);
-                }
-            }
-        }
-        search.first(&mut s, candidates);
+        search.alone(&mut s, job.0);
     }
     loop {
         let before = search.runs;
-        let mut changed = false;
-        // The faulted jobs renumbered to the first job ids, so that fewer generated jobs can
-        // keep them.
-        if s.arrivals.jobs > 1 {
-            if let Some(c) = renumbered(&s) {
-                changed |= search.first(&mut s, vec![c]);
-            }
-        }
-        // Fewer jobs: the smallest count that still fails, from a rising ladder.
-        let jobs = s.arrivals.jobs;
-        let ladder: Vec<u64> = [
-            1u64, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
-        ]
-        .into_iter()
-        .chain(
-            std::iter::successors(Some(jobs / 2), |n| Some(n * 3 / 2 + 1))
-                .take_while(|n| *n < jobs),
-        )
-        .filter(|n| *n < jobs)
-        .collect();
-        let mut ladder = ladder;
-        ladder.sort_unstable();
-        ladder.dedup();
-        let candidates = ladder.into_iter().map(|n| with_jobs(&s, n)).collect();
-        changed |= search.first(&mut s, candidates);
-        // The jobs that are left as explicit entries, and as few of them as still fail.
-        changed |= search.make_explicit(&mut s);
-        changed |= search.fewer_entries(&mut s);
-        // Fewer workers.
-        let candidates = (1..s.workers.count)
-            .map(|w| {
-                let mut c = s.clone();
-                c.workers.count = w;
-                c
-            })
-            .collect();
-        changed |= search.first(&mut s, candidates);
-        // Fewer faults: halves, then quarters, ..., then one at a time (latest first).
-        let mut chunk = s.script.len().div_ceil(2);
-        while chunk >= 1 && !s.script.is_empty() {
-            let mut start = 0;
-            while start < s.script.len() {
-                let mut c = s.clone();
-                let end = (start + chunk).min(c.script.len());
-                c.script.drain(start..end);
-                if search.fails(&c).is_some() {
-                    s = c;
-                    changed = true;
-                } else {
-                    start += chunk;
-                }
-            }
-            if chunk == 1 {
-                break;
-            }
-            chunk = chunk.div_ceil(2);
-        }
-        // Fewer operator actions.
-        let mut i = 0;
-        while i < s.operator.len() {
-            let mut c = s.clone();
-            c.operator.remove(i);
-            if search.fails(&c).is_some() {
-                s = c;
-                changed = true;
-            } else {
-                i += 1;
-            }
-        }
-        // Earlier faults: a pinned attempt needs no time bound.
-        for i in 0..s.script.len() {
-            if s.script[i].attempt.is_some() && s.script[i].at_ms > 0 {
-                let mut c = s.clone();
-                c.script[i].at_ms = 0;
-                changed |= search.first(&mut s, vec![c]);
-            }
-        }
-        // Shorter held faults (stalls, pauses, ...).
-        for i in 0..s.script.len() {
-            while let Some((h, ms)) = s.script[i].length.filter(|(_, ms)| *ms > 1) {
-                let mut c = s.clone();
-                c.script[i].length = Some((h, ms / 2));
-                if !search.first(&mut s, vec![c]) {
-                    break;
-                }
-                changed = true;
-            }
-        }
-        // A shorter deadline: overload is not the only way past it.
-        while s.queue.deadline_ms > 1 {
-            let mut c = s.clone();
-            c.queue.deadline_ms /= 2;
-            if !search.first(&mut s, vec![c]) {
-                break;
-            }
-            changed = true;
-        }
-        // A smaller DLQ: fewer dead jobs fill it.
-        while let Some(capacity) = s.dlq.capacity.filter(|c| *c > 1) {
-            let mut c = s.clone();
-            c.dlq.capacity = Some(capacity / 2);
-            if !search.first(&mut s, vec![c]) {
-                break;
-            }
-            changed = true;
-        }
-        // No DLQ limits, no operator automation left over.
-        if !s.dlq.is_default() {
-            let mut c = s.clone();
-            c.dlq = Default::default();
-            changed |= search.first(&mut s, vec![c]);
-        }
-        // Simpler arrivals and constant stage durations.
-        let mut simpler = Vec::new();
-        if s.arrivals.tenants.len() > 1 {
-            let mut c = s.clone();
-            c.arrivals.tenants.truncate(1);
-            c.arrivals.document_collision = 0.0;
-            simpler.push(c);
-        }
-        if s.arrivals.document_collision > 0.0 {
-            let mut c = s.clone();
-            c.arrivals.document_collision = 0.0;
-            simpler.push(c);
-        }
-        if s.arrivals.resubmit > 0.0 {
-            let mut c = s.clone();
-            c.arrivals.resubmit = 0.0;
-            c.arrivals.resubmit_changed = 0.0;
-            simpler.push(c);
-        }
-        if s.arrivals.invalid_documents.is_some() {
-            let mut c = s.clone();
-            c.arrivals.invalid_documents = None;
-            simpler.push(c);
-        }
-        for c in simpler {
-            changed |= search.first(&mut s, vec![c]);
-        }
-        for which in 0..4 {
-            let candidates = constants_of(drawn(&mut s.clone(), which))
-                .into_iter()
-                .map(|k| {
-                    let mut c = s.clone();
-                    *drawn(&mut c, which) = k;
-                    c
-                })
-                .collect();
-            changed |= search.first(&mut s, candidates);
-        }
+        let changed = search.fewer_jobs(&mut s)
+            | search.fewer_faults(&mut s)
+            | search.simpler_settings(&mut s);
         if !changed || search.runs == before || search.runs >= BUDGET {
             break;
         }
@@ -512,4 +334,218 @@ pub fn shrink(
         seed_kept,
         violated,
     })
+}
+
+impl Search<'_> {
+    /// The frozen run with its own seed, or one of the next 15 if that one no longer fails; and
+    /// whether the seed was kept. The frozen file replays the original seed exactly, so its
+    /// own seed fails whenever the run did; the next seeds are a fallback for failures of an
+    /// unseeded step (`nondeterministic_step`).
+    fn failing_seed(&mut self, frozen: &ScenarioFile, seed: u64) -> Option<(ScenarioFile, bool)> {
+        for k in 0..16u64 {
+            let mut c = frozen.clone();
+            c.seed = seed.wrapping_add(k);
+            if self.fails(&c).is_some() {
+                return Some((c, k == 0));
+            }
+        }
+        None
+    }
+
+    /// The violating job alone with its faults: 1 or 2 workers, its drawn durations or
+    /// constant ones, the deadline as it was or shorter (one job is never late otherwise).
+    fn alone(&mut self, s: &mut ScenarioFile, job: u32) {
+        let alone = focused(s, job);
+        let mut candidates = Vec::new();
+        for workers in [1, 2.min(s.workers.count)] {
+            let mut inference = vec![alone.stages.inference_ms];
+            inference.extend(constants_of(&alone.stages.inference_ms));
+            for d in inference {
+                let deadlines =
+                    std::iter::successors(Some(alone.queue.deadline_ms), |d| Some(d / 2))
+                        .take_while(|d| *d > 0);
+                for deadline_ms in deadlines {
+                    let mut c = alone.clone();
+                    c.workers.count = workers;
+                    c.stages.inference_ms = d;
+                    c.queue.deadline_ms = deadline_ms;
+                    candidates.push(c);
+                }
+            }
+        }
+        self.first(s, candidates);
+    }
+
+    /// Fewer jobs (renumbered onto the first ids, the smallest count from a ladder, as
+    /// explicit entries and as few of those as still fail), then fewer workers.
+    fn fewer_jobs(&mut self, s: &mut ScenarioFile) -> bool {
+        let mut changed = false;
+        // The faulted jobs renumbered to the first job ids, so that fewer generated jobs can
+        // keep them.
+        if s.arrivals.jobs > 1 {
+            if let Some(c) = renumbered(s) {
+                changed |= self.first(s, vec![c]);
+            }
+        }
+        // Fewer jobs: the smallest count that still fails, from a rising ladder.
+        let jobs = s.arrivals.jobs;
+        let mut ladder: Vec<u64> = [
+            1u64, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
+        ]
+        .into_iter()
+        .chain(
+            std::iter::successors(Some(jobs / 2), |n| Some(n * 3 / 2 + 1))
+                .take_while(|n| *n < jobs),
+        )
+        .filter(|n| *n < jobs)
+        .collect();
+        ladder.sort_unstable();
+        ladder.dedup();
+        let candidates = ladder.into_iter().map(|n| with_jobs(s, n)).collect();
+        changed |= self.first(s, candidates);
+        // The jobs that are left as explicit entries, and as few of them as still fail.
+        changed |= self.make_explicit(s);
+        changed |= self.fewer_entries(s);
+        // Fewer workers.
+        let candidates = (1..s.workers.count)
+            .map(|w| {
+                let mut c = s.clone();
+                c.workers.count = w;
+                c
+            })
+            .collect();
+        changed |= self.first(s, candidates);
+        changed
+    }
+
+    /// Fewer faults (halves, then quarters, ..., then one at a time), fewer operator actions,
+    /// earlier faults, shorter held faults.
+    fn fewer_faults(&mut self, s: &mut ScenarioFile) -> bool {
+        let mut changed = false;
+        let mut chunk = s.script.len().div_ceil(2);
+        while chunk >= 1 && !s.script.is_empty() {
+            let mut start = 0;
+            while start < s.script.len() {
+                let mut c = s.clone();
+                let end = (start + chunk).min(c.script.len());
+                c.script.drain(start..end);
+                if self.fails(&c).is_some() {
+                    *s = c;
+                    changed = true;
+                } else {
+                    start += chunk;
+                }
+            }
+            if chunk == 1 {
+                break;
+            }
+            chunk = chunk.div_ceil(2);
+        }
+        let mut i = 0;
+        while i < s.operator.len() {
+            let mut c = s.clone();
+            c.operator.remove(i);
+            if self.fails(&c).is_some() {
+                *s = c;
+                changed = true;
+            } else {
+                i += 1;
+            }
+        }
+        // Earlier faults: a pinned attempt needs no time bound.
+        for i in 0..s.script.len() {
+            if s.script[i].attempt.is_some() && s.script[i].at_ms > 0 {
+                let mut c = s.clone();
+                c.script[i].at_ms = 0;
+                changed |= self.first(s, vec![c]);
+            }
+        }
+        // Shorter held faults (stalls, pauses, ...).
+        for i in 0..s.script.len() {
+            while let Some((h, ms)) = s.script[i].length.filter(|(_, ms)| *ms > 1) {
+                let mut c = s.clone();
+                c.script[i].length = Some((h, ms / 2));
+                if !self.first(s, vec![c]) {
+                    break;
+                }
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// A shorter deadline, a smaller DLQ (then none of its limits), simpler arrivals and
+    /// constant stage durations.
+    fn simpler_settings(&mut self, s: &mut ScenarioFile) -> bool {
+        let mut changed = false;
+        // A shorter deadline: overload is not the only way past it.
+        while s.queue.deadline_ms > 1 {
+            let mut c = s.clone();
+            c.queue.deadline_ms /= 2;
+            if !self.first(s, vec![c]) {
+                break;
+            }
+            changed = true;
+        }
+        // A smaller DLQ: fewer dead jobs fill it.
+        while let Some(capacity) = s.dlq.capacity.filter(|c| *c > 1) {
+            let mut c = s.clone();
+            c.dlq.capacity = Some(capacity / 2);
+            if !self.first(s, vec![c]) {
+                break;
+            }
+            changed = true;
+        }
+        // No DLQ limits, no operator automation left over.
+        if !s.dlq.is_default() {
+            let mut c = s.clone();
+            c.dlq = Default::default();
+            changed |= self.first(s, vec![c]);
+        }
+        changed |= self.simpler_arrivals(s);
+        for which in 0..4 {
+            let candidates = constants_of(drawn(&mut s.clone(), which))
+                .into_iter()
+                .map(|k| {
+                    let mut c = s.clone();
+                    *drawn(&mut c, which) = k;
+                    c
+                })
+                .collect();
+            changed |= self.first(s, candidates);
+        }
+        changed
+    }
+
+    /// One tenant, no collisions, no resubmits, no invalid documents: each kept if it still fails.
+    fn simpler_arrivals(&mut self, s: &mut ScenarioFile) -> bool {
+        let mut simpler = Vec::new();
+        if s.arrivals.tenants.len() > 1 {
+            let mut c = s.clone();
+            c.arrivals.tenants.truncate(1);
+            c.arrivals.document_collision = 0.0;
+            simpler.push(c);
+        }
+        if s.arrivals.document_collision > 0.0 {
+            let mut c = s.clone();
+            c.arrivals.document_collision = 0.0;
+            simpler.push(c);
+        }
+        if s.arrivals.resubmit > 0.0 {
+            let mut c = s.clone();
+            c.arrivals.resubmit = 0.0;
+            c.arrivals.resubmit_changed = 0.0;
+            simpler.push(c);
+        }
+        if s.arrivals.invalid_documents.is_some() {
+            let mut c = s.clone();
+            c.arrivals.invalid_documents = None;
+            simpler.push(c);
+        }
+        let mut changed = false;
+        for c in simpler {
+            changed |= self.first(s, vec![c]);
+        }
+        changed
+    }
 }
