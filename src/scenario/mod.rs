@@ -392,6 +392,62 @@ mod tests {
     }
 
     #[test]
+    fn validation_resolves_names_aims_and_expectations_once() {
+        use crate::base::ids::JobId;
+        use crate::check::{Invariant, Sometimes};
+        let src = "name = \"x\"\n[arrivals]\njobs = 2\ntenants = [\"acme\", \"beta\"]\n\
+            [[enqueue]]\nat_ms = 0\ntenant = \"gamma\"\ndocument = \"inv-7\"\n\
+            [[enqueue]]\nat_ms = 1\ntenant = \"acme\"\ndocument = \"doc-5\"\n\
+            [[burst]]\nat_ms = 2\ntenant = \"delta\"\njobs = 3\n\
+            [[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lease\"\njob = 1\n\
+            [[script]]\nat_ms = 5\nfault = \"mutate_payload\"\njob = 0\n\
+            [[script]]\nat_ms = 9\nfault = \"relay_crash\"\n\
+            [expect]\nviolations = [\"terminal_once\", \"fenced_writes\"]\n\
+            sometimes = [\"dead_lettered\"]\ntrace_hash = \"00000000000000AB\"\n";
+        let s = parse(src).unwrap();
+        let names = s.names();
+        let tenants: Vec<&str> = (0..names.tenants.len())
+            .map(|t| names.tenants.name(TenantId(t as u16)))
+            .collect();
+        assert_eq!(tenants, ["acme", "beta", "gamma", "delta"]);
+        assert_eq!(s.enqueue_ids(0).0, TenantId(2));
+        assert_eq!(names.documents.name(s.enqueue_ids(0).1), "inv-7");
+        assert_eq!(s.enqueue_ids(1), (TenantId(0), DocumentId(5)));
+        assert_eq!(s.burst_tenant(0), TenantId(3));
+        assert_eq!(
+            s.aims(),
+            [
+                Aim::Attempt {
+                    job: JobId(1),
+                    point: Some(crate::model::worker::CrashPoint::AfterLease)
+                },
+                Aim::Payload { job: JobId(0) },
+                Aim::Site {
+                    fault: crate::vocab::faults::Struck::RelayCrash,
+                    job: None
+                },
+            ]
+        );
+        let e = s.expectations();
+        let mut checker_order = vec![Invariant::TerminalOnce, Invariant::FencedWrites];
+        checker_order.sort_by_key(|i| *i as usize);
+        assert_eq!(e.violations, checker_order);
+        assert_eq!(e.sometimes, [Sometimes::DeadLettered]);
+        let hash = e.trace_hash.as_ref().unwrap();
+        assert_eq!(
+            (hash.value, hash.written.as_str()),
+            (0xab, "00000000000000AB")
+        );
+        assert_eq!(s.run_config(9).seed, Some(9));
+        assert_eq!(s.capacity(Some(10)), 10 + 2 + 3);
+        // An edit is validated again: refused at its field, without a line.
+        let e = s.edited(|f| f.workers.count = 0).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("workers.count", None), "{e}");
+        let fewer = s.edited(|f| f.burst.clear()).unwrap();
+        assert_eq!(fewer.names().tenants.len(), 3);
+    }
+
+    #[test]
     fn expectations_name_real_invariants() {
         let e = parse("name = \"x\"\n[expect]\nviolations = [\"no_such_thing\"]\n").unwrap_err();
         assert_eq!(e.field, "expect.violations");
