@@ -50,7 +50,7 @@ fn main() {
                 .unwrap_or_else(|e| panic!("{e}"));
             let m = Measured::run(&s, seeds, jobs)
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            (s.name, m)
+            (s.name.clone(), m)
         })
         .collect();
     // M/M/c by c, then M/G/1.

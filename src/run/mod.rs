@@ -1,20 +1,25 @@
 //! One run, end to end: scenario in, verdicts, metrics and expectations out.
 //!
-//! Owns: wiring the kernel to its observers (trace hash, checker, metrics, optional in-memory
-//! trace, optional history file streamed as the run goes), checking the scenario's `[expect]` block, and the self-replay that `expect.replay`
+//! Owns: wiring the kernel to its observers (trace hash, the judges, optional in-memory trace,
+//! optional history file streamed as the run goes) and the self-replay that `expect.replay`
 //! asks for.
-//! Does not: touch the file system (see `cli` and `report::summary`).
+//! Does not: judge (`judges.rs`, shared with `verify.rs`), compare a run with `[expect]`
+//! (`expect.rs`) or touch the file system (see `cli` and `report::summary`).
 
+pub mod expect;
+pub mod judges;
 pub mod observer_thread;
 pub mod verify;
 
-use crate::check::{CheckReport, Checker, Invariant, Sometimes};
+pub use expect::{check_expectations, Unmet};
+pub use judges::{Judges, JudgesSide};
+
+use crate::check::{CheckReport, Checker};
 use crate::history::format::HistoryWriter;
 use crate::history::{Event, Observer, Record};
 use crate::observe::metrics::Metrics;
 use crate::observe::progress::Progress;
-use crate::run::observer_thread::ObserverThread;
-use crate::scenario::{ReplayExpectation, Scenario};
+use crate::scenario::Scenario;
 use crate::sim::RunOutcome;
 pub use crate::sim::RunRequest;
 use std::io::Write;
@@ -49,58 +54,6 @@ impl Observer for Observers {
             p.observe(r);
         }
     }
-}
-
-/// The observers that keep state from every record: the checker and the metrics.
-pub struct Judges {
-    pub checker: Checker,
-    pub metrics: Metrics,
-}
-
-impl Observer for Judges {
-    #[inline]
-    fn observe(&mut self, r: &Record) {
-        self.checker.observe(r);
-        self.metrics.observe(r);
-    }
-}
-
-/// Where the checker and the metrics read the records: on the run's thread, or on one of
-/// their own (`observer_thread.rs`).
-// One value a run, observed in place: boxing the inline judges would add a pointer to follow
-// for every record of every sweep seed.
-#[allow(clippy::large_enum_variant)]
-pub enum JudgesSide {
-    Inline(Judges),
-    Thread(ObserverThread<Judges>),
-}
-
-impl JudgesSide {
-    /// On a thread of their own when `thread` is asked for and a thread can be had.
-    pub fn new(judges: Judges, thread: bool) -> JudgesSide {
-        if !thread {
-            return JudgesSide::Inline(judges);
-        }
-        match ObserverThread::start(judges) {
-            Ok(t) => JudgesSide::Thread(t),
-            Err(judges) => JudgesSide::Inline(judges),
-        }
-    }
-
-    pub fn finish(self) -> Judges {
-        match self {
-            JudgesSide::Inline(j) => j,
-            JudgesSide::Thread(t) => t.finish(),
-        }
-    }
-}
-
-/// One unmet expectation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unmet {
-    pub field: String,
-    pub expected: String,
-    pub actual: String,
 }
 
 pub struct RunReport {
@@ -143,17 +96,14 @@ pub fn run_once(
 /// run produces them.
 pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) -> RunReport {
     let attempt_rows = sinks.attempt_rows;
-    let jobs = request.jobs.unwrap_or(scenario.arrivals.jobs) as usize
-        + scenario.enqueue.len()
-        + scenario.burst_jobs() as usize;
-    let mut metrics = Metrics::new(scenario.workers.count, jobs.min(1 << 24), attempt_rows);
+    let capacity = scenario.capacity(request.jobs);
+    let mut metrics = Metrics::new(scenario.workers.count, capacity, attempt_rows);
     if let Some(outage) = scenario.faults.outage {
         metrics.watch_outage(outage.from_ms, outage.to_ms);
     }
     metrics.bugs = request.bugs;
     let judges = Judges {
-        checker: Checker::with_capacity(jobs.min(1 << 24))
-            .with_names(crate::sim::kernel::scenario_names(scenario)),
+        checker: Checker::with_capacity(capacity).with_names(scenario.names().clone()),
         metrics,
     };
     let observers = Observers {
@@ -162,17 +112,14 @@ pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) ->
         trace_filter: request.trace_filter,
         history: sinks
             .history
-            .map(|out| HistoryWriter::new(out, crate::sim::kernel::scenario_names(scenario))),
+            .map(|out| HistoryWriter::new(out, scenario.names().clone())),
         progress: request
             .progress
             .clone()
-            .map(|sink| Progress::new(sink, jobs as u64)),
+            .map(|sink| Progress::new(sink, scenario.run_jobs(request.jobs))),
     };
     let (outcome, observers) = crate::sim::run_scenario(scenario, request, observers);
-    let Judges { checker, metrics } = observers.judges.finish();
-    let mut check = checker.finish();
-    // Every figure of summary.json the history determines, counted again by the checker.
-    check.cross_check_figures(&metrics.counts, &metrics.held);
+    let (check, metrics) = observers.judges.finish().verdicts();
     let mut report = RunReport {
         outcome,
         check,
@@ -182,89 +129,9 @@ pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) ->
         replay_hash: None,
         history_written: observers.history.map(HistoryWriter::finish),
     };
-    if scenario.expect.replay.is_some() {
+    if scenario.expectations().replay.is_some() {
         let again = crate::sim::run_scenario(scenario, request, crate::history::NullObserver).0;
         report.replay_hash = Some(again.trace_hash);
     }
     report
-}
-
-/// Compares a run with the scenario's `[expect]` block.
-pub fn check_expectations(scenario: &Scenario, r: &RunReport) -> Vec<Unmet> {
-    let e = &scenario.expect;
-    let m = &r.metrics;
-    let mut unmet = Vec::new();
-    for (counter, expected) in e.counts.iter() {
-        // A figure the run does not have (a recovery depth without an outage) never matches.
-        let actual = m.figure(counter).unwrap_or(u64::MAX);
-        if expected != actual {
-            unmet.push(Unmet {
-                field: counter.name().expect("an [expect] key").to_string(),
-                expected: expected.to_string(),
-                actual: actual.to_string(),
-            });
-        }
-    }
-    let expected_violations: Vec<String> = match &e.violations {
-        Some(v) => {
-            let mut v = v.clone();
-            v.sort_by_key(|n| Invariant::parse(n).map(|i| i as usize));
-            v
-        }
-        None => Vec::new(),
-    };
-    let actual: Vec<String> = r
-        .check
-        .violated()
-        .iter()
-        .map(|i| i.name().to_string())
-        .collect();
-    if expected_violations != actual {
-        unmet.push(Unmet {
-            field: "violations".into(),
-            expected: format!("[{}]", expected_violations.join(", ")),
-            actual: format!("[{}]", actual.join(", ")),
-        });
-    }
-    if let Some(names) = &e.sometimes {
-        for n in names {
-            let s = Sometimes::parse(n).expect("validated");
-            if r.check.reached(s) == 0 {
-                unmet.push(Unmet {
-                    field: format!("sometimes.{n}"),
-                    expected: "reached".into(),
-                    actual: "never".into(),
-                });
-            }
-        }
-    }
-    if let Some(want) = &e.trace_hash {
-        let actual = crate::history::TraceHash::hex(r.outcome.trace_hash);
-        if !want.eq_ignore_ascii_case(&actual) {
-            unmet.push(Unmet {
-                field: "trace_hash".into(),
-                expected: want.clone(),
-                actual,
-            });
-        }
-    }
-    if let (Some(want), Some(again)) = (e.replay, r.replay_hash) {
-        let same = again == r.outcome.trace_hash;
-        let ok = match want {
-            ReplayExpectation::Identical => same,
-            ReplayExpectation::Diverges => !same,
-        };
-        if !ok {
-            unmet.push(Unmet {
-                field: "replay".into(),
-                expected: format!("{want:?}").to_lowercase(),
-                actual: if same {
-                    "identical".into()
-                } else {
-                    "diverges".into()
-                },
-            });
-        }
-    }
-    unmet
 }

@@ -1,11 +1,14 @@
 //! The `[expect]` block: what a run of the scenario must show.
 //!
-//! Owns: `Expect` (a value per counter, violations, `sometimes` properties, replay, trace hash),
-//! its keys (the counters' `[expect]` keys from `vocab/counters.rs`, and five of its own) and
-//! `ReplayExpectation`.
-//! Does not: list the counters (`vocab/counters.rs`), check a run against it (`run/`) or
-//! validate the names it holds (`validate.rs`).
+//! Owns: `Expect` (the block as written: a value per counter, violations, `sometimes`
+//! properties, replay, trace hash), its keys (the counters' `[expect]` keys from
+//! `vocab/counters.rs`, and five of its own), `ReplayExpectation`, and [`Expectations`]: the
+//! block read into the checker's words once, at validation (an unknown name is refused there,
+//! at its field).
+//! Does not: list the counters (`vocab/counters.rs`) or check a run against it (`run/expect.rs`).
 
+use crate::base::messages::clip;
+use crate::check::{Invariant, Sometimes};
 use crate::vocab::counters::{Counter, Counts};
 use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -137,5 +140,106 @@ impl Serialize for Expect {
             map.serialize_entry("trace_hash", v)?;
         }
         map.end()
+    }
+}
+
+/// The `[expect]` block in the checker's words, read once when the scenario is validated.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Expectations {
+    /// Figures the run must show exactly.
+    pub counts: Counts,
+    /// The invariants the run must violate, and no others (none written: all must hold), in the
+    /// checker's order.
+    pub violations: Vec<Invariant>,
+    /// `sometimes` properties the run must reach.
+    pub sometimes: Vec<Sometimes>,
+    /// `sometimes` properties a sweep must reach in at least one seed.
+    pub sweep_sometimes: Vec<Sometimes>,
+    pub replay: Option<ReplayExpectation>,
+    pub trace_hash: Option<PinnedHash>,
+}
+
+/// A trace hash `[expect]` pins: its value, and its 16 hex digits as written (an unmet one is
+/// shown as the file wrote it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PinnedHash {
+    pub value: u64,
+    pub written: String,
+}
+
+impl Expect {
+    /// `violations` as invariants, sorted in the checker's order (as the run reports them), or
+    /// the first unknown name.
+    pub(super) fn invariants(&self) -> Result<Vec<Invariant>, (String, String)> {
+        let mut out = Vec::new();
+        for n in self.violations.iter().flatten() {
+            let Some(i) = Invariant::parse(n) else {
+                let allowed: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
+                return Err((
+                    "expect.violations".into(),
+                    format!(
+                        "unknown invariant {}; allowed: {}",
+                        clip(n),
+                        allowed.join(", ")
+                    ),
+                ));
+            };
+            out.push(i);
+        }
+        out.sort_by_key(|i| *i as usize);
+        Ok(out)
+    }
+
+    /// The block in the checker's words, `violations` already read ([`Expect::invariants`]), or
+    /// the first property or hash that is not one.
+    pub(super) fn typed(
+        &self,
+        violations: Vec<Invariant>,
+    ) -> Result<Expectations, (String, String)> {
+        let properties = |field: &str, names: &Option<Vec<String>>| {
+            let mut out = Vec::new();
+            for n in names.iter().flatten() {
+                let Some(s) = Sometimes::parse(n) else {
+                    let allowed: Vec<&str> = Sometimes::ALL.iter().map(|i| i.name()).collect();
+                    return Err((
+                        field.to_string(),
+                        format!(
+                            "unknown property {}; allowed: {}",
+                            clip(n),
+                            allowed.join(", ")
+                        ),
+                    ));
+                };
+                out.push(s);
+            }
+            Ok(out)
+        };
+        let sometimes = properties("expect.sometimes", &self.sometimes)?;
+        let sweep_sometimes = properties("expect.sweep_sometimes", &self.sweep_sometimes)?;
+        let trace_hash = match &self.trace_hash {
+            None => None,
+            Some(h) => match u64::from_str_radix(h, 16) {
+                Ok(value) if h.len() == 16 && h.chars().all(|c| c.is_ascii_hexdigit()) => {
+                    Some(PinnedHash {
+                        value,
+                        written: h.clone(),
+                    })
+                }
+                _ => {
+                    return Err((
+                        "expect.trace_hash".into(),
+                        format!("{} is not a trace hash; allowed: 16 hex digits, as summary.json's traceHash", clip(h)),
+                    ))
+                }
+            },
+        };
+        Ok(Expectations {
+            counts: self.counts.clone(),
+            violations,
+            sometimes,
+            sweep_sometimes,
+            replay: self.replay,
+            trace_hash,
+        })
     }
 }

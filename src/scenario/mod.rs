@@ -1,18 +1,22 @@
-//! The scenario file: what a `scenarios/*.toml` file may say, and parsing it into a
-//! [`Scenario`].
+//! The scenario file: what a `scenarios/*.toml` file may say, and parsing it into the one
+//! validated, resolved [`Scenario`] everything downstream takes.
 //!
-//! Owns: the top-level `Scenario` (one field per section), `ScenarioError` (file, line, field,
-//! what is allowed), the name rule, `Scenario::parse` (TOML through serde with unknown keys
-//! rejected, then validation, each error located), the history header a scenario implies
-//! (`run_config`) and its job counts.
-//! Does not: define the sections (`sections.rs`, `script.rs`), distributions (`dist.rs`),
-//! expectations (`expect.rs`), swarm ranges (`swarm.rs`), the cross-field checks
-//! (`validate.rs`) or how a field path becomes a line (`position.rs`); run anything (see `sim`)
-//! or read files (the shell hands over the text).
+//! Owns: `Scenario` (the file, with what validation resolved once: the profile's semantics, the
+//! history header, the name table and the explicit entries' ids, the script's aims, the typed
+//! `[expect]`), `ScenarioError` (file, line, field, what is allowed), the name rule,
+//! `Scenario::parse` (TOML through serde with unknown keys rejected, then validation, each
+//! error located), and a run's job counts.
+//! Does not: define the file (`file.rs`) or its sections (`sections.rs`, `script.rs`),
+//! distributions (`dist.rs`), expectations (`expect.rs`), swarm ranges and draws (`swarm.rs`),
+//! the cross-field checks (`validate.rs`), the name table (`names.rs`) or how a field path
+//! becomes a line (`position.rs`); run anything (see `sim`) or read files (the shell hands over
+//! the text).
 
 mod dist;
 mod expect;
 mod faults;
+mod file;
+mod names;
 mod position;
 mod script;
 mod sections;
@@ -21,20 +25,25 @@ mod validate;
 pub mod warnings;
 
 pub use dist::Dist;
-pub use expect::{Expect, ReplayExpectation};
+pub use expect::{Expect, Expectations, PinnedHash, ReplayExpectation};
 pub use faults::{Faults, HeldFault, Outage};
+pub use file::ScenarioFile;
 pub(crate) use position::locate;
-pub use script::{FaultKind, Operator, OperatorAction, OperatorTarget, Script};
+pub use script::{Aim, FaultKind, Operator, OperatorAction, OperatorTarget, Script};
 pub use sections::{
     Arrivals, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, InvalidDocuments,
     Metrics, OutboxSection, QueueSection, Relay, RetrySection, RunSection, Stages, Workers,
     Written,
 };
-pub use swarm::Swarm;
+pub use swarm::{Swarm, SwarmDraw};
 pub use validate::refused_under;
 
+use crate::base::ids::{DocumentId, TenantId};
+use crate::profile::Semantics;
+use crate::vocab::config::RunConfig;
+use crate::vocab::key::KeyNames;
+use names::EntryIds;
 pub use position::Positions;
-use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A bad scenario: where, which field, and what would have been accepted.
@@ -73,60 +82,45 @@ pub fn validate_name(name: &str) -> Result<(), crate::base::limits::LimitError> 
     crate::base::limits::check_identifier(name, MAX_NAME, slug, NAME_RULE)
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+/// A validated scenario: its file, and what validation resolved from it once. Every run, check
+/// and report takes one; the sections read through it as the file's (`Deref`). A changed
+/// scenario is a new file validated again ([`Scenario::edited`]), or a swarm seed's draw
+/// ([`Scenario::with_draw`]).
+#[derive(Clone, Debug)]
 pub struct Scenario {
-    pub name: String,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default)]
-    pub seed: u64,
-    #[serde(default)]
-    pub workers: Workers,
-    #[serde(default)]
-    pub queue: QueueSection,
-    #[serde(default)]
-    pub retry: RetrySection,
-    #[serde(default)]
-    pub stages: Stages,
-    #[serde(default)]
-    pub arrivals: Arrivals,
-    #[serde(default)]
-    pub enqueue: Vec<Enqueue>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub burst: Vec<Burst>,
-    #[serde(default)]
-    pub faults: Faults,
-    #[serde(default)]
-    pub relay: Relay,
-    #[serde(default, skip_serializing_if = "OutboxSection::is_default")]
-    pub outbox: OutboxSection,
-    #[serde(default, skip_serializing_if = "ConsumerSection::is_default")]
-    pub consumer: ConsumerSection,
-    #[serde(default)]
-    pub metrics: Metrics,
-    #[serde(default)]
-    pub run: RunSection,
-    #[serde(default)]
-    pub script: Vec<Script>,
-    #[serde(default)]
-    pub operator: Vec<Operator>,
-    #[serde(default, skip_serializing_if = "DlqSection::is_default")]
-    pub dlq: DlqSection,
-    /// The `[bugs]` table: the switches on (`vocab::bugs`).
-    #[serde(default)]
-    pub bugs: crate::vocab::bugs::BugSet,
-    #[serde(default)]
-    pub expect: Expect,
-    /// Ranges for `durasim sweep --swarm`; ignored by `run`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub swarm: Option<Swarm>,
+    file: ScenarioFile,
+    /// The queue semantics a run uses: the profile's defaults with the file's keys applied.
+    semantics: Semantics,
+    /// The header of this scenario's histories, but the seed (a run's own).
+    header: RunConfig,
+    /// Every name a run can use, registered in a fixed order.
+    names: KeyNames,
+    /// The ids each explicit entry enqueues under.
+    entry_ids: EntryIds,
+    /// What each `[[script]]` entry strikes.
+    aims: Vec<Aim>,
+    expectations: Expectations,
+}
+
+impl std::ops::Deref for Scenario {
+    type Target = ScenarioFile;
+
+    fn deref(&self) -> &ScenarioFile {
+        &self.file
+    }
+}
+
+/// A scenario is written as its file (everything else is derived from it).
+impl serde::Serialize for Scenario {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.file.serialize(s)
+    }
 }
 
 impl Scenario {
     /// Parses and validates a scenario's text. `file` is only used in error messages.
     pub fn parse(file: &str, source: &str) -> Result<Scenario, ScenarioError> {
-        let mut scenario: Scenario = toml::from_str(source).map_err(|e| {
+        let mut scenario: ScenarioFile = toml::from_str(source).map_err(|e| {
             let message = e.message().trim().to_string();
             let unknown = message
                 .strip_prefix("unknown field `")
@@ -162,172 +156,169 @@ impl Scenario {
                 line: locate(source, &field),
                 field,
                 message,
-            })?;
-        Ok(scenario)
+            })
+    }
+
+    /// Validates a file built in code (a frozen run, a shrink's candidate, an edit): as
+    /// [`Scenario::parse`], but an error has no line. `file` is only used in error messages.
+    pub fn from_file(scenario: ScenarioFile, file: &str) -> Result<Scenario, ScenarioError> {
+        scenario
+            .validate()
+            .map_err(|(field, message)| ScenarioError {
+                file: file.to_string(),
+                line: None,
+                field,
+                message,
+            })
+    }
+
+    /// This scenario with `edit` made to its file, validated again.
+    pub fn edited(&self, edit: impl FnOnce(&mut ScenarioFile)) -> Result<Scenario, ScenarioError> {
+        let mut file = self.file.clone();
+        edit(&mut file);
+        Scenario::from_file(file, &self.file.name)
+    }
+
+    /// The pieces validation resolved, put together (`validate.rs`).
+    fn resolved(
+        file: ScenarioFile,
+        semantics: Semantics,
+        names: KeyNames,
+        entry_ids: EntryIds,
+        aims: Vec<Aim>,
+        expectations: Expectations,
+    ) -> Scenario {
+        let header = header(&file, &semantics);
+        Scenario {
+            file,
+            semantics,
+            header,
+            names,
+            entry_ids,
+            aims,
+            expectations,
+        }
+    }
+
+    /// The file as written (and as `--freeze` writes it back).
+    pub fn file(&self) -> &ScenarioFile {
+        &self.file
+    }
+
+    /// The queue semantics a run of this scenario uses: its profile's defaults with the
+    /// scenario's keys applied.
+    pub fn semantics(&self) -> Semantics {
+        self.semantics
+    }
+
+    /// The header of this scenario's histories run with `seed`: every setting a rule of the
+    /// checker depends on, in milliseconds, and the optional records the simulator writes (all
+    /// of them).
+    pub fn run_config(&self, seed: u64) -> RunConfig {
+        RunConfig {
+            seed: Some(seed),
+            ..self.header.clone()
+        }
+    }
+
+    /// Every name a run can use, registered before it starts, in a fixed order: the generated
+    /// arrivals' tenants, then the tenants and documents of `[[enqueue]]` and the tenants of
+    /// `[[burst]]`, in file order. The kernel, the checker and the history file take copies.
+    pub fn names(&self) -> &KeyNames {
+        &self.names
+    }
+
+    /// The tenant and document `[[enqueue]]` entry `index` enqueues under.
+    pub fn enqueue_ids(&self, index: usize) -> (TenantId, DocumentId) {
+        self.entry_ids.enqueue[index]
+    }
+
+    /// The tenant `[[burst]]` entry `index` submits for.
+    pub fn burst_tenant(&self, index: usize) -> TenantId {
+        self.entry_ids.burst[index]
+    }
+
+    /// What each `[[script]]` entry strikes, index for index.
+    pub fn aims(&self) -> &[Aim] {
+        &self.aims
+    }
+
+    /// The `[expect]` block in the checker's words.
+    pub fn expectations(&self) -> &Expectations {
+        &self.expectations
+    }
+
+    /// This scenario expecting nothing (a sweep's seed, a run to be frozen or shrunk: no
+    /// self-replay either).
+    pub fn without_expectations(&self) -> Scenario {
+        let mut s = self.clone();
+        s.file.expect = Expect::default();
+        s.expectations = Expectations::default();
+        s
     }
 
     /// The DLQ's limits under this scenario's profile (a profile can bring a capacity: Sidekiq's
     /// dead set keeps 9,999).
     pub fn dlq_config(&self) -> crate::model::dead_letter::DlqConfig {
-        crate::model::dead_letter::DlqConfig {
-            capacity: self.semantics().dlq.capacity,
-            ..self.dlq.config()
-        }
+        dlq_config(&self.file, &self.semantics)
     }
 
-    /// Records which durasim settings the text wrote itself (a profile supplies the others).
-    fn note_written(&mut self, source: &str) {
-        let Ok(table) = toml::from_str::<toml::Table>(source) else {
-            return;
-        };
-        let has = |section: &str, key: &str| {
-            table
-                .get(section)
-                .and_then(toml::Value::as_table)
-                .is_some_and(|t| t.contains_key(key))
-        };
-        self.queue.written = Written {
-            lease_ms: has("queue", "lease_ms"),
-            heartbeat_ms: has("queue", "heartbeat_ms"),
-            deadline_ms: has("queue", "deadline_ms"),
-            max_attempts: has("queue", "max_attempts"),
-            backoff_base_ms: has("retry", "backoff_base_ms"),
-            backoff_cap_ms: has("retry", "backoff_cap_ms"),
-            jitter: has("retry", "jitter"),
-        };
-        let w = self.queue.written;
-        let profiled = self
-            .queue
-            .profile
-            .as_deref()
-            .is_some_and(|p| p != "durasim");
-        self.retry.written_only =
-            profiled.then_some((w.backoff_base_ms, w.backoff_cap_ms, w.jitter));
+    /// The jobs a run creates before any reprocess, with `jobs` (`--jobs`) in place of
+    /// `arrivals.jobs` when given.
+    pub fn run_jobs(&self, jobs: Option<u64>) -> u64 {
+        jobs.unwrap_or(self.arrivals.jobs) + self.enqueue.len() as u64 + self.burst_jobs()
     }
 
-    /// The queue-semantics profile this scenario runs on (`[queue] profile`, default durasim).
-    pub fn queue_profile(&self) -> crate::profile::Profile {
-        use crate::profile::Word;
-        self.queue
-            .profile
-            .as_deref()
-            .and_then(crate::profile::Profile::parse)
-            .unwrap_or_default()
+    /// The jobs a run's per-job tables are sized for up front: [`Scenario::run_jobs`], capped
+    /// (a larger run grows them as it goes).
+    pub fn capacity(&self, jobs: Option<u64>) -> usize {
+        (self.run_jobs(jobs) as usize).min(1 << 24)
     }
+}
 
-    /// The keys this scenario sets on top of its profile. Under durasim every durasim setting
-    /// counts (they are today's queue); under another profile only those the file wrote.
-    pub fn profile_overrides(&self) -> crate::profile::resolve::Overrides {
-        use crate::profile::resolve::{AttemptsLimit, Overrides};
-        let q = &self.queue;
-        let all = self.queue_profile() == crate::profile::Profile::Durasim;
-        let w = q.written;
-        let r = &self.retry;
-        let d = &self.dlq;
-        Overrides {
-            lease_ms: (all || w.lease_ms).then_some(q.lease_ms),
-            heartbeat: q.heartbeat.clone(),
-            heartbeat_ms: (all || w.heartbeat_ms).then_some(q.heartbeat_ms),
-            deadline_ms: (all || w.deadline_ms).then_some(q.deadline_ms),
-            max_attempts: (all || w.max_attempts).then_some(if q.max_attempts == u32::MAX {
-                AttemptsLimit::Unlimited
-            } else {
-                AttemptsLimit::Limit(q.max_attempts)
+fn dlq_config(file: &ScenarioFile, sem: &Semantics) -> crate::model::dead_letter::DlqConfig {
+    crate::model::dead_letter::DlqConfig {
+        capacity: sem.dlq.capacity,
+        ..file.dlq.config()
+    }
+}
+
+/// The header a scenario's histories share (the seed is each run's own).
+fn header(file: &ScenarioFile, sem: &Semantics) -> RunConfig {
+    let dlq = dlq_config(file, sem);
+    let e = crate::profile::Effective::of(sem);
+    let (backoff_base, backoff_cap, jitter, retry_formula) = e.header_backoff(sem);
+    RunConfig {
+        time_unit: crate::vocab::config::TimeUnit::Ms,
+        emits: crate::vocab::config::Emits::all(),
+        seed: None,
+        workers: Some(file.workers.count),
+        lease: e.lease_ms,
+        heartbeat: e.heartbeat_ms,
+        deadline: e.deadline_ms,
+        attempts_max: e.attempts_max,
+        backoff_base,
+        backoff_cap,
+        jitter,
+        dlq_capacity: dlq.capacity,
+        reprocess_limit: dlq
+            .reprocess_limit
+            .map(|l| crate::vocab::config::ReprocessLimit {
+                max: l.max,
+                window: l.window_ms,
             }),
-            attempts_count: q.attempts_count.clone(),
-            stale_heartbeat: q.stale_heartbeat.clone(),
-            stale_ack: q.stale_ack.clone(),
-            stale_retry: q.stale_retry.clone(),
-            stale_dead_letter: q.stale_dead_letter.clone(),
-            stale_apply_permille: q.stale_apply_permille,
-            expiry: q.expiry.clone(),
-            sweep_ms: q.sweep_ms,
-            liveness_ms: q.liveness_ms,
-            on_expiry: q.on_expiry.clone(),
-            stall_limit: q.stall_limit,
-            rescue_write: q.rescue_write.clone(),
-            rescue_gap_ms: q.rescue_gap_ms,
-            fetch: q.fetch.clone(),
-            permanent_error: q.permanent_error.clone(),
-            unique: q.unique.clone(),
-            backoff: r.backoff.clone(),
-            backoff_base_ms: (all || w.backoff_base_ms).then_some(r.backoff_base_ms),
-            backoff_cap_ms: (all || w.backoff_cap_ms).then_some(r.backoff_cap_ms),
-            jitter: (all || w.jitter).then(|| r.jitter.name().to_string()),
-            dlq_mode: d.mode.clone(),
-            dlq_capacity: d.capacity,
-            dlq_retention_ms: d.retention_ms,
-        }
-    }
-
-    /// The queue semantics a run of this scenario uses: its profile's defaults with the
-    /// scenario's keys applied. Validation already refused every combination `resolve` refuses.
-    pub fn semantics(&self) -> crate::profile::Semantics {
-        crate::profile::resolve::resolve(self.queue_profile(), &self.profile_overrides())
-            .expect("a validated scenario resolves")
-    }
-
-    /// The header of this scenario's histories: every setting a rule of the checker depends
-    /// on, in milliseconds, and the optional records the simulator writes (all of them).
-    pub fn run_config(&self, seed: u64) -> crate::vocab::config::RunConfig {
-        let dlq = self.dlq_config();
-        let sem = self.semantics();
-        let e = crate::profile::Effective::of(&sem);
-        let (backoff_base, backoff_cap, jitter, retry_formula) = e.header_backoff(&sem);
-        crate::vocab::config::RunConfig {
-            time_unit: crate::vocab::config::TimeUnit::Ms,
-            emits: crate::vocab::config::Emits::all(),
-            seed: Some(seed),
-            workers: Some(self.workers.count),
-            lease: e.lease_ms,
-            heartbeat: e.heartbeat_ms,
-            deadline: e.deadline_ms,
-            attempts_max: e.attempts_max,
-            backoff_base,
-            backoff_cap,
-            jitter,
-            dlq_capacity: dlq.capacity,
-            reprocess_limit: dlq
-                .reprocess_limit
-                .map(|l| crate::vocab::config::ReprocessLimit {
-                    max: l.max,
-                    window: l.window_ms,
-                }),
-            dedupe_window: self.consumer.dedupe_window_ms,
-            outbox_retention: self.outbox.retention_ms,
-            retry_formula,
-            permanent_errors_retried: sem.permanent_error == crate::profile::PermanentError::Retry,
-            dlq_retention: sem
-                .dlq
-                .retention_ms
-                .map(|after| crate::vocab::config::DlqRetention {
-                    after,
-                    from_enqueue: sem.dlq.mode == crate::profile::DlqMode::Redrive,
-                }),
-            unique: sem.unique,
-        }
-    }
-
-    /// The number of jobs that can exist before any reprocess: generated plus explicit.
-    pub fn jobs_planned(&self) -> u64 {
-        self.arrivals.jobs + self.enqueue.len() as u64 + self.burst_jobs()
-    }
-
-    /// The most jobs that can exist: those planned, plus one per operator action (each
-    /// accepted reprocess creates one). Jobs a reprocess creates can be named by `[[script]]`
-    /// entries (a frozen run pins the faults that hit them).
-    pub fn jobs_possible(&self) -> u64 {
-        self.jobs_planned()
-            + self
-                .operator
-                .iter()
-                .map(|o| 1 + o.repeat as u64)
-                .sum::<u64>()
-    }
-
-    /// The jobs all `[[burst]]` entries submit together.
-    pub fn burst_jobs(&self) -> u64 {
-        self.burst.iter().map(|b| b.jobs).sum()
+        dedupe_window: file.consumer.dedupe_window_ms,
+        outbox_retention: file.outbox.retention_ms,
+        retry_formula,
+        permanent_errors_retried: sem.permanent_error == crate::profile::PermanentError::Retry,
+        dlq_retention: sem
+            .dlq
+            .retention_ms
+            .map(|after| crate::vocab::config::DlqRetention {
+                after,
+                from_enqueue: sem.dlq.mode == crate::profile::DlqMode::Redrive,
+            }),
+        unique: sem.unique,
     }
 }
 
@@ -398,6 +389,62 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!((e.field.as_str(), e.line), ("script[0].job", Some(8)));
+    }
+
+    #[test]
+    fn validation_resolves_names_aims_and_expectations_once() {
+        use crate::base::ids::JobId;
+        use crate::check::{Invariant, Sometimes};
+        let src = "name = \"x\"\n[arrivals]\njobs = 2\ntenants = [\"acme\", \"beta\"]\n\
+            [[enqueue]]\nat_ms = 0\ntenant = \"gamma\"\ndocument = \"inv-7\"\n\
+            [[enqueue]]\nat_ms = 1\ntenant = \"acme\"\ndocument = \"doc-5\"\n\
+            [[burst]]\nat_ms = 2\ntenant = \"delta\"\njobs = 3\n\
+            [[script]]\nat_ms = 0\nfault = \"crash\"\npoint = \"after_lease\"\njob = 1\n\
+            [[script]]\nat_ms = 5\nfault = \"mutate_payload\"\njob = 0\n\
+            [[script]]\nat_ms = 9\nfault = \"relay_crash\"\n\
+            [expect]\nviolations = [\"terminal_once\", \"fenced_writes\"]\n\
+            sometimes = [\"dead_lettered\"]\ntrace_hash = \"00000000000000AB\"\n";
+        let s = parse(src).unwrap();
+        let names = s.names();
+        let tenants: Vec<&str> = (0..names.tenants.len())
+            .map(|t| names.tenants.name(TenantId(t as u16)))
+            .collect();
+        assert_eq!(tenants, ["acme", "beta", "gamma", "delta"]);
+        assert_eq!(s.enqueue_ids(0).0, TenantId(2));
+        assert_eq!(names.documents.name(s.enqueue_ids(0).1), "inv-7");
+        assert_eq!(s.enqueue_ids(1), (TenantId(0), DocumentId(5)));
+        assert_eq!(s.burst_tenant(0), TenantId(3));
+        assert_eq!(
+            s.aims(),
+            [
+                Aim::Attempt {
+                    job: JobId(1),
+                    point: Some(crate::model::worker::CrashPoint::AfterLease)
+                },
+                Aim::Payload { job: JobId(0) },
+                Aim::Site {
+                    fault: crate::vocab::faults::Struck::RelayCrash,
+                    job: None
+                },
+            ]
+        );
+        let e = s.expectations();
+        let mut checker_order = vec![Invariant::TerminalOnce, Invariant::FencedWrites];
+        checker_order.sort_by_key(|i| *i as usize);
+        assert_eq!(e.violations, checker_order);
+        assert_eq!(e.sometimes, [Sometimes::DeadLettered]);
+        let hash = e.trace_hash.as_ref().unwrap();
+        assert_eq!(
+            (hash.value, hash.written.as_str()),
+            (0xab, "00000000000000AB")
+        );
+        assert_eq!(s.run_config(9).seed, Some(9));
+        assert_eq!(s.capacity(Some(10)), 10 + 2 + 3);
+        // An edit is validated again: refused at its field, without a line.
+        let e = s.edited(|f| f.workers.count = 0).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("workers.count", None), "{e}");
+        let fewer = s.edited(|f| f.burst.clear()).unwrap();
+        assert_eq!(fewer.names().tenants.len(), 3);
     }
 
     #[test]

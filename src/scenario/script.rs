@@ -1,10 +1,13 @@
 //! Deterministic injections of a scenario: `[[script]]` faults and `[[operator]]` actions.
 //!
 //! Owns: `Script` (a fault aimed at a job, an attempt or a relay
-//! tick), `Operator` (a reprocess at a time, of a fixed job or a target picked when it runs).
+//! tick), `Aim` (what a validated entry strikes), `Operator` (a reprocess at a time, of a fixed
+//! job or a target picked when it runs).
 //! Does not: name the fault kinds (`vocab/faults.rs`), check them against the scenario's jobs (`validate.rs`) or apply them (`sim/faults.rs`,
 //! `sim/kernel.rs`).
 
+use crate::base::ids::JobId;
+use crate::model::worker::CrashPoint;
 use crate::vocab::faults::{Held, Struck};
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +49,20 @@ impl Script {
     pub fn length_of(&self, h: Held) -> Option<u64> {
         self.length.filter(|(k, _)| *k == h).map(|(_, ms)| ms)
     }
+}
+
+/// What a `[[script]]` entry strikes, as validation read it (one an entry, index for index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aim {
+    /// An attempt of `job`: a crash (at its `point`), an error or a held fault.
+    Attempt {
+        job: JobId,
+        point: Option<CrashPoint>,
+    },
+    /// `job`'s payload (`mutate_payload`).
+    Payload { job: JobId },
+    /// A step of the delivery side's site (of `job`'s, when the site takes a job).
+    Site { fault: Struck, job: Option<JobId> },
 }
 
 /// The keys a `[[script]]` entry may have besides the held faults' lengths, in file order.

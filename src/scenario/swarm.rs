@@ -1,13 +1,80 @@
 //! The `[swarm]` ranges of `durasim sweep --swarm`.
 //!
 //! Owns: `Swarm` (closed `[min, max]` ranges per setting) and its validation, including that
-//! every range has exactly two values.
-//! Does not: draw a seed's settings from it (`sweep/swarm.rs`).
+//! every range has exactly two values; `SwarmDraw` (what one seed drew) and the scenario with a
+//! draw written in (`Scenario::with_draw`).
+//! Does not: draw a seed's settings (`sweep/swarm.rs`: the order of the draws).
 
 use super::validate::crash_points_allowed;
+use super::Scenario;
 use crate::base::messages::clip;
 use crate::model::worker::CrashPoint;
+use crate::vocab::faults::{Held, Struck};
 use serde::{Deserialize, Serialize};
+
+/// What one seed drew.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SwarmDraw {
+    pub crash: f64,
+    pub stall: f64,
+    pub transient_error: f64,
+    pub permanent_error: f64,
+    pub relay_crash: f64,
+    pub workers: u32,
+    pub lease_ms: u64,
+    pub heartbeat_ms: u64,
+    pub crash_points: Vec<String>,
+    /// Drawn only when the scenario's `[swarm]` gives the range (so other sweeps keep their
+    /// draws and their `seeds.jsonl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_window_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relay_restart_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer_crash: Option<f64>,
+}
+
+impl Scenario {
+    /// The scenario with a seed's swarm settings written in (faults, workers, lease, heartbeat,
+    /// dedupe window, relay restart) and its profile and header resolved again. Not validated
+    /// again: a draw runs as drawn, inside ranges `[swarm]`'s validation checked.
+    pub fn with_draw(&self, d: &SwarmDraw) -> Scenario {
+        let mut s = self.file.clone();
+        s.faults.crash = d.crash;
+        s.faults.held_mut(Held::Stall).rate = d.stall;
+        s.faults.transient_error = d.transient_error;
+        s.faults.permanent_error = d.permanent_error;
+        *s.faults.struck_mut(Struck::RelayCrash) = d.relay_crash;
+        s.faults.crash_points = d.crash_points.clone();
+        s.workers.count = d.workers;
+        s.queue.lease_ms = d.lease_ms;
+        s.queue.heartbeat_ms = d.heartbeat_ms;
+        if d.dedupe_window_ms.is_some() {
+            s.consumer.dedupe_window_ms = d.dedupe_window_ms;
+        }
+        if d.relay_restart_ms.is_some() {
+            s.relay.restart_ms = d.relay_restart_ms;
+        }
+        if let Some(rate) = d.consumer_crash {
+            *s.faults.struck_mut(Struck::ConsumerCrash) = rate;
+        }
+        // Of what the profile resolves from, a draw changes only lease_ms and heartbeat_ms, each
+        // at least 1 (its range's minimum, or 1): what resolved for the file resolves again.
+        let semantics = crate::profile::resolve::resolve(s.queue_profile(), &s.profile_overrides())
+            .unwrap_or_else(|(field, m)| {
+                panic!("a swarm draw resolves as its scenario did: {field}: {m}")
+            });
+        Scenario::resolved(
+            s,
+            semantics,
+            self.names.clone(),
+            self.entry_ids.clone(),
+            self.aims.clone(),
+            self.expectations.clone(),
+        )
+    }
+}
 
 /// `--swarm` ranges: each seed of a swarm sweep draws its own settings inside these closed
 /// `[min, max]` ranges (from the seed's `swarm` stream), so every seed tests a different mix of

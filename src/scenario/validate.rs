@@ -2,25 +2,70 @@
 //! sections (a script's job exists, an operator names a job or a target), names of invariants
 //! and properties.
 //!
-//! Owns: `Scenario::validate`, which returns the first offending field's path and what is
-//! allowed (`parse` turns the path into a line), and `refused_under` (a bug switch that
-//! cannot act under the scenario's `[queue]` profile: `[bugs]` is refused here, `--bug` by the
-//! shell with it).
+//! Owns: `ScenarioFile::validate`, which returns the first offending field's path and what is
+//! allowed (`parse` turns the path into a line), or the validated [`Scenario`] with its profile
+//! resolved, its names registered (`names.rs`), its script's aims and its `[expect]` read; and
+//! `refused_under` (a bug switch that cannot act under the scenario's `[queue]` profile:
+//! `[bugs]` is refused here, `--bug` by the shell; `bugs::refused_under` names it too).
 //! Does not: parse TOML or locate fields (`mod.rs`, `position.rs`); warn about suspicious but
 //! valid settings (`scenario/warnings.rs`).
 
-use super::{validate_name, FaultKind, Scenario};
+use super::names::register;
+use super::{validate_name, Aim, FaultKind, Scenario, ScenarioFile, Script};
+use crate::base::ids::JobId;
 use crate::base::limits::MAX_JOBS;
 use crate::base::messages::clip;
-use crate::check::{Invariant, Sometimes};
 use crate::model::worker::CrashPoint;
+use crate::profile::resolve::Refusal;
 use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::faults::{Held, Site, Struck};
 use crate::vocab::key::{validate_document, validate_tenant, MAX_VERSION};
 
-impl Scenario {
-    pub(super) fn validate(&self) -> Result<(), (String, String)> {
-        let err = |field: &str, message: String| Err((field.to_string(), message));
+/// The refusal of `field`, saying `message`.
+fn err<T>(field: &str, message: String) -> Result<T, Refusal> {
+    Err((field.to_string(), message))
+}
+
+impl ScenarioFile {
+    /// The file as a [`Scenario`]: every check in a fixed order, the first offending field's
+    /// path and what is allowed on a refusal; on success the profile resolved, the names
+    /// registered, the script's aims and the expectations read, once.
+    pub(super) fn validate(self) -> Result<Scenario, Refusal> {
+        self.check_settings()?;
+        let semantics =
+            crate::profile::resolve::resolve(self.queue_profile(), &self.profile_overrides())?;
+        self.check_retry_and_durations()?;
+        self.check_arrivals()?;
+        self.check_probabilities()?;
+        self.check_entries()?;
+        self.check_faults_and_delivery()?;
+        let aims = self.check_script()?;
+        self.check_dlq()?;
+        self.check_operators()?;
+        // `[swarm]` is checked between `violations` and the rest of `[expect]`: a file with
+        // errors in both is refused at the same field as ever.
+        let violations = self.expect.invariants()?;
+        if let Some(swarm) = &self.swarm {
+            swarm.validate()?;
+        }
+        let expectations = self.expect.typed(violations)?;
+        let profile = self.queue.profile.as_deref().unwrap_or("durasim");
+        if let Some(m) = refused_under(self.bugs, &semantics, profile) {
+            return err(&format!("bugs.{}", Bug::EarlyExpiry.name()), m);
+        }
+        let (names, ids) = register(&self)?;
+        Ok(Scenario::resolved(
+            self,
+            semantics,
+            names,
+            ids,
+            aims,
+            expectations,
+        ))
+    }
+
+    /// The name, the times, the workers and the queue's own settings and profile name.
+    fn check_settings(&self) -> Result<(), Refusal> {
         validate_name(&self.name).or_else(|m| err("name", format!("{} {m}", clip(&self.name))))?;
         crate::base::limits::check_times(self)
             .or_else(|e| err(e.field().unwrap_or(""), e.to_string()))?;
@@ -50,7 +95,12 @@ impl Scenario {
                 );
             }
         }
-        crate::profile::resolve::resolve(self.queue_profile(), &self.profile_overrides())?;
+        Ok(())
+    }
+
+    /// The attempts limit, the backoff's bounds and every drawn duration.
+    fn check_retry_and_durations(&self) -> Result<(), Refusal> {
+        let q = &self.queue;
         if q.max_attempts == 0 || (q.max_attempts > 1000 && q.max_attempts != u32::MAX) {
             return err(
                 "queue.max_attempts",
@@ -78,6 +128,11 @@ impl Scenario {
             let field = format!("faults.{}", h.spec().length_key);
             self.faults.held(h).ms.check().or_else(|m| err(&field, m))?;
         }
+        Ok(())
+    }
+
+    /// The generated arrivals' tenants, job count and invalid documents.
+    fn check_arrivals(&self) -> Result<(), Refusal> {
         let a = &self.arrivals;
         if a.tenants.is_empty() {
             return err(
@@ -111,6 +166,12 @@ impl Scenario {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// Every probability (the arrivals' and the faults'), and the arrivals' together.
+    fn check_probabilities(&self) -> Result<(), Refusal> {
+        let a = &self.arrivals;
         let struck =
             Struck::ALL.map(|s| (format!("faults.{}", s.spec().name), self.faults.struck(s)));
         let held = Held::ALL.map(|h| {
@@ -150,6 +211,11 @@ impl Scenario {
                 "needs at least two tenants to collide".into(),
             );
         }
+        Ok(())
+    }
+
+    /// The `[[enqueue]]` and `[[burst]]` entries, and the jobs planned in all.
+    fn check_entries(&self) -> Result<(), Refusal> {
         for (i, e) in self.enqueue.iter().enumerate() {
             validate_tenant(&e.tenant)
                 .or_else(|m| err(&format!("enqueue[{i}].tenant"), m.to_string()))?;
@@ -184,6 +250,12 @@ impl Scenario {
                 ),
             );
         }
+        Ok(())
+    }
+
+    /// The random crashes' points, the outage, and the relay's, outbox's, consumer's and
+    /// metrics' periods.
+    fn check_faults_and_delivery(&self) -> Result<(), Refusal> {
         if self.faults.crash > 0.0 && self.faults.crash_points.is_empty() {
             return err(
                 "faults.crash_points",
@@ -237,97 +309,28 @@ impl Scenario {
         if self.metrics.depth_sample_ms == 0 {
             return err("metrics.depth_sample_ms", "must be > 0".into());
         }
-        let planned = self.jobs_planned();
-        let possible = self.jobs_possible();
+        Ok(())
+    }
+
+    /// Every `[[script]]` entry, and what each aims at.
+    fn check_script(&self) -> Result<Vec<Aim>, Refusal> {
+        let (planned, possible) = (self.jobs_planned(), self.jobs_possible());
+        let mut aims = Vec::with_capacity(self.script.len());
         for (i, s) in self.script.iter().enumerate() {
             let field = |f: &str| format!("script[{i}].{f}");
-            let worker_fault = s.fault.takes_job();
-            match s.job {
-                None if worker_fault => {
-                    return err(
-                        &field("fault"),
-                        format!(
-                            "fault {} needs `job` (a job id from 0 to {})",
-                            s.fault.name(),
-                            planned.saturating_sub(1)
-                        ),
-                    )
-                }
-                Some(j) if j as u64 >= possible => {
-                    return err(&field("job"), format!("no job {j} exists: this scenario creates jobs 0 to {} (arrivals.jobs + enqueue and burst entries), and at most {} more by reprocess (one per operator action)", planned.saturating_sub(1), possible - planned));
-                }
-                Some(_) if !worker_fault => {
-                    return err(
-                        &field("job"),
-                        format!("{} does not take a job", s.fault.name()),
-                    )
-                }
-                _ => {}
+            let mut aim = script_aim(s, &field, planned, possible)?;
+            let point = script_point(s, &field)?;
+            check_script_details(s, &field)?;
+            if let Aim::Attempt { point: p, .. } = &mut aim {
+                *p = point;
             }
-            match (s.fault, &s.point) {
-                (FaultKind::Crash, None) => {
-                    return err(
-                        &field("fault"),
-                        format!("crash needs `point`; allowed: {}", crash_points_allowed()),
-                    )
-                }
-                (FaultKind::Crash, Some(p)) if CrashPoint::parse(p).is_none() => {
-                    return err(
-                        &field("point"),
-                        format!(
-                            "unknown crash point {}; allowed: {}",
-                            clip(p),
-                            crash_points_allowed()
-                        ),
-                    );
-                }
-                (FaultKind::Crash, Some(_)) => {}
-                (_, Some(_)) => return err(&field("point"), "only a crash takes a point".into()),
-                _ => {}
-            }
-            match (s.fault.held(), s.length) {
-                (Some(h), None) => {
-                    let key = h.spec().length_key;
-                    return err(
-                        &field(key),
-                        format!(
-                            "a {} needs `{key}`, and only a {} takes it",
-                            h.spec().name,
-                            h.spec().name
-                        ),
-                    );
-                }
-                (held, Some((k, _))) if held != Some(k) => {
-                    let (key, name) = (k.spec().length_key, k.spec().name);
-                    return err(
-                        &field(key),
-                        format!("a {name} needs `{key}`, and only a {name} takes it"),
-                    );
-                }
-                _ => {}
-            }
-            if s.payload.is_some() && s.fault != FaultKind::MutatePayload {
-                return err(
-                    &field("payload"),
-                    "only mutate_payload takes `payload`".into(),
-                );
-            }
-            if s.attempt.is_some() && !s.fault.strikes_attempt() {
-                return err(
-                    &field("attempt"),
-                    format!(
-                        "{} strikes no worker's attempt, so it takes no `attempt` ({}; `at_ms` picks \
-                         which); allowed only with {}",
-                        s.fault.name(),
-                        strikes(s.fault),
-                        attempt_faults_allowed()
-                    ),
-                );
-            }
-            if s.attempt == Some(0) {
-                return err(&field("attempt"), "attempt numbers start at 1".into());
-            }
+            aims.push(aim);
         }
+        Ok(aims)
+    }
+
+    /// The DLQ's capacity and reprocess limit.
+    fn check_dlq(&self) -> Result<(), Refusal> {
         if self.dlq.capacity == Some(0) {
             return err(
                 "dlq.capacity",
@@ -341,15 +344,18 @@ impl Scenario {
             );
         }
         match (self.dlq.reprocess_limit, self.dlq.reprocess_window_ms) {
-            (_, Some(0)) => return err("dlq.reprocess_window_ms", "must be > 0".into()),
-            (None, Some(_)) => {
-                return err(
-                    "dlq.reprocess_window_ms",
-                    "only applies with dlq.reprocess_limit".into(),
-                )
-            }
-            _ => {}
+            (_, Some(0)) => err("dlq.reprocess_window_ms", "must be > 0".into()),
+            (None, Some(_)) => err(
+                "dlq.reprocess_window_ms",
+                "only applies with dlq.reprocess_limit".into(),
+            ),
+            _ => Ok(()),
         }
+    }
+
+    /// Every `[[operator]]` action: its repeats, its job or target, then its operator id.
+    fn check_operators(&self) -> Result<(), Refusal> {
+        let planned = self.jobs_planned();
         for (i, o) in self.operator.iter().enumerate() {
             if o.repeat > 0 && o.every_ms == 0 {
                 return err(
@@ -402,56 +408,120 @@ impl Scenario {
                 })?;
             }
         }
-        if let Some(names) = &self.expect.violations {
-            for n in names {
-                if Invariant::parse(n).is_none() {
-                    let allowed: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
-                    return err(
-                        "expect.violations",
-                        format!(
-                            "unknown invariant {}; allowed: {}",
-                            clip(n),
-                            allowed.join(", ")
-                        ),
-                    );
-                }
-            }
-        }
-        if let Some(swarm) = &self.swarm {
-            swarm.validate()?;
-        }
-        for (field, names) in [
-            ("expect.sometimes", &self.expect.sometimes),
-            ("expect.sweep_sometimes", &self.expect.sweep_sometimes),
-        ] {
-            for n in names.iter().flatten() {
-                if Sometimes::parse(n).is_none() {
-                    let allowed: Vec<&str> = Sometimes::ALL.iter().map(|i| i.name()).collect();
-                    return err(
-                        field,
-                        format!(
-                            "unknown property {}; allowed: {}",
-                            clip(n),
-                            allowed.join(", ")
-                        ),
-                    );
-                }
-            }
-        }
-        if let Some(h) = &self.expect.trace_hash {
-            if h.len() != 16 || !h.chars().all(|c| c.is_ascii_hexdigit()) {
-                return err(
-                    "expect.trace_hash",
-                    format!("{} is not a trace hash; allowed: 16 hex digits, as summary.json's traceHash", clip(h)),
-                );
-            }
-        }
-        let profile = self.queue.profile.as_deref().unwrap_or("durasim");
-        if let Some(m) = refused_under(self.bugs, &self.semantics(), profile) {
-            return err(&format!("bugs.{}", Bug::EarlyExpiry.name()), m);
-        }
         Ok(())
     }
+}
+
+/// What a script entry aims at (an attempt's crash point left to [`script_point`]): its `job`
+/// one that can exist when its fault takes one, none otherwise.
+fn script_aim(
+    s: &Script,
+    field: &dyn Fn(&str) -> String,
+    planned: u64,
+    possible: u64,
+) -> Result<Aim, Refusal> {
+    let takes_job = s.fault.takes_job();
+    let needs_job = || {
+        err(
+            &field("fault"),
+            format!(
+                "fault {} needs `job` (a job id from 0 to {})",
+                s.fault.name(),
+                planned.saturating_sub(1)
+            ),
+        )
+    };
+    match (s.job, s.fault.struck()) {
+        // A worker's fault and `mutate_payload` take a job, a struck fault when its site does.
+        (None, None) => needs_job(),
+        (None, Some(_)) if takes_job => needs_job(),
+        (Some(j), _) if j as u64 >= possible => {
+            err(&field("job"), format!("no job {j} exists: this scenario creates jobs 0 to {} (arrivals.jobs + enqueue and burst entries), and at most {} more by reprocess (one per operator action)", planned.saturating_sub(1), possible - planned))
+        }
+        (Some(_), _) if !takes_job => err(
+            &field("job"),
+            format!("{} does not take a job", s.fault.name()),
+        ),
+        (job, Some(fault)) => Ok(Aim::Site {
+            fault,
+            job: job.map(JobId),
+        }),
+        (Some(j), None) if s.fault == FaultKind::MutatePayload => Ok(Aim::Payload { job: JobId(j) }),
+        (Some(j), None) => Ok(Aim::Attempt {
+            job: JobId(j),
+            point: None,
+        }),
+    }
+}
+
+/// A script entry's crash point: a crash's own, none for any other fault.
+fn script_point(s: &Script, field: &dyn Fn(&str) -> String) -> Result<Option<CrashPoint>, Refusal> {
+    match (s.fault, &s.point) {
+        (FaultKind::Crash, None) => err(
+            &field("fault"),
+            format!("crash needs `point`; allowed: {}", crash_points_allowed()),
+        ),
+        (FaultKind::Crash, Some(p)) => match CrashPoint::parse(p) {
+            None => err(
+                &field("point"),
+                format!(
+                    "unknown crash point {}; allowed: {}",
+                    clip(p),
+                    crash_points_allowed()
+                ),
+            ),
+            point => Ok(point),
+        },
+        (_, Some(_)) => err(&field("point"), "only a crash takes a point".into()),
+        _ => Ok(None),
+    }
+}
+
+/// A script entry's length, payload and attempt: each only on the fault that takes it.
+fn check_script_details(s: &Script, field: &dyn Fn(&str) -> String) -> Result<(), Refusal> {
+    match (s.fault.held(), s.length) {
+        (Some(h), None) => {
+            let key = h.spec().length_key;
+            return err(
+                &field(key),
+                format!(
+                    "a {} needs `{key}`, and only a {} takes it",
+                    h.spec().name,
+                    h.spec().name
+                ),
+            );
+        }
+        (held, Some((k, _))) if held != Some(k) => {
+            let (key, name) = (k.spec().length_key, k.spec().name);
+            return err(
+                &field(key),
+                format!("a {name} needs `{key}`, and only a {name} takes it"),
+            );
+        }
+        _ => {}
+    }
+    if s.payload.is_some() && s.fault != FaultKind::MutatePayload {
+        return err(
+            &field("payload"),
+            "only mutate_payload takes `payload`".into(),
+        );
+    }
+    if s.attempt.is_some() && !s.fault.strikes_attempt() {
+        return err(
+            &field("attempt"),
+            format!(
+                "{} strikes no worker's attempt, so it takes no `attempt` ({}; `at_ms` picks \
+                 which); allowed only with {}",
+                s.fault.name(),
+                strikes(s.fault),
+                attempt_faults_allowed()
+            ),
+        );
+    }
+    if s.attempt == Some(0) {
+        return err(&field("attempt"), "attempt numbers start at 1".into());
+    }
+    Ok(())
 }
 
 /// Why the switches on in `bugs` cannot act on a run under `sem` (the scenario's resolved

@@ -12,7 +12,7 @@ use crate::base::ids::{JobId, SimTime};
 use crate::base::rng::{range_of, unit_of, Stream};
 use crate::model::retry::ErrorKind;
 use crate::model::worker::{AttemptPlan, CrashPoint};
-use crate::scenario::{FaultKind, Scenario};
+use crate::scenario::{Aim, FaultKind, Scenario};
 use crate::vocab::faults::{
     Draw, Held, Lengths, Site, Struck, StruckDraw, HELD_KINDS, STRUCK_KINDS,
 };
@@ -71,24 +71,17 @@ pub struct Script {
 impl Script {
     pub fn from_scenario(s: &Scenario) -> Script {
         let mut script = Script::default();
-        for e in &s.script {
-            if let Some(st) = e.fault.struck() {
-                script.struck[st as usize].push((e.at_ms, e.job.map(JobId)));
-                continue;
-            }
-            match e.fault {
-                FaultKind::MutatePayload => {}
-                fault => script
-                    .by_job
-                    .entry(JobId(e.job.expect("validated")))
-                    .or_default()
-                    .push(Armed {
-                        at_ms: e.at_ms,
-                        attempt: e.attempt,
-                        fault,
-                        point: e.point.as_deref().and_then(CrashPoint::parse),
-                        length: e.length,
-                    }),
+        for (e, aim) in s.script.iter().zip(s.aims()) {
+            match *aim {
+                Aim::Site { fault, job } => script.struck[fault as usize].push((e.at_ms, job)),
+                Aim::Payload { .. } => {}
+                Aim::Attempt { job, point } => script.by_job.entry(job).or_default().push(Armed {
+                    at_ms: e.at_ms,
+                    attempt: e.attempt,
+                    fault: e.fault,
+                    point,
+                    length: e.length,
+                }),
             }
         }
         for entries in &mut script.struck {

@@ -2,17 +2,17 @@
 //!
 //! Owns: generated arrivals, `[[enqueue]]` entries and `[[burst]]`s turned into enqueue
 //! requests, the idempotency key and payload hash they carry, the enqueue-time idempotency
-//! outcome recorded in the history (a new job, a dedupe, a refusal, a replaced payload), and the name table every run registers up front.
-//! Does not: decide whether a key is taken (the queue does) or draw arrival times (arrivals.rs).
+//! outcome recorded in the history (a new job, a dedupe, a refusal, a replaced payload).
+//! Does not: decide whether a key is taken (the queue does), draw arrival times (arrivals.rs)
+//! or name the explicit entries' tenants and documents (the validated scenario did, once).
 
 use super::kernel::{decrement, Ev, Sim};
 use crate::base::ids::{JobId, TenantId};
 use crate::history::{Event, Observer};
 use crate::model::queue::{EnqueueOutcome, EnqueueRequest};
 use crate::model::semantics::QueueSemantics;
-use crate::scenario::Scenario;
 use crate::vocab::bugs::Bug;
-use crate::vocab::key::{IdempotencyKey, KeyNames};
+use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::Payload;
 
 /// Where an enqueue comes from. Every job enters through [`Sim::enqueue`].
@@ -162,8 +162,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn on_explicit_enqueue(&mut self, index: usize) {
         decrement(&mut self.pending_timed, "pending_timed");
         let e = &self.scenario.enqueue[index];
-        let tenant = self.names.tenants.register(&e.tenant).expect("validated");
-        let document = self.names.documents.named(&e.document).expect("validated");
+        let (tenant, document) = self.scenario.enqueue_ids(index);
         let payload = match &e.payload {
             Some(text) => Payload::from_text(document, text),
             None => Payload::of(document),
@@ -176,32 +175,11 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn on_burst(&mut self, index: usize) {
         let s = self.scenario;
         let b = &s.burst[index];
-        let tenant = self.names.tenants.register(&b.tenant).expect("validated");
+        let tenant = s.burst_tenant(index);
         let first = self.arrivals_total + s.burst[..index].iter().map(|b| b.jobs).sum::<u64>();
         for k in 0..b.jobs {
             let payload = Payload::of(crate::vocab::key::Documents::generated((first + k) as u32));
             self.enqueue(tenant, payload, 1, false, Origin::Producer);
         }
     }
-}
-
-/// Every name the run can use, registered before it starts, in a fixed order: the generated
-/// arrivals' tenants, then the tenants and documents of `[[enqueue]]` and the tenants of
-/// `[[burst]]`, in file order. The checker is given the same table.
-pub fn scenario_names(s: &Scenario) -> KeyNames {
-    let mut names = KeyNames::default();
-    for t in &s.arrivals.tenants {
-        names
-            .tenants
-            .register(t)
-            .expect("scenario validated its tenants");
-    }
-    for e in &s.enqueue {
-        names.tenants.register(&e.tenant).expect("validated");
-        names.documents.named(&e.document).expect("validated");
-    }
-    for b in &s.burst {
-        names.tenants.register(&b.tenant).expect("validated");
-    }
-    names
 }

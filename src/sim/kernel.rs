@@ -28,7 +28,7 @@ use crate::model::queue::{Queue, QueueConfig};
 use crate::model::retry::RetryPolicy;
 use crate::model::semantics::{ChapterQueue, QueueSemantics};
 use crate::model::worker::Attempt;
-use crate::scenario::{DepthSampling, FaultKind, Scenario};
+use crate::scenario::{Aim, DepthSampling, Scenario};
 use crate::vocab::bugs::BugSet;
 use crate::vocab::faults::{Site, SITES};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
@@ -79,8 +79,10 @@ pub enum Ev {
     OperatorAction {
         index: u32,
     },
+    /// A `mutate_payload` script entry (`index`) changes `job`'s payload.
     MutatePayload {
         index: u32,
+        job: u32,
     },
     /// A `[[burst]]` entry: one tenant submits many documents at once.
     Burst {
@@ -187,7 +189,7 @@ pub fn chapter_queue(scenario: &Scenario, options: &RunRequest) -> ChapterQueue 
         unique: sem.unique,
     };
     ChapterQueue {
-        queue: Queue::with_capacity(queue_config, job_capacity(scenario, options)),
+        queue: Queue::with_capacity(queue_config, scenario.capacity(options.jobs)),
         policy: RetryPolicy {
             attempts_max: eff.attempts_max,
             backoff_base_ms: sem.backoff.base_ms,
@@ -203,12 +205,6 @@ pub fn chapter_queue(scenario: &Scenario, options: &RunRequest) -> ChapterQueue 
             ..scenario.dlq_config()
         }),
     }
-}
-
-/// Jobs a run can create (arrivals, `[[enqueue]]`, bursts), capped for preallocation.
-fn job_capacity(scenario: &Scenario, options: &RunRequest) -> usize {
-    let jobs = options.jobs.unwrap_or(scenario.arrivals.jobs);
-    (jobs as usize + scenario.enqueue.len() + scenario.burst_jobs() as usize).min(1 << 24)
 }
 
 /// Runs `scenario` on the queue semantics its `[queue]` profile resolves to: the chapter's
@@ -257,9 +253,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         let seed = options.seed;
         let bugs = options.bugs;
         let jobs = options.jobs.unwrap_or(scenario.arrivals.jobs);
-        let capacity = job_capacity(scenario, options);
-        let names = scenario_names(scenario);
-        // `scenario_names` registers the generated arrivals' tenants first, in order.
+        let capacity = scenario.capacity(options.jobs);
+        let names = scenario.names().clone();
+        // The name table registers the generated arrivals' tenants first, in order.
         let tenant_ids = (0..scenario.arrivals.tenants.len())
             .map(|t| TenantId(t as u16))
             .collect();
@@ -347,41 +343,10 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
 
     /// Runs to quiescence (or the time limit) and returns the outcome and the observer.
     pub fn run(mut self) -> (RunOutcome, O) {
-        let s = self.scenario;
         self.record(Event::RunStarted {
-            config: Box::new(s.run_config(self.seed)),
+            config: Box::new(self.scenario.run_config(self.seed)),
         });
-        if self.arrivals.remaining() > 0 {
-            let gap = self.arrivals.next_gap_ms(&s.arrivals);
-            self.schedule(gap, Ev::Arrival);
-        }
-        for (i, e) in s.enqueue.iter().enumerate() {
-            self.pending_timed += 1;
-            self.schedule(e.at_ms, Ev::ExplicitEnqueue { index: i as u32 });
-        }
-        for (i, b) in s.burst.iter().enumerate() {
-            self.pending_timed += 1;
-            self.schedule(b.at_ms, Ev::Burst { index: i as u32 });
-        }
-        for (i, o) in s.operator.iter().enumerate() {
-            for k in 0..=o.repeat as u64 {
-                self.pending_timed += 1;
-                self.schedule(
-                    o.at_ms + k * o.every_ms,
-                    Ev::OperatorAction { index: i as u32 },
-                );
-            }
-        }
-        for (i, e) in s.script.iter().enumerate() {
-            if e.fault == FaultKind::MutatePayload {
-                self.pending_timed += 1;
-                self.schedule(e.at_ms, Ev::MutatePayload { index: i as u32 });
-            }
-        }
-        self.schedule(s.relay.interval_ms, Ev::RelayTick);
-        if s.metrics.depth_sample == DepthSampling::Interval {
-            self.schedule(0, Ev::DepthSample);
-        }
+        self.schedule_start();
         let mut quiescent = self.settled();
         while !quiescent {
             let Some((at, ev)) = self.heap.pop() else {
@@ -407,6 +372,45 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             names: self.names,
         };
         (outcome, self.observer)
+    }
+
+    /// What the scenario puts on the event list before the first event: the first arrival,
+    /// every timed entry (enqueue, burst, operator action and its repeats, payload mutation),
+    /// the first relay tick and depth sample.
+    fn schedule_start(&mut self) {
+        let s = self.scenario;
+        if self.arrivals.remaining() > 0 {
+            let gap = self.arrivals.next_gap_ms(&s.arrivals);
+            self.schedule(gap, Ev::Arrival);
+        }
+        for (i, e) in s.enqueue.iter().enumerate() {
+            self.pending_timed += 1;
+            self.schedule(e.at_ms, Ev::ExplicitEnqueue { index: i as u32 });
+        }
+        for (i, b) in s.burst.iter().enumerate() {
+            self.pending_timed += 1;
+            self.schedule(b.at_ms, Ev::Burst { index: i as u32 });
+        }
+        for (i, o) in s.operator.iter().enumerate() {
+            for k in 0..=o.repeat as u64 {
+                self.pending_timed += 1;
+                self.schedule(
+                    o.at_ms + k * o.every_ms,
+                    Ev::OperatorAction { index: i as u32 },
+                );
+            }
+        }
+        for (i, (e, aim)) in s.script.iter().zip(s.aims()).enumerate() {
+            if let Aim::Payload { job } = *aim {
+                self.pending_timed += 1;
+                let index = i as u32;
+                self.schedule(e.at_ms, Ev::MutatePayload { index, job: job.0 });
+            }
+        }
+        self.schedule(s.relay.interval_ms, Ev::RelayTick);
+        if s.metrics.depth_sample == DepthSampling::Interval {
+            self.schedule(0, Ev::DepthSample);
+        }
     }
 
     /// Nothing left to happen: every job terminal, every event published and applied, every
@@ -465,9 +469,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 decrement(&mut self.pending_timed, "pending_timed");
                 self.on_operator(index as usize);
             }
-            Ev::MutatePayload { index } => {
+            Ev::MutatePayload { index, job } => {
                 decrement(&mut self.pending_timed, "pending_timed");
-                self.on_mutate(index as usize);
+                self.on_mutate(index as usize, JobId(job));
             }
             Ev::Burst { index } => {
                 decrement(&mut self.pending_timed, "pending_timed");
@@ -476,8 +480,6 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         }
     }
 }
-
-pub use super::intake::scenario_names;
 
 /// `counter - 1`, asserting it was not 0: a count of things still to come that goes below zero
 /// means one was handled twice. On in release (one compare), where `-=` would wrap silently.

@@ -90,9 +90,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         });
     }
 
-    pub(super) fn on_mutate(&mut self, index: usize) {
+    /// `mutate_payload` script entry `index`, which aims at `job`.
+    pub(super) fn on_mutate(&mut self, index: usize, job: JobId) {
         let e = &self.scenario.script[index];
-        let job = JobId(e.job.expect("validated"));
         if job.index() >= self.queue.len() {
             return;
         }

@@ -21,37 +21,16 @@ pub type Named = Vec<(String, bool)>;
 
 /// Which fault kinds and crash points are configured, and which `sometimes` are required.
 /// Required: every property the scenario's `expect.sometimes` and `expect.sweep_sometimes` name,
-/// and those its configured
-/// random faults imply (see docs/sweeps.md).
+/// and those its configured random faults imply (see docs/sweeps.md).
 pub fn configured(plan: &Plan) -> (Named, Named, Named) {
     let s = &plan.scenario;
-    let f = &s.faults;
-    let sw = if plan.swarm {
-        s.swarm.clone().unwrap_or_default()
-    } else {
-        Default::default()
-    };
-    let on = |rate: f64, range: Option<[f64; 2]>| match range {
-        Some([_, hi]) => hi > 0.0,
-        None => rate > 0.0,
-    };
-    let kinds = COVERED.map(|k| match k {
-        FaultKind::Crash => on(f.crash, sw.crash),
-        FaultKind::TransientError => on(f.transient_error, sw.transient_error),
-        FaultKind::PermanentError => on(f.permanent_error, sw.permanent_error),
-        // `[swarm]` has a range for these two struck faults (`sweep/swarm.rs` draws them).
-        FaultKind::RelayCrash => on(f.struck(Struck::RelayCrash), sw.relay_crash),
-        FaultKind::ConsumerCrash => on(f.struck(Struck::ConsumerCrash), sw.consumer_crash),
-        // `[swarm]` has a range for the stall alone among the held faults.
-        FaultKind::Stall => on(f.held(Held::Stall).rate, sw.stall),
-        k if k.struck().is_some() => on(f.struck(k.struck().expect("struck")), None),
-        held => on(f.held(held.held().expect("a held fault")).rate, None),
-    });
+    let sw = swarm_ranges(plan);
+    let kinds = kinds_configured(plan);
     let on_kind = |k: FaultKind| kinds[k.coverage_index().expect("covered")];
     let points_pool: Vec<String> = sw
         .crash_points
         .clone()
-        .unwrap_or_else(|| f.crash_points.clone());
+        .unwrap_or_else(|| s.faults.crash_points.clone());
     let faults: Vec<(String, bool)> = fault_kinds()
         .zip(kinds)
         .map(|(n, on)| (n.to_string(), on))
@@ -65,13 +44,58 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
             )
         })
         .collect();
-    let mut required: Vec<Sometimes> = Vec::new();
-    for names in [&s.expect.sometimes, &s.expect.sweep_sometimes]
-        .into_iter()
-        .flatten()
-    {
-        required.extend(names.iter().filter_map(|n| Sometimes::parse(n)));
+    let required = required(plan, on_kind, &points);
+    let sometimes = Sometimes::ALL
+        .iter()
+        .map(|x| (x.name().to_string(), required.contains(x)))
+        .collect();
+    (faults, points, sometimes)
+}
+
+/// The `[swarm]` ranges a sweep draws from (none unless it is a swarm sweep).
+fn swarm_ranges(plan: &Plan) -> crate::scenario::Swarm {
+    if plan.swarm {
+        plan.scenario.swarm.clone().unwrap_or_default()
+    } else {
+        Default::default()
     }
+}
+
+/// Per fault kind of `COVERED`: whether a seed can draw it (its rate, or its `[swarm]` range's
+/// maximum, above 0).
+fn kinds_configured(plan: &Plan) -> [bool; COVERED.len()] {
+    let f = &plan.scenario.faults;
+    let sw = swarm_ranges(plan);
+    let on = |rate: f64, range: Option<[f64; 2]>| match range {
+        Some([_, hi]) => hi > 0.0,
+        None => rate > 0.0,
+    };
+    COVERED.map(|k| match k {
+        FaultKind::Crash => on(f.crash, sw.crash),
+        FaultKind::TransientError => on(f.transient_error, sw.transient_error),
+        FaultKind::PermanentError => on(f.permanent_error, sw.permanent_error),
+        // `[swarm]` has a range for these two struck faults (`sweep/swarm.rs` draws them).
+        FaultKind::RelayCrash => on(f.struck(Struck::RelayCrash), sw.relay_crash),
+        FaultKind::ConsumerCrash => on(f.struck(Struck::ConsumerCrash), sw.consumer_crash),
+        // `[swarm]` has a range for the stall alone among the held faults.
+        FaultKind::Stall => on(f.held(Held::Stall).rate, sw.stall),
+        k if k.struck().is_some() => on(f.struck(k.struck().expect("struck")), None),
+        held => on(f.held(held.held().expect("a held fault")).rate, None),
+    })
+}
+
+/// The `sometimes` properties a sweep must reach: those `[expect]` names, then those the
+/// configured faults (`on_kind`) and crash points (`points`) imply.
+fn required(plan: &Plan, on_kind: impl Fn(FaultKind) -> bool, points: &Named) -> Vec<Sometimes> {
+    let s = &plan.scenario;
+    let sw = swarm_ranges(plan);
+    let e = s.expectations();
+    let mut required: Vec<Sometimes> = e
+        .sometimes
+        .iter()
+        .chain(&e.sweep_sometimes)
+        .copied()
+        .collect();
     if on_kind(FaultKind::Crash) {
         required.extend([Sometimes::WorkerCrashed, Sometimes::LeaseExpired]);
         if points
@@ -118,11 +142,7 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
             );
         }
     }
-    let sometimes = Sometimes::ALL
-        .iter()
-        .map(|x| (x.name().to_string(), required.contains(x)))
-        .collect();
-    (faults, points, sometimes)
+    required
 }
 
 /// The coverage of the records (sorted by seed) and the gate: see [`CoverageTally`].

@@ -20,14 +20,14 @@
 use super::freeze::document_invalid;
 use crate::history::{Event, Record};
 use crate::run::{run_once, RunRequest};
-use crate::scenario::{Enqueue, Scenario};
+use crate::scenario::{Enqueue, Scenario, ScenarioFile};
 use crate::vocab::key::KeyNames;
 use crate::vocab::payload::fnv1a;
 
 /// The text an entry gives for a content fingerprint: the base scenario's own text when it had
 /// one with that fingerprint, otherwise a text named after the fingerprint (equal contents give
 /// equal texts, different ones different texts); `None` for the default content 0.
-fn payload_text(base: &Scenario, content: u64) -> Option<String> {
+fn payload_text(base: &ScenarioFile, content: u64) -> Option<String> {
     if content == 0 {
         return None;
     }
@@ -42,7 +42,7 @@ fn payload_text(base: &Scenario, content: u64) -> Option<String> {
 
 /// `s` (which ran as `trace`) with its arrivals and bursts replaced by one `[[enqueue]]` entry
 /// per enqueue request of the history, in history order; `None` when it has none to replace.
-pub fn explicit(s: &Scenario, trace: &[Record], names: &KeyNames) -> Option<Scenario> {
+pub fn explicit(s: &ScenarioFile, trace: &[Record], names: &KeyNames) -> Option<ScenarioFile> {
     if s.arrivals.jobs == 0 && s.burst.is_empty() {
         return None;
     }
@@ -97,16 +97,19 @@ pub fn explicit(s: &Scenario, trace: &[Record], names: &KeyNames) -> Option<Scen
 }
 
 /// Which job each `[[enqueue]]` entry of `s` created (`None`: deduped or refused), from a run of
-/// `s` with its trace; `None` when `s` still generates arrivals or the history does not fit.
-pub fn created_jobs(s: &Scenario) -> Option<Vec<Option<u32>>> {
+/// `s` with its trace; `None` when `s` still generates arrivals, is not valid or the history
+/// does not fit.
+pub fn created_jobs(s: &ScenarioFile) -> Option<Vec<Option<u32>>> {
     if s.arrivals.jobs != 0 || !s.burst.is_empty() {
         return None;
     }
-    let mut request = RunRequest::for_scenario(s);
+    let s = Scenario::from_file(s.clone(), "<candidate>").ok()?;
+    let mut request = RunRequest::for_scenario(&s);
     request.keep_trace = true;
-    let report =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_once(s, &request, None)))
-            .ok()?;
+    let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_once(&s, &request, None)
+    }))
+    .ok()?;
     let outcomes: Vec<Option<u32>> = report
         .trace
         .as_deref()?
@@ -138,7 +141,7 @@ pub fn created_jobs(s: &Scenario) -> Option<Vec<Option<u32>>> {
 /// `s` without the entries `drop` marks (`drop[i]`: entry `i`), given the job each entry created:
 /// script and operator entries of a removed job go, the others' job ids move down past the
 /// removed ones.
-pub fn without(s: &Scenario, created: &[Option<u32>], drop: &[bool]) -> Scenario {
+pub fn without(s: &ScenarioFile, created: &[Option<u32>], drop: &[bool]) -> ScenarioFile {
     let mut removed: Vec<u32> = created
         .iter()
         .zip(drop)
@@ -203,8 +206,9 @@ mod tests {
         }
     }
 
-    fn scenario() -> Scenario {
-        Scenario::parse("t.toml", "name = \"t\"\n[arrivals]\njobs = 0\n").unwrap()
+    fn scenario() -> ScenarioFile {
+        let s = Scenario::parse("t.toml", "name = \"t\"\n[arrivals]\njobs = 0\n").unwrap();
+        s.file().clone()
     }
 
     fn crash(job: u32) -> Script {

@@ -15,14 +15,14 @@ use crate::base::fastmap::FastMap;
 use crate::base::ids::JobId;
 use crate::history::{Event, Record};
 use crate::run::{run_once, RunReport, RunRequest};
-use crate::scenario::{Expect, FaultKind, Scenario, Script};
+use crate::scenario::{Expect, FaultKind, Scenario, ScenarioFile, Script};
 use crate::vocab::counters::Counter;
 use crate::vocab::faults::{Held, Struck, COVERED, STRUCK_KINDS};
 use crate::vocab::key::KeyNames;
 
 /// Whether a job's document fails validation on every attempt (not an injected fault).
 pub(super) fn document_invalid(
-    base: &Scenario,
+    base: &ScenarioFile,
     names: &KeyNames,
     document: crate::base::ids::DocumentId,
 ) -> bool {
@@ -52,7 +52,7 @@ pub fn fault_evidence(e: &Event) -> bool {
 }
 
 /// The faults that fired in a run, as script entries, in history order.
-pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<Script> {
+pub fn fired_faults(base: &ScenarioFile, trace: &[Record], names: &KeyNames) -> Vec<Script> {
     let mut documents: FastMap<JobId, crate::base::ids::DocumentId> = FastMap::default();
     let mut leases: FastMap<(JobId, u64), (u32, u64)> = FastMap::default();
     let mut out = Vec::new();
@@ -120,7 +120,7 @@ pub fn fired_faults(base: &Scenario, trace: &[Record], names: &KeyNames) -> Vec<
 
 /// Which fault kinds (by name) and crash points fired in a run: the sweep's coverage.
 pub fn fired_kinds(
-    base: &Scenario,
+    base: &ScenarioFile,
     trace: &[Record],
     names: &KeyNames,
 ) -> (Vec<&'static str>, Vec<String>) {
@@ -152,11 +152,11 @@ pub fn fired_kinds(
 /// the faults that fired as `[[script]]` entries; scripted payload mutations kept; no `[swarm]`;
 /// an empty `[expect]` (the caller fills it in).
 pub fn freeze(
-    base: &Scenario,
+    base: &ScenarioFile,
     request: &RunRequest,
     trace: &[Record],
     names: &KeyNames,
-) -> Scenario {
+) -> ScenarioFile {
     let mut s = base.clone();
     s.seed = request.seed;
     if let Some(j) = request.jobs {
@@ -184,7 +184,7 @@ pub fn freeze(
 
 /// The scenario as a TOML file, with `header` as leading comment lines. Parsed back and
 /// validated before it is returned, so what is written is a scenario `durasim run` accepts.
-pub fn to_toml(s: &Scenario, header: &str) -> Result<String, String> {
+pub fn to_toml(s: &ScenarioFile, header: &str) -> Result<String, String> {
     let body = toml::to_string(s).map_err(|e| format!("cannot write the scenario as TOML: {e}"))?;
     let mut text = String::new();
     for line in header.lines() {
@@ -243,9 +243,7 @@ pub fn freeze_run(
     scenario_file: &str,
 ) -> Result<Frozen, FreezeError> {
     let trace = report.trace.as_deref().ok_or(FreezeError::NoTrace)?;
-    let mut plain = scenario.clone();
-    plain.expect = Default::default();
-    let mut frozen = freeze(&plain, request, trace, &report.outcome.names);
+    let mut frozen = freeze(scenario, request, trace, &report.outcome.names);
     let m = &report.metrics;
     let e = &mut frozen.expect;
     e.violations = Some(
@@ -287,7 +285,7 @@ pub fn freeze_run(
 pub fn replay_frozen(frozen: &Frozen, file: &str) -> Result<String, FreezeError> {
     let check = Scenario::parse(file, &frozen.text)?;
     let again = run_once(&check, &RunRequest::for_scenario(&check), None);
-    let unmet = crate::run::check_expectations(&check, &again);
+    let unmet = crate::run::check_expectations(check.expectations(), &again);
     Ok(if frozen.unseeded && unmet.is_empty() {
         "same verdicts and counts (nondeterministic_step is on: no two runs share a trace)"
             .to_string()

@@ -123,8 +123,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// The scenario and request a seed runs with (swarm settings applied).
 pub fn seed_setup(plan: &Plan, seed: u64) -> (Scenario, RunRequest, Option<SwarmDraw>) {
-    let mut base = plan.scenario.clone();
-    base.expect = Default::default();
+    let base = plan.scenario.without_expectations();
     let (scenario, rates, draw) = if plan.swarm {
         let (s, r, d) = swarm::draw(&base, seed);
         (s, Some(r), Some(d))

@@ -16,7 +16,7 @@ use super::explicit_jobs::{created_jobs, explicit, without};
 use super::freeze::{freeze, to_toml};
 use crate::check::Invariant;
 use crate::run::{run_once, RunRequest};
-use crate::scenario::{Dist, ReplayExpectation, Scenario};
+use crate::scenario::{Dist, ReplayExpectation, Scenario, ScenarioFile};
 use serde::{Deserialize, Serialize};
 
 /// What the shrunk scenario must still show.
@@ -36,7 +36,7 @@ pub struct Size {
     pub faults: usize,
 }
 
-fn size(s: &Scenario) -> Size {
+fn size(s: &ScenarioFile) -> Size {
     Size {
         jobs: s.jobs_planned(),
         workers: s.workers.count,
@@ -45,7 +45,7 @@ fn size(s: &Scenario) -> Size {
 }
 
 pub struct Shrunk {
-    pub scenario: Scenario,
+    pub scenario: ScenarioFile,
     pub from: Size,
     pub to: Size,
     /// Candidate runs tried.
@@ -65,7 +65,7 @@ struct Search<'a> {
 
 impl Search<'_> {
     /// Runs the candidate as its written file would run; `Some(violated)` when it hits the target.
-    fn fails(&mut self, s: &Scenario) -> Option<Vec<Invariant>> {
+    fn fails(&mut self, s: &ScenarioFile) -> Option<Vec<Invariant>> {
         if self.runs >= BUDGET {
             return None;
         }
@@ -90,7 +90,7 @@ impl Search<'_> {
     }
 
     /// `s` as its written file runs, with the history.
-    fn traced(&mut self, s: &Scenario) -> Option<crate::run::RunReport> {
+    fn traced(&mut self, s: &ScenarioFile) -> Option<crate::run::RunReport> {
         if self.runs >= BUDGET {
             return None;
         }
@@ -106,7 +106,7 @@ impl Search<'_> {
     }
 
     /// The generated arrivals of `current` as explicit entries, kept if that still fails.
-    fn make_explicit(&mut self, current: &mut Scenario) -> bool {
+    fn make_explicit(&mut self, current: &mut ScenarioFile) -> bool {
         if current.arrivals.jobs + current.burst_jobs() <= 1 {
             return false;
         }
@@ -125,7 +125,7 @@ impl Search<'_> {
 
     /// Delta debugging over the explicit entries: drops the largest subsets it can (each chunk
     /// tried alone, then without it), refining the chunks until single entries.
-    fn fewer_entries(&mut self, current: &mut Scenario) -> bool {
+    fn fewer_entries(&mut self, current: &mut ScenarioFile) -> bool {
         let mut changed = false;
         let mut n = 2usize;
         while current.enqueue.len() >= 2 && self.runs < BUDGET {
@@ -175,7 +175,7 @@ impl Search<'_> {
     }
 
     /// Tries each candidate in turn; keeps the first that still fails.
-    fn first(&mut self, current: &mut Scenario, candidates: Vec<Scenario>) -> bool {
+    fn first(&mut self, current: &mut ScenarioFile, candidates: Vec<ScenarioFile>) -> bool {
         for c in candidates {
             if self.fails(&c).is_some() {
                 *current = c;
@@ -187,7 +187,7 @@ impl Search<'_> {
 }
 
 /// Drops the script and operator entries that name jobs the scenario no longer creates.
-fn with_jobs(s: &Scenario, jobs: u64) -> Scenario {
+fn with_jobs(s: &ScenarioFile, jobs: u64) -> ScenarioFile {
     let mut c = s.clone();
     c.arrivals.jobs = jobs;
     let planned = c.jobs_planned();
@@ -200,7 +200,7 @@ fn with_jobs(s: &Scenario, jobs: u64) -> Scenario {
 
 /// The jobs named by script and operator entries mapped, in order, onto 0, 1, 2, ...; `None`
 /// when they already are.
-fn renumbered(s: &Scenario) -> Option<Scenario> {
+fn renumbered(s: &ScenarioFile) -> Option<ScenarioFile> {
     let mut named: Vec<u32> = s
         .script
         .iter()
@@ -239,7 +239,7 @@ fn constants_of(d: &Dist) -> Vec<Dist> {
 }
 
 /// The drawn durations a shrink may make constant: inference, validation, review, arrivals.
-fn drawn(c: &mut Scenario, which: usize) -> &mut Dist {
+fn drawn(c: &mut ScenarioFile, which: usize) -> &mut Dist {
     match which {
         0 => &mut c.stages.inference_ms,
         1 => &mut c.stages.validate_ms,
@@ -250,7 +250,7 @@ fn drawn(c: &mut Scenario, which: usize) -> &mut Dist {
 
 /// Only the faults of `job` (and the relay's), that job renumbered to 0, and nothing else: the
 /// failure is often one job's story.
-fn focused(s: &Scenario, job: u32) -> Scenario {
+fn focused(s: &ScenarioFile, job: u32) -> ScenarioFile {
     let mut c = s.clone();
     c.script.retain(|e| e.job.is_none_or(|j| j == job));
     for e in &mut c.script {
@@ -275,8 +275,7 @@ pub fn shrink(
 ) -> Option<Shrunk> {
     let mut traced = request.clone();
     traced.keep_trace = true;
-    let mut plain = base.clone();
-    plain.expect = Default::default();
+    let plain = base.without_expectations();
     let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_once(&plain, &traced, None)
     }))
@@ -301,193 +300,15 @@ pub fn shrink(
         runs: 0,
         header,
     };
-    // The frozen file replays the original seed exactly, so k = 0 fails whenever the run did;
-    // the next seeds are a fallback for failures of an unseeded step (`nondeterministic_step`).
-    let mut current = None;
-    for k in 0..16u64 {
-        let mut c = frozen.clone();
-        c.seed = request.seed.wrapping_add(k);
-        if search.fails(&c).is_some() {
-            current = Some((c, k == 0));
-            break;
-        }
-    }
-    let (mut s, seed_kept) = current?;
-    // The violating job alone with its faults: 1 or 2 workers, its drawn durations or
-    // constant ones, the deadline as it was or shorter (one job is never late otherwise).
+    let (mut s, seed_kept) = search.failing_seed(&frozen, request.seed)?;
     if let Some(job) = culprit.filter(|j| (j.0 as u64) < s.jobs_planned()) {
-        let alone = focused(&s, job.0);
-        let mut candidates = Vec::new();
-        for workers in [1, 2.min(s.workers.count)] {
-            let mut inference = vec![alone.stages.inference_ms];
-            inference.extend(constants_of(&alone.stages.inference_ms));
-            for d in inference {
-                let deadlines =
-                    std::iter::successors(Some(alone.queue.deadline_ms), |d| Some(d / 2))
-                        .take_while(|d| *d > 0);
-                for deadline_ms in deadlines {
-                    let mut c = alone.clone();
-                    c.workers.count = workers;
-                    c.stages.inference_ms = d;
-                    c.queue.deadline_ms = deadline_ms;
-                    candidates.push(c);
-                }
-            }
-        }
-        search.first(&mut s, candidates);
+        search.alone(&mut s, job.0);
     }
     loop {
         let before = search.runs;
-        let mut changed = false;
-        // The faulted jobs renumbered to the first job ids, so that fewer generated jobs can
-        // keep them.
-        if s.arrivals.jobs > 1 {
-            if let Some(c) = renumbered(&s) {
-                changed |= search.first(&mut s, vec![c]);
-            }
-        }
-        // Fewer jobs: the smallest count that still fails, from a rising ladder.
-        let jobs = s.arrivals.jobs;
-        let ladder: Vec<u64> = [
-            1u64, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
-        ]
-        .into_iter()
-        .chain(
-            std::iter::successors(Some(jobs / 2), |n| Some(n * 3 / 2 + 1))
-                .take_while(|n| *n < jobs),
-        )
-        .filter(|n| *n < jobs)
-        .collect();
-        let mut ladder = ladder;
-        ladder.sort_unstable();
-        ladder.dedup();
-        let candidates = ladder.into_iter().map(|n| with_jobs(&s, n)).collect();
-        changed |= search.first(&mut s, candidates);
-        // The jobs that are left as explicit entries, and as few of them as still fail.
-        changed |= search.make_explicit(&mut s);
-        changed |= search.fewer_entries(&mut s);
-        // Fewer workers.
-        let candidates = (1..s.workers.count)
-            .map(|w| {
-                let mut c = s.clone();
-                c.workers.count = w;
-                c
-            })
-            .collect();
-        changed |= search.first(&mut s, candidates);
-        // Fewer faults: halves, then quarters, ..., then one at a time (latest first).
-        let mut chunk = s.script.len().div_ceil(2);
-        while chunk >= 1 && !s.script.is_empty() {
-            let mut start = 0;
-            while start < s.script.len() {
-                let mut c = s.clone();
-                let end = (start + chunk).min(c.script.len());
-                c.script.drain(start..end);
-                if search.fails(&c).is_some() {
-                    s = c;
-                    changed = true;
-                } else {
-                    start += chunk;
-                }
-            }
-            if chunk == 1 {
-                break;
-            }
-            chunk = chunk.div_ceil(2);
-        }
-        // Fewer operator actions.
-        let mut i = 0;
-        while i < s.operator.len() {
-            let mut c = s.clone();
-            c.operator.remove(i);
-            if search.fails(&c).is_some() {
-                s = c;
-                changed = true;
-            } else {
-                i += 1;
-            }
-        }
-        // Earlier faults: a pinned attempt needs no time bound.
-        for i in 0..s.script.len() {
-            if s.script[i].attempt.is_some() && s.script[i].at_ms > 0 {
-                let mut c = s.clone();
-                c.script[i].at_ms = 0;
-                changed |= search.first(&mut s, vec![c]);
-            }
-        }
-        // Shorter held faults (stalls, pauses, ...).
-        for i in 0..s.script.len() {
-            while let Some((h, ms)) = s.script[i].length.filter(|(_, ms)| *ms > 1) {
-                let mut c = s.clone();
-                c.script[i].length = Some((h, ms / 2));
-                if !search.first(&mut s, vec![c]) {
-                    break;
-                }
-                changed = true;
-            }
-        }
-        // A shorter deadline: overload is not the only way past it.
-        while s.queue.deadline_ms > 1 {
-            let mut c = s.clone();
-            c.queue.deadline_ms /= 2;
-            if !search.first(&mut s, vec![c]) {
-                break;
-            }
-            changed = true;
-        }
-        // A smaller DLQ: fewer dead jobs fill it.
-        while let Some(capacity) = s.dlq.capacity.filter(|c| *c > 1) {
-            let mut c = s.clone();
-            c.dlq.capacity = Some(capacity / 2);
-            if !search.first(&mut s, vec![c]) {
-                break;
-            }
-            changed = true;
-        }
-        // No DLQ limits, no operator automation left over.
-        if !s.dlq.is_default() {
-            let mut c = s.clone();
-            c.dlq = Default::default();
-            changed |= search.first(&mut s, vec![c]);
-        }
-        // Simpler arrivals and constant stage durations.
-        let mut simpler = Vec::new();
-        if s.arrivals.tenants.len() > 1 {
-            let mut c = s.clone();
-            c.arrivals.tenants.truncate(1);
-            c.arrivals.document_collision = 0.0;
-            simpler.push(c);
-        }
-        if s.arrivals.document_collision > 0.0 {
-            let mut c = s.clone();
-            c.arrivals.document_collision = 0.0;
-            simpler.push(c);
-        }
-        if s.arrivals.resubmit > 0.0 {
-            let mut c = s.clone();
-            c.arrivals.resubmit = 0.0;
-            c.arrivals.resubmit_changed = 0.0;
-            simpler.push(c);
-        }
-        if s.arrivals.invalid_documents.is_some() {
-            let mut c = s.clone();
-            c.arrivals.invalid_documents = None;
-            simpler.push(c);
-        }
-        for c in simpler {
-            changed |= search.first(&mut s, vec![c]);
-        }
-        for which in 0..4 {
-            let candidates = constants_of(drawn(&mut s.clone(), which))
-                .into_iter()
-                .map(|k| {
-                    let mut c = s.clone();
-                    *drawn(&mut c, which) = k;
-                    c
-                })
-                .collect();
-            changed |= search.first(&mut s, candidates);
-        }
+        let changed = search.fewer_jobs(&mut s)
+            | search.fewer_faults(&mut s)
+            | search.simpler_settings(&mut s);
         if !changed || search.runs == before || search.runs >= BUDGET {
             break;
         }
@@ -513,4 +334,218 @@ pub fn shrink(
         seed_kept,
         violated,
     })
+}
+
+impl Search<'_> {
+    /// The frozen run with its own seed, or one of the next 15 if that one no longer fails; and
+    /// whether the seed was kept. The frozen file replays the original seed exactly, so its
+    /// own seed fails whenever the run did; the next seeds are a fallback for failures of an
+    /// unseeded step (`nondeterministic_step`).
+    fn failing_seed(&mut self, frozen: &ScenarioFile, seed: u64) -> Option<(ScenarioFile, bool)> {
+        for k in 0..16u64 {
+            let mut c = frozen.clone();
+            c.seed = seed.wrapping_add(k);
+            if self.fails(&c).is_some() {
+                return Some((c, k == 0));
+            }
+        }
+        None
+    }
+
+    /// The violating job alone with its faults: 1 or 2 workers, its drawn durations or
+    /// constant ones, the deadline as it was or shorter (one job is never late otherwise).
+    fn alone(&mut self, s: &mut ScenarioFile, job: u32) {
+        let alone = focused(s, job);
+        let mut candidates = Vec::new();
+        for workers in [1, 2.min(s.workers.count)] {
+            let mut inference = vec![alone.stages.inference_ms];
+            inference.extend(constants_of(&alone.stages.inference_ms));
+            for d in inference {
+                let deadlines =
+                    std::iter::successors(Some(alone.queue.deadline_ms), |d| Some(d / 2))
+                        .take_while(|d| *d > 0);
+                for deadline_ms in deadlines {
+                    let mut c = alone.clone();
+                    c.workers.count = workers;
+                    c.stages.inference_ms = d;
+                    c.queue.deadline_ms = deadline_ms;
+                    candidates.push(c);
+                }
+            }
+        }
+        self.first(s, candidates);
+    }
+
+    /// Fewer jobs (renumbered onto the first ids, the smallest count from a ladder, as
+    /// explicit entries and as few of those as still fail), then fewer workers.
+    fn fewer_jobs(&mut self, s: &mut ScenarioFile) -> bool {
+        let mut changed = false;
+        // The faulted jobs renumbered to the first job ids, so that fewer generated jobs can
+        // keep them.
+        if s.arrivals.jobs > 1 {
+            if let Some(c) = renumbered(s) {
+                changed |= self.first(s, vec![c]);
+            }
+        }
+        // Fewer jobs: the smallest count that still fails, from a rising ladder.
+        let jobs = s.arrivals.jobs;
+        let mut ladder: Vec<u64> = [
+            1u64, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
+        ]
+        .into_iter()
+        .chain(
+            std::iter::successors(Some(jobs / 2), |n| Some(n * 3 / 2 + 1))
+                .take_while(|n| *n < jobs),
+        )
+        .filter(|n| *n < jobs)
+        .collect();
+        ladder.sort_unstable();
+        ladder.dedup();
+        let candidates = ladder.into_iter().map(|n| with_jobs(s, n)).collect();
+        changed |= self.first(s, candidates);
+        // The jobs that are left as explicit entries, and as few of them as still fail.
+        changed |= self.make_explicit(s);
+        changed |= self.fewer_entries(s);
+        // Fewer workers.
+        let candidates = (1..s.workers.count)
+            .map(|w| {
+                let mut c = s.clone();
+                c.workers.count = w;
+                c
+            })
+            .collect();
+        changed |= self.first(s, candidates);
+        changed
+    }
+
+    /// Fewer faults (halves, then quarters, ..., then one at a time), fewer operator actions,
+    /// earlier faults, shorter held faults.
+    fn fewer_faults(&mut self, s: &mut ScenarioFile) -> bool {
+        let mut changed = false;
+        let mut chunk = s.script.len().div_ceil(2);
+        while chunk >= 1 && !s.script.is_empty() {
+            let mut start = 0;
+            while start < s.script.len() {
+                let mut c = s.clone();
+                let end = (start + chunk).min(c.script.len());
+                c.script.drain(start..end);
+                if self.fails(&c).is_some() {
+                    *s = c;
+                    changed = true;
+                } else {
+                    start += chunk;
+                }
+            }
+            if chunk == 1 {
+                break;
+            }
+            chunk = chunk.div_ceil(2);
+        }
+        let mut i = 0;
+        while i < s.operator.len() {
+            let mut c = s.clone();
+            c.operator.remove(i);
+            if self.fails(&c).is_some() {
+                *s = c;
+                changed = true;
+            } else {
+                i += 1;
+            }
+        }
+        // Earlier faults: a pinned attempt needs no time bound.
+        for i in 0..s.script.len() {
+            if s.script[i].attempt.is_some() && s.script[i].at_ms > 0 {
+                let mut c = s.clone();
+                c.script[i].at_ms = 0;
+                changed |= self.first(s, vec![c]);
+            }
+        }
+        // Shorter held faults (stalls, pauses, ...).
+        for i in 0..s.script.len() {
+            while let Some((h, ms)) = s.script[i].length.filter(|(_, ms)| *ms > 1) {
+                let mut c = s.clone();
+                c.script[i].length = Some((h, ms / 2));
+                if !self.first(s, vec![c]) {
+                    break;
+                }
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// A shorter deadline, a smaller DLQ (then none of its limits), simpler arrivals and
+    /// constant stage durations.
+    fn simpler_settings(&mut self, s: &mut ScenarioFile) -> bool {
+        let mut changed = false;
+        // A shorter deadline: overload is not the only way past it.
+        while s.queue.deadline_ms > 1 {
+            let mut c = s.clone();
+            c.queue.deadline_ms /= 2;
+            if !self.first(s, vec![c]) {
+                break;
+            }
+            changed = true;
+        }
+        // A smaller DLQ: fewer dead jobs fill it.
+        while let Some(capacity) = s.dlq.capacity.filter(|c| *c > 1) {
+            let mut c = s.clone();
+            c.dlq.capacity = Some(capacity / 2);
+            if !self.first(s, vec![c]) {
+                break;
+            }
+            changed = true;
+        }
+        // No DLQ limits, no operator automation left over.
+        if !s.dlq.is_default() {
+            let mut c = s.clone();
+            c.dlq = Default::default();
+            changed |= self.first(s, vec![c]);
+        }
+        changed |= self.simpler_arrivals(s);
+        for which in 0..4 {
+            let candidates = constants_of(drawn(&mut s.clone(), which))
+                .into_iter()
+                .map(|k| {
+                    let mut c = s.clone();
+                    *drawn(&mut c, which) = k;
+                    c
+                })
+                .collect();
+            changed |= self.first(s, candidates);
+        }
+        changed
+    }
+
+    /// One tenant, no collisions, no resubmits, no invalid documents: each kept if it still fails.
+    fn simpler_arrivals(&mut self, s: &mut ScenarioFile) -> bool {
+        let mut simpler = Vec::new();
+        if s.arrivals.tenants.len() > 1 {
+            let mut c = s.clone();
+            c.arrivals.tenants.truncate(1);
+            c.arrivals.document_collision = 0.0;
+            simpler.push(c);
+        }
+        if s.arrivals.document_collision > 0.0 {
+            let mut c = s.clone();
+            c.arrivals.document_collision = 0.0;
+            simpler.push(c);
+        }
+        if s.arrivals.resubmit > 0.0 {
+            let mut c = s.clone();
+            c.arrivals.resubmit = 0.0;
+            c.arrivals.resubmit_changed = 0.0;
+            simpler.push(c);
+        }
+        if s.arrivals.invalid_documents.is_some() {
+            let mut c = s.clone();
+            c.arrivals.invalid_documents = None;
+            simpler.push(c);
+        }
+        let mut changed = false;
+        for c in simpler {
+            changed |= self.first(s, vec![c]);
+        }
+        changed
+    }
 }

@@ -4,37 +4,15 @@
 //! Owns: the order of the swarm draws (from the seed's own `swarm` stream, so a seed's settings
 //! never depend on the other seeds, the thread count or the shard) and the record of what was
 //! drawn, which a seed's result carries so it replays alone.
-//! Does not: run anything.
+//! Does not: run anything, or write a draw into the scenario (`Scenario::with_draw`).
 
 use crate::base::rng::{Purpose, Stream};
 use crate::model::worker::CrashPoint;
 use crate::scenario::Scenario;
 use crate::sim::faults::FaultRates;
 use crate::vocab::faults::Struck;
-use serde::{Deserialize, Serialize};
 
-/// What one seed drew.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SwarmDraw {
-    pub crash: f64,
-    pub stall: f64,
-    pub transient_error: f64,
-    pub permanent_error: f64,
-    pub relay_crash: f64,
-    pub workers: u32,
-    pub lease_ms: u64,
-    pub heartbeat_ms: u64,
-    pub crash_points: Vec<String>,
-    /// Drawn only when the scenario's `[swarm]` gives the range (so other sweeps keep their
-    /// draws and their `seeds.jsonl`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dedupe_window_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub relay_restart_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub consumer_crash: Option<f64>,
-}
+pub use crate::scenario::SwarmDraw;
 
 /// Six decimal places: the JSON shows exactly the rate that ran.
 fn rate(s: &mut Stream, range: Option<[f64; 2]>, fixed: f64) -> f64 {
@@ -116,31 +94,7 @@ pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
         relay_restart_ms,
         consumer_crash,
     };
-    let scenario = apply(base, &d);
+    let scenario = base.with_draw(&d);
     let rates = FaultRates::from_scenario(&scenario);
     (scenario, rates, d)
-}
-
-/// The scenario with a seed's swarm settings written in.
-pub fn apply(base: &Scenario, d: &SwarmDraw) -> Scenario {
-    let mut s = base.clone();
-    s.faults.crash = d.crash;
-    s.faults.held_mut(crate::vocab::faults::Held::Stall).rate = d.stall;
-    s.faults.transient_error = d.transient_error;
-    s.faults.permanent_error = d.permanent_error;
-    *s.faults.struck_mut(Struck::RelayCrash) = d.relay_crash;
-    s.faults.crash_points = d.crash_points.clone();
-    s.workers.count = d.workers;
-    s.queue.lease_ms = d.lease_ms;
-    s.queue.heartbeat_ms = d.heartbeat_ms;
-    if d.dedupe_window_ms.is_some() {
-        s.consumer.dedupe_window_ms = d.dedupe_window_ms;
-    }
-    if d.relay_restart_ms.is_some() {
-        s.relay.restart_ms = d.relay_restart_ms;
-    }
-    if let Some(rate) = d.consumer_crash {
-        *s.faults.struck_mut(Struck::ConsumerCrash) = rate;
-    }
-    s
 }

@@ -59,7 +59,7 @@ fn every_incident_shows_its_violation_and_every_fix_holds() {
             );
         }
         let report = run_once(&s, &RunRequest::for_scenario(&s), None);
-        let unmet = check_expectations(&s, &report);
+        let unmet = check_expectations(s.expectations(), &report);
         assert!(unmet.is_empty(), "{stem}: unmet expectations {unmet:?}");
     }
 }

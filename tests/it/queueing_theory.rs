@@ -77,7 +77,7 @@ fn validate(name: &str) {
     let s = load(name);
     // The file's own [expect] block (every job served once, nothing expired or violated).
     let report = run_once(&s, &RunRequest::for_scenario(&s), None);
-    let unmet = check_expectations(&s, &report);
+    let unmet = check_expectations(s.expectations(), &report);
     assert!(unmet.is_empty(), "{name}: {unmet:?}");
 
     let m = Measured::run(&s, SEEDS, None).unwrap_or_else(|e| panic!("{e}"));

@@ -83,7 +83,7 @@ fn every_shipped_scenario_meets_its_expectations() {
             s.name
         );
         let report = run(&s, &request_for(&s));
-        let unmet = check_expectations(&s, &report);
+        let unmet = check_expectations(s.expectations(), &report);
         assert!(unmet.is_empty(), "{}: unmet expectations {unmet:?}", s.name);
     }
 }
@@ -189,8 +189,9 @@ fn the_nondeterministic_step_diverges_between_runs_of_one_seed() {
         run(&s, &r).outcome.trace_hash,
         run(&s, &r).outcome.trace_hash
     );
-    let mut fixed = s.clone();
-    fixed.bugs.remove(Bug::NondeterministicStep);
+    let fixed = s
+        .edited(|f| f.bugs.remove(Bug::NondeterministicStep))
+        .unwrap();
     let r = RunRequest::for_scenario(&fixed);
     assert_eq!(
         run(&fixed, &r).outcome.trace_hash,
@@ -396,8 +397,7 @@ fn a_reprocess_loop_is_rate_limited_per_tenant_and_nothing_is_lost() {
         .all(|&(o, reason)| o == "dlq-bot" && reason == "rate_limited"));
     assert_eq!(r.metrics.counts.get(Counter::Unfinished), 0);
 
-    let mut unlimited = s.clone();
-    unlimited.dlq = Default::default();
+    let unlimited = s.edited(|f| f.dlq = Default::default()).unwrap();
     let r = run(&unlimited, &RunRequest::for_scenario(&unlimited));
     assert!(r.check.holds());
     let c = &r.metrics.counts;
@@ -433,8 +433,7 @@ fn outbox_retention_bounds_the_rows_and_without_it_they_grow() {
         "{last_half:?}"
     );
 
-    let mut forever = s.clone();
-    forever.outbox = Default::default();
+    let forever = s.edited(|f| f.outbox = Default::default()).unwrap();
     let r = run(&forever, &RunRequest::for_scenario(&forever));
     assert!(r.check.holds());
     assert_eq!(
@@ -496,8 +495,7 @@ fn a_noisy_tenants_burst_shows_in_the_other_tenants_queue_wait() {
             quiet.queue_wait.stats()
         );
     }
-    let mut calm = s.clone();
-    calm.burst.clear();
+    let calm = s.edited(|f| f.burst.clear()).unwrap();
     let r = run(&calm, &RunRequest::for_scenario(&calm));
     for quiet in &r.metrics.tenants[1..] {
         assert_eq!(quiet.queue_wait.stats().p95, 0);

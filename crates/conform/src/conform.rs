@@ -76,11 +76,11 @@ pub fn main_with(args: Vec<String>) -> Result<Outcome> {
 }
 
 pub fn conform(args: &ConformArgs) -> Result<Outcome> {
-    let (mut scenario, text) = load_scenario(&args.scenario)?;
+    let (scenario, text) = load_scenario(&args.scenario)?;
     let store_arg = StoreArg::parse(&args.store)?;
     let kind = store_arg.kind();
-    durasim::shell::cli::apply_bug_flags(&mut scenario.bugs, &args.bugs)?;
-    let bugs = scenario.bugs;
+    let mut bugs = scenario.bugs;
+    durasim::shell::cli::apply_bug_flags(&mut bugs, &args.bugs)?;
     if let Some(b) = bugs.iter().find(|b| !REAL_BUGS.contains(b)) {
         let real: Vec<&str> = REAL_BUGS.iter().map(|b| b.name()).collect();
         return Err(bad(format!(
@@ -89,6 +89,10 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
             real.join(", ")
         )));
     }
+    // The run's switches are the scenario's: a real store runs what its file says.
+    let scenario = scenario
+        .edited(|f| f.bugs = bugs)
+        .map_err(|e| bad(e.to_string()))?;
     if let Some(why) = unsupported(&scenario).or_else(|| unsupported_profile(&scenario, kind)) {
         return Err(bad(format!(
             "{}: conform cannot run this scenario: {why}",

@@ -373,12 +373,15 @@ mod tests {
 
     #[test]
     fn pause_and_slow_heartbeat_rates_are_drawn_after_every_other_fate() {
-        let mut off = chaos();
-        off.faults.held_mut(Held::Pause).rate = 0.0;
-        off.faults.held_mut(Held::SlowHeartbeat).rate = 0.0;
-        let mut on = off.clone();
-        on.faults.held_mut(Held::Pause).rate = 0.5;
-        on.faults.held_mut(Held::SlowHeartbeat).rate = 0.5;
+        let rates = |rate: f64| {
+            chaos()
+                .edited(|f| {
+                    f.faults.held_mut(Held::Pause).rate = rate;
+                    f.faults.held_mut(Held::SlowHeartbeat).rate = rate;
+                })
+                .unwrap()
+        };
+        let (off, on) = (rates(0.0), rates(0.5));
         let mut hits = [0; 2];
         for j in 0..200 {
             let (a, mut b) = (

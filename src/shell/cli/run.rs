@@ -105,7 +105,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         .metrics
         .finish_rows()
         .map_err(|e| anyhow!("cannot write attempts.csv: {e}"))?;
-    let unmet = check_expectations(&scenario, &report);
+    let unmet = check_expectations(scenario.expectations(), &report);
     let reproduce = reproduce_command(&args.scenario, request.seed, request.jobs, &args.bugs);
     let file = args.scenario.display().to_string();
     let identity = RunIdentity {

@@ -16,7 +16,7 @@ use durasim::model::semantics::{
     ChapterQueue, LeaseCheck, QueueSemantics, Refused, Rescued, Write, WriteOp,
 };
 use durasim::scenario::Scenario;
-use durasim::sim::kernel::{chapter_queue, scenario_names};
+use durasim::sim::kernel::chapter_queue;
 use durasim::sim::{RunRequest, Sim};
 use durasim::vocab::payload::PayloadHash;
 
@@ -135,7 +135,7 @@ fn another_implementation_runs_through_the_same_loop() {
 fn a_queue_without_a_rescuer_is_judged_by_the_checker() {
     let s = load("incident-crash-before-ack");
     let r = RunRequest::for_scenario(&s);
-    let checker = || Checker::with_capacity(1 << 10).with_names(scenario_names(&s));
+    let checker = || Checker::with_capacity(1 << 10).with_names(s.names().clone());
     let (ok, judged) = Sim::new(&s, &r, checker()).run();
     assert!(ok.quiescent && judged.finish().violated().is_empty());
     let (stuck, judged) = Sim::with_queue(&s, &r, checker(), wrapped(&s, &r, false)).run();

@@ -8,14 +8,14 @@ use super::args::ConformArgs;
 use crate::harness::RunFacts;
 use crate::store::Kind;
 use anyhow::{anyhow, Context, Result};
-use durasim::check::Checker;
+use durasim::check::{CheckReport, Checker};
 use durasim::history::reader::{HistoryReader, Limits};
 use durasim::history::TraceHash;
 use durasim::observe::metrics::Metrics;
 use durasim::run::{
     check_expectations, run_once, Judges, JudgesSide, Observers, RunReport, RunRequest,
 };
-use durasim::scenario::{Expect, Scenario};
+use durasim::scenario::{Expectations, Scenario};
 use durasim::shell::cli::{output_error, Outcome};
 use durasim::shell::report::output_dir::OutputDir;
 use durasim::shell::report::summary::{summarize, RunIdentity};
@@ -73,59 +73,12 @@ pub(super) fn judge(
     in_ms: &[u8],
     out: OutputDir,
 ) -> Result<Outcome> {
-    // The verdict: the library's reader reads the file the store's history was written to
-    // (µs), exactly as `durasim verify` would, and its checker judges it. A history the reader
-    // refuses is a defect of this harness.
-    let refused = |e| anyhow!("the store's history does not read back: {e}");
-    let mut reader =
-        durasim::shell::files::open_history(history, Limits::default()).map_err(refused)?;
-    let mut verdict = Checker::new();
-    let mut hash = TraceHash::default();
-    let mut last = 0;
-    while let Some(r) = reader.next_record().map_err(refused)? {
-        hash.add(&r);
-        last = r.at;
-        verdict.observe_record(&r);
-    }
-    let names = reader.names().clone();
-    // The verdicts stay in the history's µs: their messages say µs, and so do the first
-    // violations `conform` prints; `summary.json`'s `atMs` is divided below.
-    let check = verdict.finish();
-    // The figures: the same history in ms, through the same metrics as `durasim run`.
-    let mut reader = HistoryReader::from_reader(
-        "history (ms)",
-        std::io::Cursor::new(in_ms),
-        Limits::default(),
-    );
-    let jobs = rows_hint(history);
-    let attempt_rows: Box<dyn std::io::Write + Send> = Box::new(std::io::BufWriter::new(
-        std::fs::File::create(out.file("attempts.csv")).context("cannot create attempts.csv")?,
-    ));
-    let mut observers = Observers {
-        judges: JudgesSide::Inline(Judges {
-            checker: Checker::with_capacity(jobs),
-            metrics: Metrics::new(scenario.workers.count, jobs, Some(attempt_rows)),
-        }),
-        trace: None,
-        trace_filter: None,
-        history: None,
-        progress: None,
-    };
-    while let Some(r) = reader.next_record().map_err(refused)? {
-        durasim::history::Observer::observe(&mut observers, &r);
-    }
-    let outcome = RunOutcome {
-        trace_hash: hash.finish(),
-        records: hash.records(),
-        heap_events: 0,
-        virtual_time_ms: last / 1000,
-        quiescent: facts.settled,
-        names,
-    };
+    let (check, outcome) = verdict(history, facts)?;
+    let metrics = metrics_in_ms(scenario, history, in_ms, &out)?;
     let mut report = RunReport {
         outcome,
         check,
-        metrics: observers.judges.finish().metrics,
+        metrics,
         trace: None,
         wall_s: facts.wall_s,
         replay_hash: None,
@@ -135,16 +88,7 @@ pub(super) fn judge(
         .metrics
         .finish_rows()
         .map_err(|e| anyhow!("cannot write attempts.csv: {e}"))?;
-    // A real run is judged on its invariants and the `sometimes` paths it must reach; the
-    // scenario's exact counts were written for the simulator's timing.
-    let mut judged = scenario.clone();
-    judged.expect = Expect {
-        violations: scenario.expect.violations.clone(),
-        sometimes: scenario.expect.sometimes.clone(),
-        ..Expect::default()
-    };
-    judged.expect.counts.set(Counter::Unfinished, Some(0));
-    let unmet = check_expectations(&judged, &report);
+    let unmet = check_expectations(&real_expectations(scenario), &report);
     let reproduce = reproduce(args, seed);
     let file = args.scenario.display().to_string();
     let summary = summarize(
@@ -170,45 +114,12 @@ pub(super) fn judge(
         f.at_ms /= 1000;
     }
     durasim::shell::report::run_dir::write_outputs(&out, &report, &in_ms, text, false)?;
-    // The same scenario, seed and bug switches, simulated: the model beside reality.
-    let mut request = RunRequest::for_scenario(scenario);
-    request.seed = seed;
-    request.jobs = args.jobs;
-    let simulated = run_once(scenario, &request, None);
     let jobs_per_s = report.metrics.counts.get(Counter::Enqueued) as f64 / facts.wall_s.max(1e-9);
-    let conform = json!({
-        "store": kind.name(),
-        "facts": facts,
-        "jobsPerS": (jobs_per_s * 10.0).round() / 10.0,
-        "measured": figures(&report),
-        "simulated": figures(&simulated),
-        "simulatedViolations": simulated.check.violated().iter().map(|i| i.name()).collect::<Vec<_>>(),
-    });
-    std::fs::write(
-        out.file("conform.json"),
-        serde_json::to_string_pretty(&conform)? + "\n",
-    )?;
+    let simulated = simulated_beside(args, scenario, seed, kind, facts, &report, jobs_per_s, &out)?;
     let written = out.commit().map_err(output_error)?;
     durasim::shell::cli::print_summary_in(&summary, &written, args.quiet, "µs");
     if !args.quiet {
-        let kills: Vec<String> = facts
-            .worker_kills
-            .iter()
-            .map(|(p, n)| format!("{p} {n}"))
-            .collect();
-        println!(
-            "  store      {}: {} workers, {} relay(s); {} SIGKILLs ({}; relay {}), {} stalls; {:.1} jobs/s",
-            kind.name(),
-            facts.workers,
-            facts.relays,
-            facts.worker_kills.values().sum::<u64>() + facts.relay_kills,
-            if kills.is_empty() { "none".to_string() } else { kills.join(", ") },
-            facts.relay_kills,
-            facts.stalls,
-            jobs_per_s
-        );
-    }
-    if !args.quiet {
+        print_store(kind, facts, jobs_per_s);
         for (label, r) in [("simulated", &simulated), ("measured", &report)] {
             println!("  {label:<10} {}", side_by_side(r));
         }
@@ -218,6 +129,137 @@ pub(super) fn judge(
         println!("reproduce: {reproduce}");
     }
     Ok(if ok { Outcome::Ok } else { Outcome::Violated })
+}
+
+/// A history the reader refuses: a defect of this harness.
+fn refused(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow!("the store's history does not read back: {e}")
+}
+
+/// The verdict: the library's reader reads the file the store's history was written to (µs),
+/// exactly as `durasim verify` would, and its checker judges it; and what the history says of
+/// the run. A history the reader refuses is a defect of this harness.
+fn verdict(history: &std::path::Path, facts: &RunFacts) -> Result<(CheckReport, RunOutcome)> {
+    let mut reader =
+        durasim::shell::files::open_history(history, Limits::default()).map_err(refused)?;
+    let mut verdict = Checker::new();
+    let mut hash = TraceHash::default();
+    let mut last = 0;
+    while let Some(r) = reader.next_record().map_err(refused)? {
+        hash.add(&r);
+        last = r.at;
+        verdict.observe_record(&r);
+    }
+    let outcome = RunOutcome {
+        trace_hash: hash.finish(),
+        records: hash.records(),
+        heap_events: 0,
+        virtual_time_ms: last / 1000,
+        quiescent: facts.settled,
+        names: reader.names().clone(),
+    };
+    // The verdicts stay in the history's µs: their messages say µs, and so do the first
+    // violations `conform` prints; `summary.json`'s `atMs` is divided in `judge`.
+    Ok((verdict.finish(), outcome))
+}
+
+/// The figures: the same history in ms (`in_ms`), through the same metrics as `durasim run`,
+/// `attempts.csv` written as they come.
+fn metrics_in_ms(
+    scenario: &Scenario,
+    history: &std::path::Path,
+    in_ms: &[u8],
+    out: &OutputDir,
+) -> Result<Metrics> {
+    let mut reader = HistoryReader::from_reader(
+        "history (ms)",
+        std::io::Cursor::new(in_ms),
+        Limits::default(),
+    );
+    let jobs = rows_hint(history);
+    let attempt_rows: Box<dyn std::io::Write + Send> = Box::new(std::io::BufWriter::new(
+        std::fs::File::create(out.file("attempts.csv")).context("cannot create attempts.csv")?,
+    ));
+    let mut observers = Observers {
+        judges: JudgesSide::Inline(Judges {
+            checker: Checker::with_capacity(jobs),
+            metrics: Metrics::new(scenario.workers.count, jobs, Some(attempt_rows)),
+        }),
+        trace: None,
+        trace_filter: None,
+        history: None,
+        progress: None,
+    };
+    while let Some(r) = reader.next_record().map_err(refused)? {
+        durasim::history::Observer::observe(&mut observers, &r);
+    }
+    Ok(observers.judges.finish().metrics)
+}
+
+/// The same scenario, seed and bug switches, simulated: the model beside reality, both sides'
+/// figures written to `conform.json`.
+#[allow(clippy::too_many_arguments)]
+fn simulated_beside(
+    args: &ConformArgs,
+    scenario: &Scenario,
+    seed: u64,
+    kind: Kind,
+    facts: &RunFacts,
+    report: &RunReport,
+    jobs_per_s: f64,
+    out: &OutputDir,
+) -> Result<RunReport> {
+    let mut request = RunRequest::for_scenario(scenario);
+    request.seed = seed;
+    request.jobs = args.jobs;
+    let simulated = run_once(scenario, &request, None);
+    let conform = json!({
+        "store": kind.name(),
+        "facts": facts,
+        "jobsPerS": (jobs_per_s * 10.0).round() / 10.0,
+        "measured": figures(report),
+        "simulated": figures(&simulated),
+        "simulatedViolations": simulated.check.violated().iter().map(|i| i.name()).collect::<Vec<_>>(),
+    });
+    std::fs::write(
+        out.file("conform.json"),
+        serde_json::to_string_pretty(&conform)? + "\n",
+    )?;
+    Ok(simulated)
+}
+
+/// What a real run must show: a real run is judged on its invariants and the `sometimes` paths
+/// it must reach, every job finished; the scenario's exact counts were written for the
+/// simulator's timing.
+fn real_expectations(scenario: &Scenario) -> Expectations {
+    let expected = scenario.expectations();
+    let mut judged = Expectations {
+        violations: expected.violations.clone(),
+        sometimes: expected.sometimes.clone(),
+        ..Expectations::default()
+    };
+    judged.counts.set(Counter::Unfinished, Some(0));
+    judged
+}
+
+/// The store's line of the printed summary: workers, relays, kills, stalls, throughput.
+fn print_store(kind: Kind, facts: &RunFacts, jobs_per_s: f64) {
+    let kills: Vec<String> = facts
+        .worker_kills
+        .iter()
+        .map(|(p, n)| format!("{p} {n}"))
+        .collect();
+    println!(
+        "  store      {}: {} workers, {} relay(s); {} SIGKILLs ({}; relay {}), {} stalls; {:.1} jobs/s",
+        kind.name(),
+        facts.workers,
+        facts.relays,
+        facts.worker_kills.values().sum::<u64>() + facts.relay_kills,
+        if kills.is_empty() { "none".to_string() } else { kills.join(", ") },
+        facts.relay_kills,
+        facts.stalls,
+        jobs_per_s
+    );
 }
 
 /// One line of the model-against-reality comparison.
