@@ -7,9 +7,9 @@
 //! into a [`super::Scenario`]), or locate an error (`mod.rs`, `position.rs`).
 
 use super::{
-    Arrivals, Burst, ConsumerSection, DlqSection, Enqueue, Expect, Faults, Metrics, Operator,
-    OutboxSection, QueueSection, Relay, RetrySection, RunSection, Script, Stages, Swarm, Workers,
-    Written,
+    Arrivals, Burst, ConsumerSection, DlqSection, Enqueue, Expect, Faults, MetricsSection,
+    Operator, OutboxSection, QueueSection, Relay, RetrySection, RunSection, Script, Stages, Swarm,
+    Workers, Written,
 };
 use serde::{Deserialize, Serialize};
 
@@ -47,7 +47,7 @@ pub struct ScenarioFile {
     #[serde(default, skip_serializing_if = "ConsumerSection::is_default")]
     pub consumer: ConsumerSection,
     #[serde(default)]
-    pub metrics: Metrics,
+    pub metrics: MetricsSection,
     #[serde(default)]
     pub run: RunSection,
     #[serde(default)]

@@ -32,7 +32,7 @@ pub(crate) use position::locate;
 pub use script::{Aim, FaultKind, Operator, OperatorAction, OperatorTarget, Script};
 pub use sections::{
     Arrivals, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, InvalidDocuments,
-    Metrics, OutboxSection, QueueSection, Relay, RetrySection, RunSection, Stages, Workers,
+    MetricsSection, OutboxSection, QueueSection, Relay, RetrySection, RunSection, Stages, Workers,
     Written,
 };
 pub use swarm::{Swarm, SwarmDraw};

@@ -420,13 +420,13 @@ pub enum DepthSampling {
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Metrics {
+pub struct MetricsSection {
     pub depth_sample_ms: u64,
     pub depth_sample: DepthSampling,
 }
-impl Default for Metrics {
+impl Default for MetricsSection {
     fn default() -> Self {
-        Metrics {
+        MetricsSection {
             depth_sample_ms: 100,
             depth_sample: DepthSampling::Interval,
         }
