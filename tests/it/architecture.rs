@@ -159,8 +159,12 @@ fn folders_to_map() -> Vec<String> {
     }
     for f in all_sources().iter().filter(|f| f.starts_with("crates/")) {
         // crates/NAME/src/... or crates/NAME/tests/...: the crate's folder of that kind.
+        // A loose file at the crate's root (`build.rs`) is named as itself.
         let parts: Vec<&str> = f.splitn(4, '/').collect();
-        out.push(format!("{}/{}/{}/", parts[0], parts[1], parts[2]));
+        match parts.len() {
+            3 => out.push(f.clone()),
+            _ => out.push(format!("{}/{}/{}/", parts[0], parts[1], parts[2])),
+        }
     }
     out.sort();
     out.dedup();

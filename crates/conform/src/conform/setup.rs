@@ -1,5 +1,5 @@
 //! Setting up the store for one run: a new database on a PostgreSQL server (a throwaway one when
-//! no URL is given), dropped at the end; pgmq's install from the SQL the `pgmq` crate embeds;
+//! no URL is given), dropped at the end; pgmq's install from the SQL the `pgmq` crate ships;
 //! the schema, the pgmq queue and the run's clock origin.
 //! Does not: choose the store (`args.rs`) or write any pipeline data (`crate::store`).
 
@@ -66,25 +66,30 @@ impl Drop for Pg {
     }
 }
 
-/// Installs pgmq from the SQL the `pgmq` crate embeds, and creates the pipeline's queue.
+/// pgmq's install script and version, as the `pgmq` crate ships them (see build.rs).
+const PGMQ_SQL: &str = include_str!(concat!(env!("OUT_DIR"), "/pgmq.sql"));
+const PGMQ_CONTROL: &str = include_str!(concat!(env!("OUT_DIR"), "/pgmq.control"));
+
+/// The pgmq version the script installs (its control file's `default_version`).
+fn pgmq_version() -> &'static str {
+    PGMQ_CONTROL
+        .lines()
+        .find_map(|l| l.strip_prefix("default_version"))
+        .and_then(|v| v.split('\'').nth(1))
+        .unwrap_or("unknown")
+}
+
+/// Installs pgmq from the SQL the `pgmq` crate ships, in one transaction, as that crate's own
+/// installer does on a fresh database (which also records the script in a bookkeeping table of
+/// its own, `pgmq.__pgmq_migrations`, that nothing here reads).
 pub(super) fn install_pgmq(url: &str) -> Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        // Our own pool: pgmq's URL parser wants a TCP host, a port and a password; sqlx's
-        // understands `?host=/socket/dir`.
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(1)
-            .connect(url)
-            .await
-            .map_err(|e| anyhow!("pgmq: cannot connect: {e}"))?;
-        let q = pgmq::PGMQueueExt::new_with_pool(pool).await;
-        q.install_sql_from_embedded()
-            .await
-            .map_err(|e| anyhow!("pgmq: install failed: {e}"))?;
-        Ok::<(), anyhow::Error>(())
-    })
+    let mut c = postgres::Client::connect(url, postgres::NoTls)
+        .map_err(|e| anyhow!("pgmq: cannot connect: {e}"))?;
+    let mut tx = c.transaction()?;
+    tx.batch_execute(PGMQ_SQL)
+        .map_err(|e| anyhow!("pgmq {}: install failed: {e}", pgmq_version()))?;
+    tx.commit()?;
+    Ok(())
 }
 
 pub(super) fn prepare(store: &mut Store, kind: Kind) -> Result<()> {
