@@ -1,9 +1,7 @@
 //! One record per job, holding the job's track and, when the job is the first the history
 //! enqueued under its key, the key's track: under `unique = "forever"` (the chapter's default) a
-//! key has exactly one job, so the two are one record of 56 bytes (80 before: an 8-byte enqueue
-//! time, a renewal time, a chain link and the payload's content more, holder, lease count and
-//! the key's two counts wider; a 56-byte job track, a 44-byte key track and a 16-byte key-index
-//! entry before that), and the key's payload and its job number are stored once.
+//! key has exactly one job, so the two are one record of 56 bytes, and the key's payload and its
+//! job number are stored once (docs/memory-layout.md).
 //!
 //! Owns: [`PackedTrack`] (the packed fields, read and written by `job_track.rs` for the job's part and
 //! by `key_track.rs` for the key's), its flag bits, [`Side`]: the side table that keeps exactly

@@ -9,10 +9,8 @@
 //! side and rare tables; the enqueue times' bases by runs of job ids (`record.rs`, `Epochs`);
 //! a finished job's renewal time when it is not its lease time and may still be read; the index
 //! on keys (key → the job whose record holds the key's track: a document's first key's record
-//! guessed from the document's number by runs ([`Heads`]; a 4-byte head a document before), the
-//! key read back from the record, and a map for a document's other keys, its other tenants and
-//! versions; a 4-byte chain link in every record before, and a 16-byte entry with its own copy
-//! of the key before that); and the orphan keys: a key a record names before any job was
+//! guessed from the document's number by runs ([`Heads`]), the key read back from the record,
+//! and a map for a document's other keys, its other tenants and versions); and the orphan keys: a key a record names before any job was
 //! enqueued under it (only a broken history does that) keeps its track apart, in the layout of
 //! a record with no job.
 //! A key with several jobs (a `unique` mode other than `forever`) keeps its track in its first

@@ -59,7 +59,7 @@ pub struct DlqEntry {
     pub reprocessed_as: Option<JobId>,
 }
 
-/// A [`DlqEntry`] as the DLQ stores it, 20 bytes (40 before): the time as two halves (4-byte
+/// A [`DlqEntry`] as the DLQ stores it, 20 bytes: the time as two halves (4-byte
 /// alignment), no successor as `u32::MAX`, the reason as its code's number, or `RAW` plus the
 /// place of its text in `raw_reasons` (the `raw_dlq_reason` bug switch only).
 #[derive(Clone, Copy, Debug)]

@@ -42,9 +42,9 @@ pub struct ResultRow {
 /// A [`ResultRow`] as the table stores it, 4 bytes: `APART` (the payload is in
 /// `apart_payloads`; without it, the payload is the default of the key's document,
 /// [`default_payload`]) and in the other 31 bits the event id (ids start at one, so 0 stands for
-/// no event), `FAR` for one in `far_events`; `NO_ROW` for no row. (The payload hash beside the
-/// event id, 12 bytes, before: a generated arrival's committed payload is its document's default
-/// in almost every run.)
+/// no event), `FAR` for one in `far_events`; `NO_ROW` for no row. The payload is kept apart only
+/// when it is not the default: a generated arrival's committed payload is its document's default
+/// in almost every run.
 type StoredRow = u32;
 
 /// No row under this slot (a key that has no result yet).

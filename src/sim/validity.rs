@@ -2,7 +2,7 @@
 //!
 //! Owns: per job, the validity its arrival drew (or a `replace` resubmission brought), which
 //! every attempt of the job and a reprocess of it read back. Bits in 64-bit words: an eighth of
-//! a byte a job (a `Vec<bool>` before: one byte).
+//! a byte a job.
 //! Does not: draw it (`arrivals.rs`) or act on it (the worker's plan, `attempts.rs`).
 
 use crate::base::ids::JobId;

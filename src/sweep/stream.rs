@@ -11,9 +11,8 @@
 //! first seed not yet handed on hands it on, with every finished seed after it, so no thread
 //! exists only to put records in order and no thread is woken for each seed. A thread blocks
 //! only when it is a whole window ahead, and is woken only then: a sweep on one thread makes no
-//! system call to synchronise, and on two threads about one futex call in 20 seeds (before: a
-//! channel send and a condition-variable wake for every seed, about 3.5 futex calls and 3
-//! context switches a seed, and a third thread on the sweep's cores).
+//! system call to synchronise, and on two threads about one futex call in 20 seeds (a channel
+//! and a wake for every seed would cost several futex calls and context switches a seed).
 
 use super::aggregate::Aggregator;
 use super::seed::{run_seed, SeedRecord};

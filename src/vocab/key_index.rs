@@ -21,8 +21,7 @@
 //! document's other keys (its other tenants and versions: a reprocess, a tenant reusing a
 //! document name) go to a hash map by packed key. Documents numbered far beyond the keys seen so
 //! far (a scenario that names `doc-2000000000`) go to a small ordered map instead of growing the
-//! vector. (The packed key by slot, 12 bytes a key, before; a 16-byte entry with a chain link,
-//! 20 bytes a key, before that.)
+//! vector.
 
 use crate::base::fastmap::FastMap;
 use crate::vocab::key::IdempotencyKey;
