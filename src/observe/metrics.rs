@@ -123,6 +123,8 @@ pub struct Metrics {
     pub bugs: BugSet,
     /// Outbox rows held at each depth sample.
     pub outbox_rows: Vec<(SimTime, u64)>,
+    /// Jobs held in the dead-letter queue (dead-lettered, not evicted) at each depth sample.
+    pub dlq_rows: Vec<(SimTime, u64)>,
     /// Per tenant, indexed by tenant id (a small vector: tenants are few and dense).
     pub tenants: Vec<TenantMetrics>,
     /// Each job's tenant, 2 bytes a job.
@@ -163,6 +165,7 @@ impl Metrics {
                 ..OutboxRows::default()
             },
             outbox_rows: Vec::new(),
+            dlq_rows: Vec::new(),
             retries: RetryWaves::default(),
             retries_per_100ms: Vec::new(),
             keep_timeline: true,
@@ -542,6 +545,9 @@ impl Metrics {
                 }
                 let rows = self.outbox_rows_now();
                 self.outbox_rows.push((at, rows));
+                let held =
+                    self.counts.get(Counter::DeadLettered) - self.counts.get(Counter::DlqEvicted);
+                self.dlq_rows.push((at, held));
             }
             Event::RunEnded { .. } => {
                 self.end_ms = at;

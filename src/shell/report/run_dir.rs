@@ -1,6 +1,6 @@
 //! A run's output directory: the files `durasim run` (and `durasim conform`) write into it.
 //!
-//! Owns: `summary.json`, `scenario.toml` (the file as read), `depth.csv`, `outbox.csv`,
+//! Owns: `summary.json`, `scenario.toml` (the file as read), `depth.csv`, `outbox.csv`, `dlq.csv`,
 //! `retries.csv`, `tenants.csv`, `jobs.csv` (unless `--no-rows`), `attempts.csv` and
 //! `trace.jsonl` (a history file, `docs/history-format.md`), both streamed while the run goes
 //! (or `trace.jsonl` written from a history kept in memory).
@@ -57,6 +57,7 @@ pub fn write_outputs(
     let m = &report.metrics;
     csv_file(out, "depth.csv", |w| m.write_depth_csv(w))?;
     csv_file(out, "outbox.csv", |w| m.write_outbox_csv(w))?;
+    csv_file(out, "dlq.csv", |w| m.write_dlq_csv(w))?;
     csv_file(out, "retries.csv", |w| m.write_retries_csv(w))?;
     csv_file(out, "tenants.csv", |w| m.write_tenants_csv(w, names))?;
     if !no_rows {
