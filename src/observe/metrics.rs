@@ -259,9 +259,16 @@ impl Metrics {
     /// Metrics for a history recorded elsewhere (`durasim verify`): the counts and latencies,
     /// no attempt rows, no retry timeline.
     pub fn counts_only(workers: u32) -> Metrics {
+        Metrics::for_history(workers, None)
+    }
+
+    /// Metrics for a history recorded elsewhere, with its attempt and job rows when
+    /// `attempt_sink` is given (`durasim verify --out`); never a retry timeline (its times need
+    /// not be small).
+    pub fn for_history(workers: u32, attempt_sink: Option<Box<dyn Write + Send>>) -> Metrics {
         Metrics {
             keep_timeline: false,
-            ..Metrics::new(workers.min(1 << 16), 0, None)
+            ..Metrics::new(workers.min(1 << 16), 0, attempt_sink)
         }
     }
 

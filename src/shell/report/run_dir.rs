@@ -70,6 +70,31 @@ pub fn write_outputs(
     Ok(())
 }
 
+/// Writes what `verify --out` leaves: `summary.json`, a copy of the history judged
+/// (`history.jsonl`), and the CSVs a history recorded elsewhere determines (`depth.csv`,
+/// `outbox.csv`, `dlq.csv`, `tenants.csv`, `jobs.csv`; `attempts.csv` is streamed). No
+/// `retries.csv`: its windows are indexed by time, which a recorder's history need not keep
+/// small (the report counts retries from the history instead), and no `scenario.toml`.
+pub fn write_verify_outputs(
+    out: &OutputDir,
+    report: &RunReport,
+    summary: &Summary,
+    history: &Path,
+) -> Result<(), ReportError> {
+    let names = &report.outcome.names;
+    let json = serde_json::to_string_pretty(summary).expect("a summary serializes") + "\n";
+    std::fs::write(out.file("summary.json"), json)
+        .map_err(ReportError::io("write", "summary.json"))?;
+    std::fs::copy(history, out.file("history.jsonl"))
+        .map_err(ReportError::io("copy", history.display()))?;
+    let m = &report.metrics;
+    csv_file(out, "depth.csv", |w| m.write_depth_csv(w))?;
+    csv_file(out, "outbox.csv", |w| m.write_outbox_csv(w))?;
+    csv_file(out, "dlq.csv", |w| m.write_dlq_csv(w))?;
+    csv_file(out, "tenants.csv", |w| m.write_tenants_csv(w, names))?;
+    csv_file(out, "jobs.csv", |w| m.write_jobs_csv(w, names))
+}
+
 /// Writes a trace as a history file (`docs/history-format.md`): the header line, then one
 /// record a line.
 pub fn write_trace(path: &Path, trace: &[Record], names: &KeyNames) -> std::io::Result<()> {

@@ -332,6 +332,10 @@ fn load_history_views(
     if let Some(h) = HistorySource::find(dir, history) {
         let mut b = Builder::default();
         h.replay(&mut |r, per_ms| b.record(r, per_ms))?;
+        if d.series.retries_from.is_none() {
+            d.series.retries = b.retries.iter().map(|(t, n)| (*t, *n)).collect();
+            d.series.retries_from = Some("the history");
+        }
         let (faults, reviews) = b.finish();
         (d.faults, d.reviews, d.source) = (faults, Some(reviews), Source::History);
         d.timeline = Ok(crate::shell::report::timeline::build(&h, &focus)?);
@@ -418,6 +422,8 @@ fn scheduled_operator_actions(scenario_text: Option<&str>) -> Vec<Fault> {
 struct Builder {
     faults: Vec<Fault>,
     applied: std::collections::BTreeMap<u32, u64>,
+    /// Retries scheduled per 100 ms window, by the window's start (ms).
+    retries: std::collections::BTreeMap<u64, u64>,
     reviews: Vec<Review>,
 }
 
@@ -484,6 +490,7 @@ impl Builder {
             ),
             Event::EffectApplied { job, .. } => self.applied(at, job.0),
             Event::ReviewDone { job, .. } => self.review_done(at, job.0),
+            Event::RetryScheduled { .. } => *self.retries.entry(at / 100 * 100).or_default() += 1,
             _ => {}
         }
     }

@@ -33,15 +33,16 @@ struct Plot<'a> {
     style: Style,
 }
 
-/// The retries of `retries.csv`, in windows of 100 ms (wider for a long run).
+/// The retries per window: 100 ms, or a multiple of it for a long run (at most [`MAX_BARS`]
+/// windows); only the windows with a retry.
 fn retry_windows(d: &RunData) -> (Vec<(u64, u64)>, u64) {
-    let r = &d.series.retries;
-    let k = r.len().div_ceil(MAX_BARS).max(1);
-    let points = r
-        .chunks(k)
-        .map(|c| (c[0].0, c.iter().map(|x| x.1).sum()))
-        .collect();
-    (points, 100 * k as u64)
+    let windows = d.end_ms / 100 + 1;
+    let width = 100 * windows.div_ceil(MAX_BARS as u64).max(1);
+    let mut sums: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
+    for (t, n) in d.series.retries.iter().filter(|r| r.1 > 0) {
+        *sums.entry(t / width * width).or_default() += n;
+    }
+    (sums.into_iter().collect(), width)
 }
 
 /// Retries scheduled per window over virtual time.
@@ -196,7 +197,11 @@ pub fn table(d: &RunData, name: &str) -> DataTable {
             (
                 "retries scheduled",
                 points,
-                format!("a bar per {} ms window", grouped(width as i64)),
+                format!(
+                    "a bar per {} ms window with a retry (from {})",
+                    grouped(width as i64),
+                    d.series.retries_from.unwrap_or("nothing")
+                ),
             )
         }
         "outbox" => ("outbox rows", d.series.outbox.clone(), step_words()),

@@ -38,6 +38,9 @@ pub struct Series {
     pub dlq: Vec<(u64, u64)>,
     /// The files that were there, for the report's "where from".
     pub present: Vec<&'static str>,
+    /// Where `retries` came from: `retries.csv`, or the history (`verify --out` writes no
+    /// `retries.csv`); `None` when neither is there.
+    pub retries_from: Option<&'static str>,
 }
 
 impl Series {
