@@ -8,10 +8,10 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// Width and height of a PNG, checking its signature.
-fn png_size(path: &Path) -> (u32, u32) {
+pub(crate) fn png_size(path: &Path) -> (u32, u32) {
     let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(
         &b[..8],
@@ -490,7 +490,7 @@ fn chrome_trace_is_valid_trace_event_json_with_tracks_and_flows() {
 
 /// Runs chromium headless with a fresh profile; its output goes to files (a dumped DOM is larger
 /// than a pipe's buffer). None when it does not finish in time.
-fn chromium(args: &[&str], profile: &Path) -> Option<Output> {
+pub(crate) fn chromium(args: &[&str], profile: &Path) -> Option<Output> {
     let stdout_path = profile.with_extension("stdout");
     let stderr_path = profile.with_extension("stderr");
     let mut child = Command::new(CHROMIUM)
@@ -531,7 +531,7 @@ fn chromium(args: &[&str], profile: &Path) -> Option<Output> {
     }
 }
 
-fn attr(dom: &str, name: &str) -> Option<String> {
+pub(crate) fn attr(dom: &str, name: &str) -> Option<String> {
     let at = dom.find(&format!("{name}=\""))? + name.len() + 2;
     Some(dom[at..].split('"').next()?.to_string())
 }
@@ -579,11 +579,19 @@ fn html_report_renders_in_headless_chromium() {
         Some("0"),
         "errors while loading"
     );
-    assert_eq!(attr(&dom, "data-charts").as_deref(), Some("4"));
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let charts = html.matches("<img class=\"chart\"").count().to_string();
+    assert_eq!(charts, "8", "chaos has data for every chart");
+    assert_eq!(attr(&dom, "data-charts").as_deref(), Some(charts.as_str()));
     assert_eq!(
         attr(&dom, "data-charts-rendered").as_deref(),
-        Some("4"),
+        Some(charts.as_str()),
         "every chart decoded"
+    );
+    assert_eq!(
+        attr(&dom, "data-tl-ready").as_deref(),
+        Some("true"),
+        "the timeline drew"
     );
     assert!(dom.contains("single_result_per_key"));
 

@@ -264,14 +264,15 @@
     root.setAttribute('data-tl-lanes', L.map(function (l) { return l.name; }).join(','));
     root.setAttribute('data-tl-focus', S.vio ? S.vio.name : '');
     root.setAttribute('data-tl-window', S.t0 + '..' + S.t1);
-    var r = svg.getBoundingClientRect();
-    root.setAttribute('data-tl-box', [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height]
-      .map(Math.round).join(','));
     var jobs = S.jobs ? Object.keys(S.jobs).map(function (j) { return 'job-' + j; }).join(', ') : 'all jobs';
     document.getElementById('tl-window').textContent = spanText(S.t0, S.t1) + ' of ' + ms(T.end) + ' · ' + jobs;
     var note = T.jobsShown < T.jobsTotal ? T.jobsShown + ' of ' + T.jobsTotal + ' jobs are in this report. ' : '';
     if (counts.skipped) note += counts.skipped + ' items in this window are not drawn (too many to show): zoom in or pick jobs.';
     document.getElementById('tl-note').textContent = note;
+    // Last: the texts above may have moved the drawing.
+    var r = svg.getBoundingClientRect();
+    root.setAttribute('data-tl-box', [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height]
+      .map(Math.round).join(','));
   }
 
   /** The span of the picked jobs' items, padded, with the moment `at` inside it. */
