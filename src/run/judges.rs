@@ -24,18 +24,9 @@ impl Judges {
     /// For a recorded history (`verify`) of a run of `workers` workers: a checker given no
     /// names (the reader's are handed over a record at a time) and metrics that only count.
     pub fn for_history(workers: u32) -> Judges {
-        Judges::for_history_with_rows(workers, None)
-    }
-
-    /// As [`Judges::for_history`], with the metrics' attempt and job rows when `attempt_sink`
-    /// is given (`verify --out` writes them).
-    pub fn for_history_with_rows(
-        workers: u32,
-        attempt_sink: Option<Box<dyn std::io::Write + Send>>,
-    ) -> Judges {
         Judges {
             checker: Checker::new(),
-            metrics: Metrics::for_history(workers, attempt_sink),
+            metrics: Metrics::counts_only(workers),
         }
     }
 

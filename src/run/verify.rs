@@ -30,16 +30,6 @@ pub struct Judged {
 /// Reads the whole history and judges it. The reader is left at the end, so its names and id
 /// tables can render the verdicts.
 pub fn judge<R: BufRead>(reader: &mut HistoryReader<R>) -> Result<Judged, HistoryError> {
-    judge_with_rows(reader, None)
-}
-
-/// As [`judge`], the metrics writing `attempts.csv` rows to `attempt_sink` and keeping the
-/// job rows (`verify --out`).
-pub fn judge_with_rows<R: BufRead>(
-    reader: &mut HistoryReader<R>,
-    attempt_sink: Option<Box<dyn std::io::Write + Send>>,
-) -> Result<Judged, HistoryError> {
-    let mut attempt_sink = attempt_sink;
     let mut judged: Option<(Judges, RunConfig)> = None;
     let mut hash = TraceHash::default();
     let (mut end, mut quiescent) = (0, false);
@@ -48,9 +38,7 @@ pub fn judge_with_rows<R: BufRead>(
         // The first record is the header: the judges count its workers.
         let (judges, _) = judged.get_or_insert_with(|| {
             let config = reader.config().cloned().expect("the header is read first");
-            let workers = config.workers.unwrap_or(0);
-            let judges = Judges::for_history_with_rows(workers, attempt_sink.take());
-            (judges, config)
+            (Judges::for_history(config.workers.unwrap_or(0)), config)
         });
         judges.observe_named(&r, reader.names());
         end = r.at;

@@ -170,8 +170,8 @@ fn chart_draws_the_same_timeline_from_every_source() {
     assert_eq!(t.cell("fenced_writes", "show"), "job-0 on the timeline");
 }
 
-/// `verify --out` writes a directory whole or not at all, never over one durasim did not write,
-/// and only for a history in ms (its CSVs are in ms).
+/// `verify --out` writes a directory whole or not at all, never over one durasim did not write;
+/// its files are in ms whatever the history's unit.
 #[test]
 fn verify_out_follows_the_output_directory_rules() {
     let src = zombie("verify-src", &["--trace"]);
@@ -191,26 +191,31 @@ fn verify_out_follows_the_output_directory_rules() {
     );
     assert!(!users.join("summary.json").exists());
 
-    let text = std::fs::read_to_string(&trace).unwrap();
-    let us = temp_dir!("us").join("history-us.jsonl");
-    std::fs::write(
-        &us,
-        text.replacen("\"time_unit\":\"ms\"", "\"time_unit\":\"us\"", 1),
-    )
-    .unwrap();
+    // A history in µs (an outside recorder's): judged in µs, its files in ms, its timeline
+    // drawn from the copy.
     let out = temp_path!("us-out");
     let r = durasim(&[
         "verify",
-        us.to_str().unwrap(),
+        "tests/data/external-history.jsonl",
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(r.status.code(), Some(2), "{r:?}");
-    assert!(
-        String::from_utf8_lossy(&r.stderr).contains("a history in µs"),
-        "{r:?}"
-    );
-    assert!(!out.exists(), "nothing written");
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    assert!(String::from_utf8_lossy(&r.stdout).contains("first at 41000050 µs"));
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["virtualTimeMs"], 50000, "in ms");
+    let fenced = summary["invariants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "fenced_writes")
+        .unwrap();
+    assert_eq!(fenced["firstViolation"]["atMs"], 41000);
+    ok(&durasim(&["chart", out.to_str().unwrap()]));
+    let data = embedded(&report(&out));
+    assert_eq!(data["timeline"]["perMs"], 1000);
+    assert_eq!(data["violations"][0]["jobs"], serde_json::json!([1]));
 }
 
 // ---- in a real browser ---------------------------------------------------------------------

@@ -13,6 +13,7 @@
 pub mod chart;
 pub mod chrome_trace;
 pub mod error;
+pub mod history_ms;
 pub mod history_source;
 pub mod html;
 pub mod junit;

@@ -38,7 +38,10 @@ pub fn drawn(d: &RunData) -> Result<(), String> {
 
 /// Per tenant (in `tenants.csv` order, at most [`MAX_LINES`]), its p95 queueWaitMs per bucket of
 /// visible time: `(bucket start, p95)`.
-fn p95_by_time(d: &RunData) -> (Vec<(String, Vec<(u64, u64)>)>, u64) {
+/// A tenant's line: its name and `(bucket start, p95)` points.
+type Line = (String, Vec<(u64, u64)>);
+
+fn p95_by_time(d: &RunData) -> (Vec<Line>, u64) {
     let bucket = super::strip::bucket_ms(d.end_ms as f64 * 1.5).max(1);
     let tenant_of: BTreeMap<u32, &str> =
         d.jobs.iter().map(|j| (j.job, j.tenant.as_str())).collect();

@@ -240,9 +240,12 @@
       symbol(g, k[0], k[1]);
       if (ev) { counts.evidence++; dense.push(g); }
     });
+    var right = X(S.t1) - 300;
     dense.forEach(function (g) {
       el('circle', { r: 11, fill: 'none', stroke: BAD, 'stroke-width': 2.5 }, g);
-      var t = el('text', { x: 14, y: -8, 'font-size': 12, 'font-weight': 'bold', fill: BAD }, g);
+      var x = +g.getAttribute('transform').slice(10).split(',')[0], left = x > right;
+      var t = el('text', { x: left ? -14 : 14, y: -8, 'font-size': 12, 'font-weight': 'bold', fill: BAD,
+        'text-anchor': left ? 'end' : 'start' }, g);
       var m = T.marks[+g.getAttribute('data-i')], k = KIND[m[2]] || [0, 0, m[2]];
       t.textContent = S.vio.name + ': ' + k[2] + (m[4] !== null ? ' (fence ' + m[4] + ')' : '');
       g.parentNode.appendChild(g);
@@ -300,7 +303,9 @@
       S.vio = V.filter(function (v) { return v.name === p.v; })[0] || null;
       if (S.vio) { setJobs(S.vio.jobs); S.at = S.vio.at; }
     }
-    if (p.jobs !== undefined) setJobs(p.jobs.split(',').map(Number).filter(function (n) { return n >= 0; }));
+    if (p.jobs !== undefined) {
+      setJobs(p.jobs.split(',').filter(Boolean).map(Number).filter(function (n) { return n >= 0; }));
+    }
     if (p.at !== undefined) S.at = Number(p.at);
     S.only = p.only !== '0';
     var w = S.jobs || S.at !== null ? focusWindow(S.at) : [0, Math.max(1, T.end)];
