@@ -332,13 +332,13 @@ fn the_timeline_in_headless_chromium_shows_the_zombie() {
     assert!(dom
         .contains("fenced_writes violated at 1\u{2009}105 ms: ack of job-0 accepted with fence-1"));
 
-    // A filter and a window from the link: job 0 only, 900 to 1,200 ms.
-    let dom = dump_dom(
-        &dir.join("index.html"),
-        "#tl?jobs=0&from=900&to=1200",
-        (1400, 900),
-        "window",
-    );
+    a_link_picks_jobs_and_a_window(&dir);
+}
+
+/// A filter and a window from the link: job 0 only, 900 to 1,200 ms.
+fn a_link_picks_jobs_and_a_window(dir: &Path) {
+    let page = dir.join("index.html");
+    let dom = dump_dom(&page, "#tl?jobs=0&from=900&to=1200", (1400, 900), "window");
     assert_eq!(attr(&dom, "data-tl-window").as_deref(), Some("900..1200"));
     assert_eq!(attr(&dom, "data-tl-focus").as_deref(), Some(""));
     assert_eq!(

@@ -128,3 +128,26 @@ fn stat(v: Option<&serde_json::Value>, k: &str) -> String {
         .map(|x| x.to_string())
         .unwrap_or_else(|| "?".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// synthetic-12's line went on at its last sample's depth to the end of the run: the steps
+    /// end at the last sample.
+    #[test]
+    fn the_step_line_ends_at_the_last_sample() {
+        let s = steps(&[(20, 1), (65, 2), (515, 1)]);
+        assert_eq!(
+            s,
+            [
+                (20.0, 1.0),
+                (65.0, 1.0),
+                (65.0, 2.0),
+                (515.0, 2.0),
+                (515.0, 1.0)
+            ]
+        );
+        assert!(steps(&[]).is_empty());
+    }
+}

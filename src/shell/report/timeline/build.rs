@@ -190,14 +190,34 @@ impl Builder<'_> {
         if !self.kept(job) {
             return;
         }
-        if !self.worker_step(r, at) && !self.queue_step(r, at) {
+        let step = attempt_step(&r.event)
+            .or_else(|| commit_step(&r.event))
+            .or_else(|| ending_step(&r.event, per_ms))
+            .or_else(|| crash_step(&r.event));
+        if let Some(step) = step {
+            self.apply(step, at);
+        } else if !self.special_step(r, at) && !self.queue_step(r, at) {
             self.delivery_step(r, at, job);
         }
     }
 
-    /// A worker's step; false when the record is not one.
-    fn worker_step(&mut self, r: &Record, at: Ms) -> bool {
-        let lane = |w: u32| WORKER0 + w;
+    /// A worker's step on its lane: a mark, and the attempt extended or ended.
+    fn apply(&mut self, s: Step, at: Ms) {
+        match &s.end {
+            End::Touch => self.touch(s.worker, s.job, at),
+            End::Close(outcome) => self.close(s.worker, s.job, at, outcome),
+        }
+        if let Some(kind) = s.kind {
+            self.mark(WORKER0 + s.worker, at, kind, Some(s.job), s.fence, s.detail);
+        }
+        if s.crashed {
+            let w = self.worker_slot(s.worker);
+            self.down[w] = Some(at);
+        }
+    }
+
+    /// A lease, a lease expiry, a held fault, a restart; false when the record is none.
+    fn special_step(&mut self, r: &Record, at: Ms) -> bool {
         match &r.event {
             Event::Leased {
                 job,
@@ -223,219 +243,6 @@ impl Builder<'_> {
                     outcome: "open".into(),
                 });
             }
-            Event::Heartbeat {
-                job, worker, fence, ..
-            } => {
-                self.touch(worker.0, job.0, at);
-                self.mark(
-                    lane(worker.0),
-                    at,
-                    "hb",
-                    Some(job.0),
-                    Some(fence.0),
-                    "heartbeat renewed the lease".into(),
-                );
-            }
-            Event::Rejected {
-                job,
-                worker,
-                op,
-                presented,
-                held,
-                reason,
-            } => {
-                let held = held.map_or("none".to_string(), |h| format!("fence {}", h.0));
-                let detail = format!(
-                    "{} refused ({reason}): presented fence {}, the job holds {held}",
-                    op.name(),
-                    presented.0
-                );
-                self.mark(
-                    lane(worker.0),
-                    at,
-                    "rej",
-                    Some(job.0),
-                    Some(presented.0),
-                    detail,
-                );
-                match op {
-                    Op::Heartbeat => self.touch(worker.0, job.0, at),
-                    _ => self.close(worker.0, job.0, at, &format!("{}_rejected", op.name())),
-                }
-            }
-            Event::ExtractStarted { job, worker, .. } | Event::ExtractDone { job, worker, .. } => {
-                self.touch(worker.0, job.0, at)
-            }
-            Event::AttemptFailed {
-                job,
-                worker,
-                fence,
-                error,
-                ..
-            } => {
-                self.touch(worker.0, job.0, at);
-                self.mark(
-                    lane(worker.0),
-                    at,
-                    "fail",
-                    Some(job.0),
-                    Some(fence.0),
-                    format!("attempt failed: {error}"),
-                );
-            }
-            Event::ResultCommitted {
-                job, worker, event, ..
-            } => {
-                self.touch(worker.0, job.0, at);
-                let detail = event.map_or(
-                    "result committed, no outbox event (a direct publish follows)".into(),
-                    |e| format!("result and outbox event {} committed", e.0),
-                );
-                self.mark(lane(worker.0), at, "commit", Some(job.0), None, detail);
-            }
-            Event::CommitDeduped { job, worker, .. } => {
-                self.touch(worker.0, job.0, at);
-                self.mark(
-                    lane(worker.0),
-                    at,
-                    "dedupe",
-                    Some(job.0),
-                    None,
-                    "commit deduped: the key already has a result".into(),
-                );
-            }
-            Event::CommitConflict { job, worker, .. } => {
-                self.touch(worker.0, job.0, at);
-                self.mark(
-                    lane(worker.0),
-                    at,
-                    "conflict",
-                    Some(job.0),
-                    None,
-                    "commit refused: the key has a result of another payload".into(),
-                );
-            }
-            _ => return self.worker_end(r, at),
-        }
-        true
-    }
-
-    /// A step that ends a worker's attempt; false when the record is not one.
-    fn worker_end(&mut self, r: &Record, at: Ms) -> bool {
-        let lane = |w: u32| WORKER0 + w;
-        match &r.event {
-            Event::Acked { job, worker, fence } => {
-                self.close(worker.0, job.0, at, "acked");
-                self.mark(
-                    lane(worker.0),
-                    at,
-                    "ack",
-                    Some(job.0),
-                    Some(fence.0),
-                    format!("ack accepted with fence {}", fence.0),
-                );
-            }
-            Event::RetryScheduled {
-                job,
-                worker,
-                fence,
-                visible_at,
-                ..
-            } => {
-                self.close(worker.0, job.0, at, "retry");
-                let v = Ms::of(*visible_at, self.per_ms);
-                self.mark(
-                    lane(worker.0),
-                    at,
-                    "retry",
-                    Some(job.0),
-                    Some(fence.0),
-                    format!("retry scheduled, visible again at {} ms", v.0),
-                );
-            }
-            Event::DeadLettered {
-                job,
-                worker: Some(w),
-                fence,
-                reason,
-                ..
-            } => {
-                self.close(w.0, job.0, at, "dead_lettered");
-                self.mark(
-                    lane(w.0),
-                    at,
-                    "dlq",
-                    Some(job.0),
-                    fence.map(|f| f.0),
-                    format!("dead-lettered: {reason}"),
-                );
-            }
-            Event::Cancelled {
-                job,
-                worker: Some(w),
-                fence,
-                ..
-            } => {
-                self.close(w.0, job.0, at, "cancelled");
-                self.mark(
-                    lane(w.0),
-                    at,
-                    "cancel",
-                    Some(job.0),
-                    fence.map(|f| f.0),
-                    "cancelled past its deadline".into(),
-                );
-            }
-            Event::WorkerCrashed {
-                worker,
-                job,
-                fence,
-                point,
-            } => {
-                self.close(worker.0, job.0, at, "crashed");
-                self.mark(
-                    lane(worker.0),
-                    at,
-                    "crash",
-                    Some(job.0),
-                    Some(fence.0),
-                    format!("worker crashed {point}"),
-                );
-                let w = self.worker_slot(worker.0);
-                self.down[w] = Some(at);
-            }
-            Event::WorkerRestarted { worker } => {
-                let w = self.worker_slot(worker.0);
-                if let Some(from) = self.down[w].take() {
-                    self.t.bands.push(Band {
-                        lane: lane(worker.0),
-                        start: from,
-                        end: at,
-                        kind: "down".into(),
-                        job: None,
-                    });
-                }
-            }
-            Event::Held(h) => {
-                self.touch(h.worker.0, h.job.0, at);
-                let end = at.plus(Ms::of(h.ms, self.per_ms));
-                let kind = h.fault.spec().field.to_string();
-                self.t.bands.push(Band {
-                    lane: lane(h.worker.0),
-                    start: at,
-                    end,
-                    kind,
-                    job: Some(h.job.0),
-                });
-            }
-            _ => return false,
-        }
-        true
-    }
-
-    /// A step of the queue or an operator; false when the record is not one.
-    fn queue_step(&mut self, r: &Record, at: Ms) -> bool {
-        let (kind, job, detail): (&str, u32, String) = match &r.event {
             Event::LeaseExpired { job, fence } => {
                 let bar = self.by_fence.get(&(job.0, fence.0)).copied();
                 let lane = bar.map_or(QUEUE, |i| WORKER0 + self.t.bars[i].worker);
@@ -444,77 +251,48 @@ impl Builder<'_> {
                 }
                 let detail = format!("lease of fence {} expired", fence.0);
                 self.mark(lane, at, "exp", Some(job.0), Some(fence.0), detail);
-                return true;
             }
-            Event::Enqueued {
-                job, reprocess_of, ..
-            } => (
-                "enq",
-                job.0,
-                reprocess_of.map_or("enqueued".into(), |o| {
-                    format!("enqueued, reprocessing job-{}", o.0)
-                }),
-            ),
-            Event::EnqueueDeduped { existing, .. } => (
-                "enq_dedupe",
-                existing.0,
-                "enqueue deduped to this job".into(),
-            ),
-            Event::EnqueueConflict { existing, .. } => (
-                "enq_conflict",
-                existing.0,
-                "enqueue refused: same key, other payload".into(),
-            ),
-            Event::EnqueueReplaced { existing, .. } => (
-                "enq_replace",
-                existing.0,
-                "payload replaced by a new enqueue".into(),
-            ),
-            Event::DeadLettered {
-                job,
-                worker: None,
-                reason,
-                ..
-            } => ("dlq", job.0, format!("dead-lettered at pick: {reason}")),
-            Event::Cancelled {
-                job, worker: None, ..
-            } => (
-                "cancel",
-                job.0,
-                "cancelled at pick, past its deadline".into(),
-            ),
-            Event::DlqEvicted { job, .. } => ("evict", job.0, "evicted from the DLQ".into()),
-            Event::PayloadMutated { job, .. } => {
-                ("mutate", job.0, "payload changed under its key".into())
+            Event::Held(h) => {
+                self.touch(h.worker.0, h.job.0, at);
+                let end = at.plus(Ms::of(h.ms, self.per_ms));
+                let kind = h.fault.spec().field.to_string();
+                let (lane, job) = (WORKER0 + h.worker.0, Some(h.job.0));
+                self.t.bands.push(Band {
+                    lane,
+                    start: at,
+                    end,
+                    kind,
+                    job,
+                });
             }
-            Event::Reprocessed {
-                old_job,
-                new_job,
-                operator,
-            } => (
-                "op",
-                old_job.0,
-                format!(
-                    "{operator} reprocessed job-{} as job-{}",
-                    old_job.0, new_job.0
-                ),
-            ),
-            Event::ReprocessRefused {
-                job: Some(j),
-                operator,
-                reason,
-            } => (
-                "op_refused",
-                j.0,
-                format!(
-                    "reprocess by {} refused: {reason}",
-                    operator.as_deref().unwrap_or("(no operator)")
-                ),
-            ),
+            Event::WorkerRestarted { worker } => {
+                let w = self.worker_slot(worker.0);
+                if let Some(start) = self.down[w].take() {
+                    let lane = WORKER0 + worker.0;
+                    let kind = "down".to_string();
+                    self.t.bands.push(Band {
+                        lane,
+                        start,
+                        end: at,
+                        kind,
+                        job: None,
+                    });
+                }
+            }
             _ => return false,
-        };
-        self.mark(QUEUE, at, kind, Some(job), None, detail);
+        }
         true
+    }
+
+    /// A step of the queue or an operator; false when the record is not one.
+    fn queue_step(&mut self, r: &Record, at: Ms) -> bool {
+        match queue_mark(&r.event) {
+            Some((kind, job, detail)) => {
+                self.mark(QUEUE, at, kind, Some(job), None, detail);
+                true
+            }
+            None => false,
+        }
     }
 
     /// A step of the relay or the consumer.
@@ -594,5 +372,310 @@ impl Builder<'_> {
         self.t.end = last;
         self.t.per_ms = self.per_ms.max(1);
         self.t
+    }
+}
+
+/// How a worker's step leaves its attempt.
+enum End {
+    /// Still going: the bar reaches this step.
+    Touch,
+    /// Ended, with this outcome.
+    Close(String),
+}
+
+/// What a worker's record puts on its lane.
+struct Step {
+    worker: u32,
+    job: u32,
+    /// The mark's kind; none for a step that only extends the bar.
+    kind: Option<&'static str>,
+    fence: Option<u64>,
+    detail: String,
+    end: End,
+    crashed: bool,
+}
+
+fn step(
+    worker: u32,
+    job: u32,
+    kind: Option<&'static str>,
+    fence: Option<u64>,
+    detail: String,
+    end: End,
+) -> Step {
+    Step {
+        worker,
+        job,
+        kind,
+        fence,
+        detail,
+        end,
+        crashed: false,
+    }
+}
+
+/// A step inside an attempt: heartbeats, refusals, extraction, failures (commits:
+/// [`commit_step`]).
+fn attempt_step(e: &Event) -> Option<Step> {
+    Some(match e {
+        Event::Heartbeat {
+            job, worker, fence, ..
+        } => step(
+            worker.0,
+            job.0,
+            Some("hb"),
+            Some(fence.0),
+            "heartbeat renewed the lease".into(),
+            End::Touch,
+        ),
+        Event::Rejected {
+            job,
+            worker,
+            op,
+            presented,
+            held,
+            reason,
+        } => {
+            let held = held.map_or("none".to_string(), |h| format!("fence {}", h.0));
+            let detail = format!(
+                "{} refused ({reason}): presented fence {}, the job holds {held}",
+                op.name(),
+                presented.0
+            );
+            let end = match op {
+                Op::Heartbeat => End::Touch,
+                _ => End::Close(format!("{}_rejected", op.name())),
+            };
+            step(worker.0, job.0, Some("rej"), Some(presented.0), detail, end)
+        }
+        Event::ExtractStarted { job, worker, .. } | Event::ExtractDone { job, worker, .. } => {
+            step(worker.0, job.0, None, None, String::new(), End::Touch)
+        }
+        Event::AttemptFailed {
+            job,
+            worker,
+            fence,
+            error,
+            ..
+        } => step(
+            worker.0,
+            job.0,
+            Some("fail"),
+            Some(fence.0),
+            format!("attempt failed: {error}"),
+            End::Touch,
+        ),
+        _ => return None,
+    })
+}
+
+/// A commit: the result written (with its outbox event), deduped, or refused.
+fn commit_step(e: &Event) -> Option<Step> {
+    Some(match e {
+        Event::ResultCommitted {
+            job, worker, event, ..
+        } => {
+            let detail = event.map_or(
+                "result committed, no outbox event (a direct publish follows)".into(),
+                |e| format!("result and outbox event {} committed", e.0),
+            );
+            step(worker.0, job.0, Some("commit"), None, detail, End::Touch)
+        }
+        Event::CommitDeduped { job, worker, .. } => step(
+            worker.0,
+            job.0,
+            Some("dedupe"),
+            None,
+            "commit deduped: the key already has a result".into(),
+            End::Touch,
+        ),
+        Event::CommitConflict { job, worker, .. } => step(
+            worker.0,
+            job.0,
+            Some("conflict"),
+            None,
+            "commit refused: the key has a result of another payload".into(),
+            End::Touch,
+        ),
+        _ => return None,
+    })
+}
+
+/// A step that ends an attempt: the holder's ack, retry, dead letter or cancel (its crash:
+/// [`crash_step`]).
+fn ending_step(e: &Event, per_ms: u64) -> Option<Step> {
+    let close = |o: &str| End::Close(o.to_string());
+    Some(match e {
+        Event::Acked { job, worker, fence } => step(
+            worker.0,
+            job.0,
+            Some("ack"),
+            Some(fence.0),
+            format!("ack accepted with fence {}", fence.0),
+            close("acked"),
+        ),
+        Event::RetryScheduled {
+            job,
+            worker,
+            fence,
+            visible_at,
+            ..
+        } => {
+            let v = Ms::of(*visible_at, per_ms);
+            let detail = format!("retry scheduled, visible again at {} ms", v.0);
+            step(
+                worker.0,
+                job.0,
+                Some("retry"),
+                Some(fence.0),
+                detail,
+                close("retry"),
+            )
+        }
+        Event::DeadLettered {
+            job,
+            worker: Some(w),
+            fence,
+            reason,
+            ..
+        } => step(
+            w.0,
+            job.0,
+            Some("dlq"),
+            fence.map(|f| f.0),
+            format!("dead-lettered: {reason}"),
+            close("dead_lettered"),
+        ),
+        Event::Cancelled {
+            job,
+            worker: Some(w),
+            fence,
+            ..
+        } => step(
+            w.0,
+            job.0,
+            Some("cancel"),
+            fence.map(|f| f.0),
+            "cancelled past its deadline".into(),
+            close("cancelled"),
+        ),
+        _ => return None,
+    })
+}
+
+/// The holder's crash: the attempt ends, the worker is down until it restarts.
+fn crash_step(e: &Event) -> Option<Step> {
+    let close = |o: &str| End::Close(o.to_string());
+    Some(match e {
+        Event::WorkerCrashed {
+            worker,
+            job,
+            fence,
+            point,
+        } => Step {
+            crashed: true,
+            ..step(
+                worker.0,
+                job.0,
+                Some("crash"),
+                Some(fence.0),
+                format!("worker crashed {point}"),
+                close("crashed"),
+            )
+        },
+        _ => return None,
+    })
+}
+
+/// A record of the queue or an operator, as a mark on the queue's lane: its kind, its job and
+/// what it says.
+fn queue_mark(e: &Event) -> Option<(&'static str, u32, String)> {
+    Some(match e {
+        Event::Enqueued {
+            job, reprocess_of, ..
+        } => (
+            "enq",
+            job.0,
+            reprocess_of.map_or("enqueued".into(), |o| {
+                format!("enqueued, reprocessing job-{}", o.0)
+            }),
+        ),
+        Event::EnqueueDeduped { existing, .. } => (
+            "enq_dedupe",
+            existing.0,
+            "enqueue deduped to this job".into(),
+        ),
+        Event::EnqueueConflict { existing, .. } => (
+            "enq_conflict",
+            existing.0,
+            "enqueue refused: same key, other payload".into(),
+        ),
+        Event::EnqueueReplaced { existing, .. } => (
+            "enq_replace",
+            existing.0,
+            "payload replaced by a new enqueue".into(),
+        ),
+        Event::DeadLettered {
+            job,
+            worker: None,
+            reason,
+            ..
+        } => ("dlq", job.0, format!("dead-lettered at pick: {reason}")),
+        Event::Cancelled {
+            job, worker: None, ..
+        } => (
+            "cancel",
+            job.0,
+            "cancelled at pick, past its deadline".into(),
+        ),
+        Event::DlqEvicted { job, .. } => ("evict", job.0, "evicted from the DLQ".into()),
+        Event::PayloadMutated { job, .. } => {
+            ("mutate", job.0, "payload changed under its key".into())
+        }
+        Event::Reprocessed {
+            old_job,
+            new_job,
+            operator,
+        } => (
+            "op",
+            old_job.0,
+            format!(
+                "{operator} reprocessed job-{} as job-{}",
+                old_job.0, new_job.0
+            ),
+        ),
+        Event::ReprocessRefused {
+            job: Some(j),
+            operator,
+            reason,
+        } => (
+            "op_refused",
+            j.0,
+            format!(
+                "reprocess by {} refused: {reason}",
+                operator.as_deref().unwrap_or("(no operator)")
+            ),
+        ),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A big run keeps the jobs a violation names whatever their size, then jobs by id while
+    /// their records fit the budget.
+    #[test]
+    fn the_budget_keeps_the_violations_jobs_first() {
+        let big = ITEM_BUDGET / 2 + 1;
+        let counts = [big, big, 5, big, 7];
+        assert_eq!(choose(&counts, &[3]), [false, false, true, true, true]);
+        assert_eq!(choose(&counts, &[]), [true, false, true, false, true]);
+        assert_eq!(
+            choose(&counts, &[9]),
+            [true, false, true, false, true],
+            "an unknown job"
+        );
     }
 }
