@@ -406,6 +406,58 @@ fn the_timeline_of_a_chaos_run_picks_the_violations_jobs() {
     assert!(drawn > 200, "{drawn} attempts drawn");
 }
 
+/// The biggest bundled run (bench-pipeline: 100,000 jobs, 160 workers), the whole run at once:
+/// the jobs kept span the run (every k-th job, not the first ones), items narrower than a few
+/// pixels are merged so the drawing covers the run evenly within the element budget, a crowded
+/// window still draws what went wrong (crashes, expiries, refusals), and the note says what was
+/// merged or left out.
+#[test]
+#[ignore = "needs chromium: .ci/run installs it and runs the ignored tests"]
+fn a_big_runs_whole_timeline_spans_the_run_within_the_budget() {
+    require_tools(&[CHROMIUM], "apt-get install -y chromium");
+    let dir = temp_path!("bench");
+    let r = durasim(&[
+        "run",
+        "scenarios/bench-pipeline.toml",
+        "--chart",
+        "--out",
+        dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    ok(&r);
+    let data = embedded(&report(&dir));
+    let total = data["timeline"]["jobsTotal"].as_u64().unwrap();
+    let shown = data["timeline"]["jobsShown"].as_u64().unwrap();
+    assert!(
+        total == 100_000 && shown < total,
+        "{shown} of {total} jobs kept"
+    );
+    let dom = dump_dom(&dir.join("index.html"), "#tl?full=1", (1400, 900), "bench");
+    let bars = elements(&dom, "g", "tl-bar");
+    let tenths: std::collections::BTreeSet<u64> = bars
+        .iter()
+        .map(|b| attr_of(b, "data-job").parse::<u64>().unwrap() * 10 / total)
+        .collect();
+    assert_eq!(tenths.len(), 10, "bars of jobs from every tenth of the run");
+    let marks = elements(&dom, "g", "tl-mark");
+    assert!(
+        bars.len() + marks.len() <= 6_002,
+        "within the element budget"
+    );
+    for kind in ["crash", "exp"] {
+        assert!(
+            marks.iter().any(|m| attr_of(m, "data-kind") == kind),
+            "a crowded window still draws a {kind}"
+        );
+    }
+    let merged: u32 = attr(&dom, "data-tl-merged").unwrap().parse().unwrap();
+    assert!(merged > 0, "narrow items merged");
+    assert!(
+        dom.contains("items share a few pixels with one drawn"),
+        "the note says so"
+    );
+}
+
 // ---- the screenshot, compared for structure ------------------------------------------------
 
 const GOLDEN: &str = "tests/it/timeline_golden/zombie-no-fencing.txt";

@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 /// At most this many history records' worth of items are kept (jobs beyond it are left out,
 /// the ones a violation names never).
-pub const ITEM_BUDGET: u64 = 60_000;
+pub const ITEM_BUDGET: u64 = 40_000;
 /// At most this many items without a job (relay batches, restarts) are kept.
 pub const JOBLESS_BUDGET: usize = 20_000;
 

@@ -74,14 +74,15 @@ pub fn build(history: &HistorySource, focus: &[u32]) -> Result<Timeline, ReportE
     t.source = history.describe();
     if t.jobs_shown < t.jobs_total {
         t.source.push_str(&format!(
-            "; {} of {} jobs kept (the jobs a violation names, then by id, up to {} records)",
+            "; {} of {} jobs kept (the jobs a violation names, then every few jobs across the run, up to {} records)",
             t.jobs_shown, t.jobs_total, ITEM_BUDGET
         ));
     }
     Ok(t)
 }
 
-/// Which jobs to keep: every job a violation names, then jobs by id while the records fit.
+/// Which jobs to keep: every job a violation names, then every k-th job (k as small as lets
+/// them fit the budget), so the jobs kept span the whole run, then any other that still fits.
 fn choose(counts: &[u64], focus: &[u32]) -> Vec<bool> {
     let mut keep = vec![false; counts.len()];
     let mut used = 0;
@@ -91,10 +92,18 @@ fn choose(counts: &[u64], focus: &[u32]) -> Vec<bool> {
             used += counts[j as usize];
         }
     }
-    for (j, c) in counts.iter().enumerate() {
-        if !keep[j] && used + c <= ITEM_BUDGET {
-            keep[j] = true;
-            used += c;
+    let rest: u64 = (0..counts.len())
+        .filter(|j| !keep[*j])
+        .map(|j| counts[j])
+        .sum();
+    let room = ITEM_BUDGET.saturating_sub(used).max(1);
+    let stride = rest.div_ceil(room).max(1) as usize;
+    for pass in [stride, 1] {
+        for (j, c) in counts.iter().enumerate().step_by(pass) {
+            if !keep[j] && used + c <= ITEM_BUDGET {
+                keep[j] = true;
+                used += c;
+            }
         }
     }
     keep
@@ -664,10 +673,10 @@ fn queue_mark(e: &Event) -> Option<(&'static str, u32, String)> {
 mod tests {
     use super::*;
 
-    /// A big run keeps the jobs a violation names whatever their size, then jobs by id while
-    /// their records fit the budget.
+    /// A big run keeps the jobs a violation names whatever their size, then every k-th job,
+    /// then any other that fits.
     #[test]
-    fn the_budget_keeps_the_violations_jobs_first() {
+    fn the_budget_keeps_the_violations_jobs_first_then_jobs_across_the_run() {
         let big = ITEM_BUDGET / 2 + 1;
         let counts = [big, big, 5, big, 7];
         assert_eq!(choose(&counts, &[3]), [false, false, true, true, true]);
@@ -676,6 +685,13 @@ mod tests {
             choose(&counts, &[9]),
             [true, false, true, false, true],
             "an unknown job"
+        );
+        let even = vec![ITEM_BUDGET / 10; 100];
+        let kept: Vec<usize> = (0..100).filter(|j| choose(&even, &[])[*j]).collect();
+        assert_eq!(
+            kept,
+            (0..100).step_by(10).collect::<Vec<_>>(),
+            "spread over the run"
         );
     }
 }

@@ -41,6 +41,7 @@
     cancelled: ['cancel'], attempt_failed: ['fail'], enqueued: ['enq'], published: ['pub', 'repub'],
     effect_applied: ['apply'], duplicate_event: ['dup'], review_done: ['review'],
     reprocessed: ['op'], reprocess_refused: ['op_refused'], dlq_evicted: ['evict'] };
+  var ROUTINE = { hb: 1, review: 1, enq: 1, commit: 1, ack: 1, pub: 1, apply: 1, marked: 1, retry: 1 };
   var S = { t0: 0, t1: 1, jobs: null, only: true, at: null, vio: null };
 
   function el(name, attrs, parent) {
@@ -138,7 +139,7 @@
     drawLanes(L, width);
     drawAxis(height, plotW);
     var plot = el('g', { 'clip-path': 'url(#tl-clip)' }, svg);
-    var counts = { bars: 0, marks: 0, skipped: 0, evidence: 0 };
+    var counts = { bars: 0, marks: 0, skipped: 0, merged: 0, routine: 0, evidence: 0 };
     drawBands(plot, y); drawBars(plot, y, counts); drawMarks(plot, y, counts); drawFocus(plot, height);
     report(L, counts);
   }
@@ -190,10 +191,22 @@
     return s + ', last step at ' + ms(b[5]) + ': ' + b[7].replace(/_/g, ' ');
   }
 
+  /** Whether an item narrower than a few pixels lands where one like it is drawn already: a
+   *  whole-run view of a big run draws one per pixel column, so it covers the run evenly. */
+  function merged(seen, key, x, narrow) {
+    if (!narrow) return false;
+    var k = key + ':' + Math.round(x / 3);
+    if (seen[k]) return true;
+    seen[k] = true;
+    return false;
+  }
+
   function drawBars(plot, y, counts) {
+    var seen = {};
     T.bars.forEach(function (b) {
       var lane = W0 + b[0], end = Math.max(b[5], b[6] !== null ? b[6] : b[5]);
       if (y[lane] === undefined || !visible(b[4], end) || (S.only && !picked(b[1]))) return;
+      if (merged(seen, lane, X(b[4]), X(end) - X(b[4]) < 3)) { counts.merged++; return; }
       if (counts.bars + counts.marks > MAX_NODES) { counts.skipped++; return; }
       counts.bars++;
       var hl = !!S.jobs && picked(b[1]), x = X(b[4]), x2 = Math.max(x + 2, X(b[5])), top = y[lane] + 5, h = LANE_H - 10;
@@ -222,12 +235,16 @@
   }
 
   function drawMarks(plot, y, counts) {
-    var dense = [];
+    var dense = [], seen = {}, inWindow = 0;
+    T.marks.forEach(function (m) { if (m[1] >= S.t0 && m[1] <= S.t1) inWindow++; });
+    // A crowded window shows what went wrong (crashes, expiries, refusals, dead letters,
+    // duplicates...) and leaves the routine steps to a closer look.
+    var crowded = inWindow > MAX_NODES / 4;
     T.marks.forEach(function (m, i) {
       if (y[m[0]] === undefined || m[1] < S.t0 || m[1] > S.t1) return;
       if (S.only && S.jobs && m[3] !== null && !picked(m[3])) return;
-      var minor = m[2] === 'hb' || m[2] === 'review' || m[2] === 'enq';
-      if (minor && counts.bars + counts.marks > MAX_NODES / 2) { counts.skipped++; return; }
+      if (!isEvidence(m) && merged(seen, m[0] + m[2], X(m[1]), true)) { counts.merged++; return; }
+      if (crowded && ROUTINE[m[2]] && !isEvidence(m)) { counts.routine++; return; }
       if (counts.bars + counts.marks > MAX_NODES) { counts.skipped++; return; }
       counts.marks++;
       var k = KIND[m[2]] || ['dot', '#333', m[2]], ev = isEvidence(m);
@@ -263,6 +280,7 @@
     root.setAttribute('data-tl-ready', 'true');
     root.setAttribute('data-tl-bars', String(counts.bars));
     root.setAttribute('data-tl-marks', String(counts.marks));
+    root.setAttribute('data-tl-merged', String(counts.merged));
     root.setAttribute('data-tl-evidence', String(counts.evidence));
     root.setAttribute('data-tl-lanes', L.map(function (l) { return l.name; }).join(','));
     root.setAttribute('data-tl-focus', S.vio ? S.vio.name : '');
@@ -270,6 +288,8 @@
     var jobs = S.jobs ? Object.keys(S.jobs).map(function (j) { return 'job-' + j; }).join(', ') : 'all jobs';
     document.getElementById('tl-window').textContent = spanText(S.t0, S.t1) + ' of ' + ms(T.end) + ' · ' + jobs;
     var note = T.jobsShown < T.jobsTotal ? T.jobsShown + ' of ' + T.jobsTotal + ' jobs are in this report. ' : '';
+    if (counts.routine) note += counts.routine + ' routine steps (heartbeats, commits, acks, retries, publishes, applies, reviews) are left out of this crowded window: zoom in or pick jobs. ';
+    if (counts.merged) note += counts.merged + ' items share a few pixels with one drawn (one of each kind per 3 px of a lane): zoom in to see each. ';
     if (counts.skipped) note += counts.skipped + ' items in this window are not drawn (too many to show): zoom in or pick jobs.';
     document.getElementById('tl-note').textContent = note;
     // Last: the texts above may have moved the drawing.
