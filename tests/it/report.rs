@@ -1058,6 +1058,46 @@ fn each_scenario_gets_the_chart_it_is_about() {
     HtmlTable::read(&html, "data-dlq");
 }
 
+/// `verify --out` writes no `retries.csv`: `chart` counts the retries from the history, the
+/// same windows the run's `retries.csv` holds, and says where they came from; a history where
+/// every invariant holds is a PASS (verify exits 0).
+#[test]
+fn a_verify_report_counts_retries_from_the_history() {
+    let (run, run_html) = charted_run(
+        "storm-run",
+        &["scenarios/retry-storm-no-jitter.toml", "--trace"],
+    );
+    let from_run = HtmlTable::read(&run_html, "data-retries");
+    assert!(from_run
+        .cell("retries scheduled", "drawn as")
+        .ends_with("(from retries.csv)"));
+    let out = crate::support::fresh(module_path!(), "storm-verified", false);
+    let r = durasim(&[
+        "verify",
+        run.join("trace.jsonl").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(0), "{r:?}");
+    assert!(!out.join("retries.csv").exists());
+    ok(&durasim(&["chart", out.to_str().unwrap()]));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<img class=\"chart\" alt=\"retries chart\""));
+    let t = HtmlTable::read(&html, "data-retries");
+    assert!(t
+        .cell("retries scheduled", "drawn as")
+        .ends_with("(from the history)"));
+    for h in ["points", "from (ms)", "to (ms)"] {
+        assert_eq!(
+            t.cell("retries scheduled", h),
+            from_run.cell("retries scheduled", h),
+            "{h}"
+        );
+    }
+    assert!(html.contains("<span class=\"badge pass\">PASS</span>"));
+    assert_eq!(summary_of(&out)["expectationsMet"], true);
+}
+
 /// The same inputs give the same bytes: the charts and the page (the timeline's data
 /// included) are drawn with no clock and no hash order.
 #[test]

@@ -168,6 +168,19 @@ fn chart_draws_the_same_timeline_from_every_source() {
     assert_eq!(embedded(&html)["violations"][0]["name"], "fenced_writes");
     let t = HtmlTable::read(&html, "invariants-table");
     assert_eq!(t.cell("fenced_writes", "show"), "job-0 on the timeline");
+    // The page says what verify said (exit 1): FAIL, every invariant must hold.
+    assert!(html.contains("<span class=\"badge fail\">FAIL</span>"));
+    let unmet = HtmlTable::read(&html, "unmet");
+    assert_eq!(unmet.cell("violations", "expected"), "[]");
+    assert_eq!(unmet.cell("violations", "actual"), "[fenced_writes]");
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(verified.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["expectationsMet"], false);
+    assert!(
+        !html.contains("durasim replay DIR") && html.contains("The same file, the same verdicts"),
+        "a history is not replayed: no scenario.toml"
+    );
 }
 
 /// `verify --out` writes a directory whole or not at all, never over one durasim did not write;
@@ -216,6 +229,52 @@ fn verify_out_follows_the_output_directory_rules() {
     let data = embedded(&report(&out));
     assert_eq!(data["timeline"]["perMs"], 1000);
     assert_eq!(data["violations"][0]["jobs"], serde_json::json!([1]));
+}
+
+/// An outside recorder's history in µs with no depth samples (as a real store's), ending at
+/// 50 000.5 ms, verified and charted into a fresh directory.
+fn recorded_without_depth(name: &str) -> PathBuf {
+    let src = std::fs::read_to_string("tests/data/external-history.jsonl").unwrap();
+    let history = temp_dir!(&format!("{name}-src")).join("recorded.jsonl");
+    std::fs::write(
+        &history,
+        src.replace("{\"at\":50000000,", "{\"at\":50000500,"),
+    )
+    .unwrap();
+    let out = temp_path!(name);
+    let r = durasim(&[
+        "verify",
+        history.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    ok(&durasim(&["chart", out.to_str().unwrap()]));
+    out
+}
+
+/// A history without depth samples (a real store's, an outside recorder's) has no queue depth,
+/// outbox or DLQ size: the report says they were not sampled, never that they were 0.
+#[test]
+fn a_history_without_depth_samples_shows_no_depth_figures() {
+    let out = recorded_without_depth("no-depth");
+    let html = report(&out);
+    let m = HtmlTable::read(&html, "metrics");
+    assert_eq!(m.cell("queueDepth (jobs)", "count"), "0");
+    for h in ["min", "max", "mean"] {
+        assert_eq!(m.cell("queueDepth (jobs)", h), "–", "{h}");
+    }
+    assert_eq!(m.cell("queueWaitMs", "count"), "3", "the others are there");
+    let depth = HtmlTable::read(&html, "data-depth");
+    assert_eq!(depth.cell("queue depth", "points"), "0");
+    for chart in ["outbox", "dlq"] {
+        assert!(
+            html.contains(&format!(
+                "{chart}: not drawn ({chart}.csv has no samples: the history has no depth samples)"
+            )),
+            "{chart}"
+        );
+    }
 }
 
 // ---- in a real browser ---------------------------------------------------------------------
@@ -455,6 +514,20 @@ fn a_big_runs_whole_timeline_spans_the_run_within_the_budget() {
     assert!(
         dom.contains("items share a few pixels with one drawn"),
         "the note says so"
+    );
+}
+
+/// A µs history's times in ms with the µs as thousandths, grouped like every other figure.
+#[test]
+#[ignore = "needs chromium: .ci/run installs it and runs the ignored tests"]
+fn a_microsecond_historys_times_read_in_grouped_ms() {
+    require_tools(&[CHROMIUM], "apt-get install -y chromium");
+    let out = recorded_without_depth("us-browser");
+    let dom = dump_dom(&out.join("index.html"), "#tl?only=0", (1400, 900), "us");
+    assert!(
+        dom.contains("of 50\u{2009}000.500 ms · all jobs"),
+        "{}",
+        &dom[dom.find("id=\"tl-window\"").unwrap()..][..120]
     );
 }
 

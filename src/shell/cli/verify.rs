@@ -99,9 +99,12 @@ fn write_out(
         history_written: None,
     };
     let file = path.display().to_string();
+    // A history has no `[expect]`: every invariant must hold, as `verify`'s exit status says
+    // (`expectationsMet`, the report's PASS/FAIL, follows it).
+    let unmet = crate::run::check_expectations(&Default::default(), &report);
     let mut summary = summarize(
         &report,
-        &[],
+        &unmet,
         RunIdentity {
             scenario_name: &file,
             scenario_file: &file,

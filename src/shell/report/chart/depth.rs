@@ -84,17 +84,26 @@ where
         .unwrap_or(d.depth.len() as u64);
     let mut entries = vec![(
         Mark::Line(C_BLUE),
-        format!("queue depth ({samples} samples)"),
+        if samples == 0 {
+            "queue depth: not sampled".to_string()
+        } else {
+            format!("queue depth ({samples} samples)")
+        },
     )];
     entries.extend(strip::legend_entries(d));
     let below = 40 + legend(&area.margin(40, 0, 0, 0), Some("Legend"), &entries)?;
     let notes = [
-        format!(
-            "depth min {} · max {} · mean {}",
-            stat(depth_stats, "min"),
-            stat(depth_stats, "max"),
-            stat(depth_stats, "mean")
-        ),
+        if samples == 0 {
+            // A real store's history records no depth samples: the depth is not known.
+            "no depth samples in this history".to_string()
+        } else {
+            format!(
+                "depth min {} · max {} · mean {}",
+                stat(depth_stats, "min"),
+                stat(depth_stats, "max"),
+                stat(depth_stats, "mean")
+            )
+        },
         format!("faults in the strip above; over {}", strip::RUG_MAX),
         "of a kind: counts per time bucket".to_string(),
         format!("markers from {}", strip::short_source(d)),

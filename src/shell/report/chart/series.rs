@@ -177,9 +177,19 @@ pub fn drawn(d: &RunData, name: &str) -> Result<(), String> {
         ),
         _ => ("dlq.csv", s.dlq_max() > 0, "no job was dead-lettered"),
     };
-    if !s.present.contains(&file) {
+    if name == "retries" && s.retries_from.is_none() {
+        // `retries.csv` is written by `run` and `conform`; without it, retries are counted
+        // from the history.
+        Err("no retries.csv (written by durasim run and conform) and no history".into())
+    } else if name != "retries" && !s.present.contains(&file) {
         Err(format!(
             "no {file} (written by durasim run, conform and verify --out)"
+        ))
+    } else if name != "retries" && (if name == "outbox" { &s.outbox } else { &s.dlq }).is_empty() {
+        // Sampled with the queue depth: a history without depth samples (a real store's) has
+        // none, which says nothing about the rows held.
+        Err(format!(
+            "{file} has no samples: the history has no depth samples"
         ))
     } else if !has {
         Err(format!("{none} in this run"))

@@ -97,6 +97,7 @@ pub fn load(dir: &Path) -> Result<Series, ReportError> {
             .into_iter()
             .map(|x| (x.time_ms, x.retries))
             .collect();
+        s.retries_from = Some("retries.csv");
     }
     if let Some(p) = o {
         s.outbox = read_csv::<Outbox>(&p)?

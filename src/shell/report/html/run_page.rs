@@ -29,11 +29,15 @@ pub fn write_run_report(
          <a href=\"#tl\">job timeline</a><a href=\"#charts\">charts</a><a href=\"#faults\">fault events</a>\
          <a href=\"#files\">files</a></nav>\n",
     );
+    let reproduce = s
+        .get("reproduce")
+        .and_then(Value::as_str)
+        .unwrap_or("(unknown)");
     let _ = write!(
         h,
-        "<h2 id=\"reproduce\">Reproduce</h2>\n<pre><code>{}</code></pre>\n<p class=\"muted\">Same seed, same history: \
-         <code>durasim replay DIR</code> re-runs it and compares the trace hash.</p>\n",
-        esc(s.get("reproduce").and_then(Value::as_str).unwrap_or("(unknown)"))
+        "<h2 id=\"reproduce\">Reproduce</h2>\n<pre><code>{}</code></pre>\n<p class=\"muted\">{}</p>\n",
+        esc(reproduce),
+        reproduce_note(reproduce)
     );
     unmet(&mut h, s);
     summary_tables(&mut h, s);
@@ -45,6 +49,20 @@ pub fn write_run_report(
     files(&mut h, out);
     page_end(&mut h);
     write_page(out, h)
+}
+
+/// What the reproduction command gives again: a simulated run its history (`replay` checks),
+/// a recorded history its verdicts, a real store's run only the same scenario.
+fn reproduce_note(reproduce: &str) -> &'static str {
+    if reproduce.starts_with("durasim verify ") {
+        "The same file, the same verdicts: <code>history.jsonl</code> beside this page is a copy of it."
+    } else if reproduce.starts_with("durasim conform ") {
+        "A real store's timing is not repeatable: the same command runs the same scenario again, \
+         not the same history. The history it recorded is <code>history.jsonl</code> beside this page \
+         (<code>durasim verify</code> judges it again)."
+    } else {
+        "Same seed, same history: <code>durasim replay DIR</code> re-runs it and compares the trace hash."
+    }
 }
 
 fn scenario_description(text: Option<&str>) -> Option<String> {
@@ -127,8 +145,10 @@ fn summary_tables(h: &mut String, s: &Value) {
     h.push_str("</tr>");
     let mut row = |name: &str, v: Option<&Value>, fields: [&str; 7]| {
         let _ = write!(h, "<tr><td>{name}</td>");
-        for f in fields {
-            let cell = if f.is_empty() {
+        // Nothing observed (a real store's history has no depth samples): no figure to show.
+        let none = v.and_then(|v| v.get(fields[0])).and_then(Value::as_u64) == Some(0);
+        for (i, f) in fields.into_iter().enumerate() {
+            let cell = if f.is_empty() || (none && i > 0) {
                 "–".into()
             } else {
                 num(v.and_then(|v| v.get(f)))

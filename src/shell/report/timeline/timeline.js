@@ -55,7 +55,11 @@
     var s = String(Math.round(Math.abs(n))).replace(/\B(?=(\d{3})+(?!\d))/g, '\u2009');
     return (n < 0 ? '-' : '') + s;
   }
-  function ms(t) { return (Math.round(t * 1000) % 1000 === 0 ? grouped(t) : t.toFixed(3)) + ' ms'; }
+  function ms(t) {
+    if (Math.round(t * 1000) % 1000 === 0) return grouped(t) + ' ms';
+    var s = t.toFixed(3), dot = s.indexOf('.');
+    return grouped(Number(s.slice(0, dot))) + s.slice(dot) + ' ms';
+  }
   function spanText(a, b) { return b - a > 20 ? grouped(a) + ' to ' + grouped(b) + ' ms' : ms(a) + ' to ' + ms(b); }
   function laneOf(code) {
     if (code === QUEUE) return 'queue';
