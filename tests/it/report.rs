@@ -1098,6 +1098,80 @@ fn a_verify_report_counts_retries_from_the_history() {
     assert_eq!(summary_of(&out)["expectationsMet"], true);
 }
 
+/// The committed example reports (`reports/*/`) are what `scripts/example-reports.sh` writes
+/// with this durasim: each `run EXIT ARGS...` line of the script is run again into a fresh
+/// directory and every file the committed manifest lists compared, `summary.json` without its
+/// wall-clock fields. A change to durasim's output fails here until the script is run and its
+/// output committed.
+#[test]
+fn committed_example_reports_are_what_their_script_writes() {
+    let root = crate::support::root();
+    let script = std::fs::read_to_string(root.join("scripts/example-reports.sh")).unwrap();
+    let runs: Vec<Vec<&str>> = script
+        .lines()
+        .filter_map(|l| l.strip_prefix("run "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(runs.len() >= 3, "the script's run lines: {runs:?}");
+    let wall = ["wallS", "eventsPerWallS", "simToWallRatio"];
+    for args in runs {
+        let (expected, args) = (args[0], &args[1..]);
+        let at = args.iter().position(|a| *a == "--out").expect("--out DIR");
+        let committed = root.join(args[at + 1]);
+        let name = args[at + 1].trim_start_matches("reports/");
+        let fresh = crate::support::fresh(module_path!(), &format!("example-{name}"), false);
+        let mut all = vec!["run"];
+        all.extend_from_slice(&args[..at]);
+        all.extend_from_slice(&["--out", fresh.to_str().unwrap(), "--quiet"]);
+        all.extend_from_slice(&args[at + 2..]);
+        let r = durasim(&all);
+        assert_eq!(
+            r.status.code().map(|c| c.to_string()).as_deref(),
+            Some(expected),
+            "{all:?}: {r:?}"
+        );
+        let manifest: Value = serde_json::from_str(
+            &std::fs::read_to_string(committed.join("durasim-manifest.json")).unwrap(),
+        )
+        .unwrap();
+        let files: Vec<&str> = manifest["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        let fresh_manifest: Value = serde_json::from_str(
+            &std::fs::read_to_string(fresh.join("durasim-manifest.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            fresh_manifest["files"], manifest["files"],
+            "{name}: the same files"
+        );
+        for f in files {
+            let (a, b) = (committed.join(f), fresh.join(f));
+            let same = if f == "summary.json" {
+                let read = |p: &Path| {
+                    let mut v: Value =
+                        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+                    for k in wall {
+                        v.as_object_mut().unwrap().remove(k);
+                    }
+                    v
+                };
+                read(&a) == read(&b)
+            } else {
+                std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap()
+            };
+            assert!(
+                same,
+                "reports/{name}/{f} is not what this durasim writes: run scripts/example-reports.sh \
+                 and commit reports/ with the change"
+            );
+        }
+    }
+}
+
 /// The same inputs give the same bytes: the charts and the page (the timeline's data
 /// included) are drawn with no clock and no hash order.
 #[test]
