@@ -1020,6 +1020,21 @@ fn sweep_caption_names_the_colours_the_bars_are_drawn_in() {
         svg.to_uppercase().contains("#D55E00"),
         "dark orange is drawn"
     );
+    // Its figures group thousands too (the p95 queueWaitMs axis and its p50/p95/max labels).
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| t.split('>').nth(1)?.split('<').next())
+        .map(str::trim)
+        .collect();
+    assert!(texts.iter().any(|t| t.contains('\u{2009}')), "{texts:?}");
+    for t in texts {
+        let number = t.rsplit("= ").next().unwrap();
+        assert!(
+            !(number.len() >= 4 && number.chars().all(|c| c.is_ascii_digit())),
+            "an ungrouped figure: {t}"
+        );
+    }
 }
 
 /// noisy-tenant's point is per-tenant waits, retry-storm's retries per 100 ms, outbox-retention's

@@ -280,7 +280,7 @@ where
             if integer {
                 ms_label(v)
             } else if v.abs() >= 100.0 {
-                format!("{v:.0}")
+                grouped(v.round() as i64)
             } else {
                 format!("{v:.1}")
             }
@@ -309,7 +309,7 @@ where
         |q: f64| sorted[(((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len())) - 1];
     let fmt = |v: f64| {
         if integer || v.abs() >= 100.0 {
-            format!("{v:.0}")
+            grouped(v.round() as i64)
         } else {
             format!("{v:.2}")
         }
@@ -388,7 +388,7 @@ where
         .label_style(font(LABEL_PX))
         .y_labels(det.len() + 1)
         .y_label_formatter(&fmt)
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&count_label)
         .disable_y_mesh()
         .max_light_lines(0)
         .draw()?;
