@@ -123,6 +123,8 @@ pub struct Metrics {
     pub bugs: BugSet,
     /// Outbox rows held at each depth sample.
     pub outbox_rows: Vec<(SimTime, u64)>,
+    /// Jobs held in the dead-letter queue (dead-lettered, not evicted) at each depth sample.
+    pub dlq_rows: Vec<(SimTime, u64)>,
     /// Per tenant, indexed by tenant id (a small vector: tenants are few and dense).
     pub tenants: Vec<TenantMetrics>,
     /// Each job's tenant, 2 bytes a job.
@@ -163,6 +165,7 @@ impl Metrics {
                 ..OutboxRows::default()
             },
             outbox_rows: Vec::new(),
+            dlq_rows: Vec::new(),
             retries: RetryWaves::default(),
             retries_per_100ms: Vec::new(),
             keep_timeline: true,
@@ -256,9 +259,16 @@ impl Metrics {
     /// Metrics for a history recorded elsewhere (`durasim verify`): the counts and latencies,
     /// no attempt rows, no retry timeline.
     pub fn counts_only(workers: u32) -> Metrics {
+        Metrics::for_history(workers, None)
+    }
+
+    /// Metrics for a history recorded elsewhere, with its attempt and job rows when
+    /// `attempt_sink` is given (`durasim verify --out`); never a retry timeline (its times need
+    /// not be small).
+    pub fn for_history(workers: u32, attempt_sink: Option<Box<dyn Write + Send>>) -> Metrics {
         Metrics {
             keep_timeline: false,
-            ..Metrics::new(workers.min(1 << 16), 0, None)
+            ..Metrics::new(workers.min(1 << 16), 0, attempt_sink)
         }
     }
 
@@ -542,6 +552,9 @@ impl Metrics {
                 }
                 let rows = self.outbox_rows_now();
                 self.outbox_rows.push((at, rows));
+                let held =
+                    self.counts.get(Counter::DeadLettered) - self.counts.get(Counter::DlqEvicted);
+                self.dlq_rows.push((at, held));
             }
             Event::RunEnded { .. } => {
                 self.end_ms = at;

@@ -34,3 +34,4 @@ mod readme;
 mod report;
 mod scenarios;
 mod sweep;
+mod timeline;

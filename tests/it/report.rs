@@ -8,10 +8,10 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// Width and height of a PNG, checking its signature.
-fn png_size(path: &Path) -> (u32, u32) {
+pub(crate) fn png_size(path: &Path) -> (u32, u32) {
     let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(
         &b[..8],
@@ -58,9 +58,24 @@ fn run_chart_draws_every_chart_and_a_self_contained_report() {
         "--chart alone writes no trace.jsonl"
     );
 
+    assert!(
+        dir.join("timeline.json").is_file(),
+        "--chart keeps the timeline's data for a later `chart`"
+    );
+
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
-    assert_eq!(html.matches("<img class=\"chart\"").count(), 4);
-    assert_eq!(html.matches("src=\"data:image/png;base64,").count(), 4);
+    // The four charts of every run, and the scenario charts it has the data for (two tenants,
+    // an outbox); no retry and no dead letter: listed with the reason, not drawn.
+    let drawn = std::fs::read_dir(dir.join("charts")).unwrap().count();
+    assert_eq!(drawn, 6);
+    assert_eq!(html.matches("<img class=\"chart\"").count(), drawn);
+    assert_eq!(html.matches("src=\"data:image/png;base64,").count(), drawn);
+    for c in ["tenants", "outbox"] {
+        assert!(html.contains(&format!("alt=\"{c} chart\"")), "{c} is drawn");
+    }
+    assert!(html.contains("retries: not drawn (no retry was scheduled in this run)"));
+    assert!(html.contains("dlq: not drawn (no job was dead-lettered in this run)"));
+    assert!(html.contains("<section id=\"timeline\">") && html.contains("id=\"tl-data\""));
     for needle in [
         "durasim run scenarios/synthetic-12.toml --seed 1",
         "single_result_per_key",
@@ -475,7 +490,7 @@ fn chrome_trace_is_valid_trace_event_json_with_tracks_and_flows() {
 
 /// Runs chromium headless with a fresh profile; its output goes to files (a dumped DOM is larger
 /// than a pipe's buffer). None when it does not finish in time.
-fn chromium(args: &[&str], profile: &Path) -> Option<Output> {
+pub(crate) fn chromium(args: &[&str], profile: &Path) -> Option<Output> {
     let stdout_path = profile.with_extension("stdout");
     let stderr_path = profile.with_extension("stderr");
     let mut child = Command::new(CHROMIUM)
@@ -516,7 +531,7 @@ fn chromium(args: &[&str], profile: &Path) -> Option<Output> {
     }
 }
 
-fn attr(dom: &str, name: &str) -> Option<String> {
+pub(crate) fn attr(dom: &str, name: &str) -> Option<String> {
     let at = dom.find(&format!("{name}=\""))? + name.len() + 2;
     Some(dom[at..].split('"').next()?.to_string())
 }
@@ -564,11 +579,19 @@ fn html_report_renders_in_headless_chromium() {
         Some("0"),
         "errors while loading"
     );
-    assert_eq!(attr(&dom, "data-charts").as_deref(), Some("4"));
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let charts = html.matches("<img class=\"chart\"").count().to_string();
+    assert_eq!(charts, "8", "chaos has data for every chart");
+    assert_eq!(attr(&dom, "data-charts").as_deref(), Some(charts.as_str()));
     assert_eq!(
         attr(&dom, "data-charts-rendered").as_deref(),
-        Some("4"),
+        Some(charts.as_str()),
         "every chart decoded"
+    );
+    assert_eq!(
+        attr(&dom, "data-tl-ready").as_deref(),
+        Some("true"),
+        "the timeline drew"
     );
     assert!(dom.contains("single_result_per_key"));
 
@@ -585,5 +608,608 @@ fn html_report_renders_in_headless_chromium() {
     if shot.exists() {
         let (w, h) = png_size(&shot);
         assert!(w >= 1000 && h >= 1000);
+    }
+}
+
+// ---- the report's tables, read by their headers -------------------------------------------
+
+/// A table of an HTML report, found by its `id`: the header cells, then each row's cells as
+/// text (tags dropped, entities decoded). Tests read a cell by its row's first cell and its
+/// column's header, so a row shifted by a column fails.
+pub(crate) struct HtmlTable {
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+fn cell_text(raw: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in raw.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+        .trim()
+        .to_string()
+}
+
+/// The cells of one `<tr>`: each `<th>` or `<td>`'s content.
+fn cells(row: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = row;
+    while let Some(open) = rest.find("<t") {
+        let tag = &rest[open..];
+        if !(tag.starts_with("<td") || tag.starts_with("<th")) {
+            rest = &rest[open + 2..];
+            continue;
+        }
+        let close = if tag.starts_with("<td") {
+            "</td>"
+        } else {
+            "</th>"
+        };
+        let start = tag.find('>').expect("a cell's tag closes") + 1;
+        let end = tag.find(close).expect("a cell closes");
+        out.push(cell_text(&tag[start..end]));
+        rest = &tag[end + close.len()..];
+    }
+    out
+}
+
+impl HtmlTable {
+    pub fn read(html: &str, id: &str) -> HtmlTable {
+        let at = html
+            .find(&format!("<table id=\"{id}\">"))
+            .unwrap_or_else(|| panic!("no table {id:?} in the report"));
+        let body = &html[at..at + html[at..].find("</table>").expect("the table closes")];
+        let mut rows = body.split("<tr>").skip(1).map(cells);
+        let headers = rows.next().expect("a header row");
+        let rows: Vec<Vec<String>> = rows.collect();
+        for r in &rows {
+            assert!(
+                r.len() == headers.len() && !r.iter().any(|c| c.contains("colspan")),
+                "table {id}: a row of {} cells under {} headers: {r:?} (headers {headers:?})",
+                r.len(),
+                headers.len()
+            );
+        }
+        HtmlTable { headers, rows }
+    }
+
+    pub fn column(&self, header: &str) -> usize {
+        self.headers
+            .iter()
+            .position(|h| h == header)
+            .unwrap_or_else(|| panic!("no column {header:?} in {:?}", self.headers))
+    }
+
+    /// The cell of the row whose first cell is `first`, under `header`.
+    pub fn cell(&self, first: &str, header: &str) -> &str {
+        let col = self.column(header);
+        let row = self
+            .rows
+            .iter()
+            .find(|r| r[0] == first)
+            .unwrap_or_else(|| panic!("no row {first:?}: {:?}", self.rows));
+        &row[col]
+    }
+
+    /// Every row's cell under `header`.
+    pub fn values(&self, header: &str) -> Vec<&str> {
+        let col = self.column(header);
+        self.rows.iter().map(|r| r[col].as_str()).collect()
+    }
+}
+
+fn summary_of(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+fn charted_run(name: &str, args: &[&str]) -> (std::path::PathBuf, String) {
+    let dir = crate::support::fresh(module_path!(), name, false);
+    let d = dir.to_str().unwrap().to_string();
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--chart", "--out", &d, "--quiet"]);
+    let r = durasim(&all);
+    assert!(matches!(r.status.code(), Some(0 | 1)), "{r:?}");
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    (dir, html)
+}
+
+/// The queue depth's row had `colspan="4"` under three columns: its max showed under "mean"
+/// (chaos seed 0: "mean 61", the real mean 31.4).
+#[test]
+fn metrics_table_shows_each_figure_under_its_header() {
+    let (dir, html) = charted_run("chaos-seed-0", &["scenarios/chaos.toml", "--seed", "0"]);
+    let s = summary_of(&dir);
+    let t = HtmlTable::read(&html, "metrics");
+    assert_eq!(
+        t.headers,
+        [
+            "metric (ms)",
+            "count",
+            "min",
+            "p50",
+            "p95",
+            "p99",
+            "max",
+            "mean"
+        ]
+    );
+    let depth = &s["metrics"]["queueDepth"];
+    assert_eq!(
+        t.cell("queueDepth (jobs)", "mean"),
+        depth["mean"].to_string()
+    );
+    assert_eq!(t.cell("queueDepth (jobs)", "max"), depth["max"].to_string());
+    assert_eq!(
+        t.cell("queueDepth (jobs)", "count"),
+        depth["samples"].to_string()
+    );
+    assert_eq!(t.cell("queueDepth (jobs)", "p95"), "–");
+    assert_ne!(
+        depth["mean"], depth["max"],
+        "the case that showed the shift"
+    );
+    let q = &s["metrics"]["queueWaitMs"];
+    for h in ["count", "min", "p50", "p95", "p99", "max", "mean"] {
+        assert_eq!(
+            t.cell("queueWaitMs", h),
+            q[h].to_string(),
+            "queueWaitMs {h}"
+        );
+    }
+}
+
+/// A sweep's page listed only the first failure signature of each invariant; a `no_fencing`
+/// sweep has several, each with its own shrunk scenario.
+#[test]
+fn sweep_report_lists_every_failure_signature_with_its_shrunk_file() {
+    let dir = temp_path!("no-fencing-sweep");
+    let d = dir.to_str().unwrap();
+    let r = durasim(&[
+        "sweep",
+        "scenarios/chaos.toml",
+        "--seeds",
+        "0..30",
+        "--bug",
+        "no_fencing",
+        "--quiet",
+        "--out",
+        d,
+    ]);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    ok(&durasim(&["chart", d]));
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    let t = HtmlTable::read(&html, "failures");
+    let mut expected = Vec::new();
+    for g in json["failures"].as_array().unwrap() {
+        for s in g["signatures"].as_array().unwrap() {
+            expected.push((
+                g["invariant"].as_str().unwrap().to_string(),
+                s["signature"].as_str().unwrap().to_string(),
+                s["reproduce"].as_str().unwrap().to_string(),
+                s["shrunk"]["path"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    assert!(expected.len() >= 2, "several signatures: {expected:?}");
+    let (inv, sig, rep, shr) = (
+        t.values("invariant"),
+        t.values("signature"),
+        t.values("reproduce"),
+        t.values("shrunk scenario"),
+    );
+    let shown: Vec<(String, String, String, String)> = (0..t.rows.len())
+        .map(|i| {
+            (
+                inv[i].to_string(),
+                sig[i].to_string(),
+                rep[i].to_string(),
+                shr[i].to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(shown, expected);
+    for (_, _, _, shrunk) in &expected {
+        assert!(dir.join(shrunk).is_file(), "{shrunk} is there");
+        assert!(
+            html.contains(&format!("href=\"{shrunk}\"")),
+            "{shrunk} is linked"
+        );
+    }
+}
+
+/// The depth chart carried synthetic-12's last sample (1 job at 515 ms) on to the run's end
+/// (690 ms), past the end of the work: the line ends at the last sample.
+#[test]
+fn depth_line_ends_at_the_last_sample() {
+    let (dir, html) = charted_run("s12-depth", &["scenarios/synthetic-12.toml"]);
+    let depth = std::fs::read_to_string(dir.join("depth.csv")).unwrap();
+    let last = depth.lines().last().unwrap().split(',').next().unwrap();
+    assert_eq!(last, "515");
+    let t = HtmlTable::read(&html, "data-depth");
+    assert_eq!(t.cell("queue depth", "to (ms)"), last);
+    assert_eq!(t.cell("queue depth", "points"), "12");
+    assert!(t
+        .cell("queue depth", "drawn as")
+        .contains("ending at the last sample"));
+    assert_eq!(
+        summary_of(&dir)["virtualTimeMs"],
+        690,
+        "the run goes on past it"
+    );
+}
+
+/// The chaos depth chart was dominated by 45 full-height operator lines and overlapping stall
+/// bands: the faults are in a strip above the series, a frequent kind as counts per bucket.
+#[test]
+fn frequent_faults_are_aggregated_above_the_depth_line() {
+    let dir = temp_path!("chaos-3-svg");
+    let d = dir.to_str().unwrap();
+    ok(&durasim(&[
+        "run",
+        "scenarios/chaos.toml",
+        "--seed",
+        "3",
+        "--trace",
+        "--out",
+        d,
+        "--quiet",
+    ]));
+    ok(&durasim(&["chart", d, "--format", "both"]));
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let t = HtmlTable::read(&html, "data-depth");
+    assert_eq!(t.cell("operator action", "points"), "45");
+    assert!(
+        t.cell("operator action", "drawn as")
+            .starts_with("counts per "),
+        "{}",
+        t.cell("operator action", "drawn as")
+    );
+    assert_eq!(
+        t.cell("worker stall", "drawn as"),
+        "bands in the strip, from the stall to its end"
+    );
+    assert_eq!(t.cell("worker crash", "drawn as"), "ticks in the strip");
+    // No mark of a fault crosses the plot: every green (operator) or orange (stall) shape is
+    // within the strip's height.
+    let svg = std::fs::read_to_string(dir.join("charts/depth.svg")).unwrap();
+    for element in svg.split('<').filter(|e| {
+        e.contains("#009E73")
+            || e.contains("#E69F00")
+            || e.contains("#009e73")
+            || e.contains("#e69f00")
+    }) {
+        let height = element
+            .split("height=\"")
+            .nth(1)
+            .and_then(|h| h.split('"').next())
+            .and_then(|h| h.parse::<f64>().ok());
+        if let Some(h) = height {
+            assert!(h <= 22.0, "a fault mark {h} px high: <{element}");
+        }
+        let ys: Vec<f64> = element
+            .split("points=\"")
+            .nth(1)
+            .map(|p| {
+                p.split('"')
+                    .next()
+                    .unwrap()
+                    .split(' ')
+                    .filter_map(|xy| xy.split(',').nth(1)?.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let (Some(lo), Some(hi)) = (
+            ys.iter().cloned().reduce(f64::min),
+            ys.iter().cloned().reduce(f64::max),
+        ) {
+            assert!(
+                hi - lo <= 22.0,
+                "a fault line {} px long: <{element}",
+                hi - lo
+            );
+        }
+    }
+}
+
+/// "1,000" at 10.5 px read as "1.000": tick labels group thousands with a thin space, at 14.5 px
+/// (plotters' size 18).
+#[test]
+fn tick_labels_group_thousands_with_a_thin_space() {
+    let dir = temp_path!("chaos-ticks");
+    let d = dir.to_str().unwrap();
+    ok(&durasim(&[
+        "run",
+        "scenarios/chaos.toml",
+        "--seed",
+        "3",
+        "--out",
+        d,
+        "--quiet",
+    ]));
+    let out = temp_path!("chaos-ticks-svg");
+    ok(&durasim(&[
+        "chart",
+        d,
+        "--out",
+        out.to_str().unwrap(),
+        "--format",
+        "svg",
+    ]));
+    let svg = std::fs::read_to_string(out.join("charts/depth.svg")).unwrap();
+    assert!(svg.contains("\n10\u{2009}000\n"), "a grouped tick label");
+    for text in svg.split("<text").skip(1) {
+        let content = text
+            .split('>')
+            .nth(1)
+            .unwrap_or("")
+            .split('<')
+            .next()
+            .unwrap_or("")
+            .trim();
+        let digits = content.chars().filter(|c| c.is_ascii_digit()).count();
+        if digits >= 4
+            && content
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == ',' || c == '\u{2009}')
+        {
+            assert!(!content.contains(','), "a comma-grouped tick: {content}");
+            let size: f64 = text
+                .split("font-size=\"")
+                .nth(1)
+                .and_then(|s| s.split('"').next())
+                .and_then(|s| s.trim_end_matches("px").parse().ok())
+                .unwrap_or(0.0);
+            assert!(size >= 14.0, "tick {content} at {size} px");
+        }
+    }
+}
+
+/// The sweep caption said failing seeds are red; the bars are dark orange. The caption names
+/// the colours the data table says are drawn.
+#[test]
+fn sweep_caption_names_the_colours_the_bars_are_drawn_in() {
+    let dir = temp_path!("sweep-colours");
+    let d = dir.to_str().unwrap();
+    let r = durasim(&[
+        "sweep",
+        "scenarios/chaos.toml",
+        "--seeds",
+        "0..12",
+        "--bug",
+        "no_fencing",
+        "--no-shrink",
+        "--quiet",
+        "--out",
+        d,
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    ok(&durasim(&["chart", d, "--format", "both"]));
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let t = HtmlTable::read(&html, "data-sweep");
+    let failed = t.cell("seeds that violated an invariant", "colour");
+    let held = t.cell("seeds where every invariant held", "colour");
+    assert_eq!((failed, held), ("dark orange", "blue"));
+    let caption = html
+        .split("<figcaption>")
+        .nth(1)
+        .unwrap()
+        .split("</figcaption>")
+        .next()
+        .unwrap();
+    assert!(
+        caption.contains(&format!("violated an invariant in {failed}")),
+        "{caption}"
+    );
+    assert!(!caption.contains(" red"), "{caption}");
+    let svg = std::fs::read_to_string(dir.join("charts/sweep.svg")).unwrap();
+    assert!(
+        svg.to_uppercase().contains("#D55E00"),
+        "dark orange is drawn"
+    );
+    // Its figures group thousands too (the p95 queueWaitMs axis and its p50/p95/max labels).
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| t.split('>').nth(1)?.split('<').next())
+        .map(str::trim)
+        .collect();
+    assert!(texts.iter().any(|t| t.contains('\u{2009}')), "{texts:?}");
+    for t in texts {
+        let number = t.rsplit("= ").next().unwrap();
+        assert!(
+            !(number.len() >= 4 && number.chars().all(|c| c.is_ascii_digit())),
+            "an ungrouped figure: {t}"
+        );
+    }
+}
+
+/// noisy-tenant's point is per-tenant waits, retry-storm's retries per 100 ms, outbox-retention's
+/// outbox rows over time, dlq-eviction's DLQ size: each is charted when the run has the data, and
+/// the index says why a chart was not drawn.
+#[test]
+fn each_scenario_gets_the_chart_it_is_about() {
+    let (dir, html) = charted_run("noisy", &["scenarios/noisy-tenant.toml"]);
+    let t = HtmlTable::read(&html, "data-tenants");
+    let csv = std::fs::read_to_string(dir.join("tenants.csv")).unwrap();
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(t.cell(f[0], "queueWaitMs p95"), f[6], "{line}");
+        assert_eq!(t.cell(f[0], "enqueued"), f[1], "{line}");
+    }
+    assert!(html.contains("<img class=\"chart\" alt=\"tenants chart\""));
+    assert!(
+        html.contains("retries: not drawn (no retry was scheduled in this run)"),
+        "the index says why"
+    );
+
+    let (_, html) = charted_run("storm", &["scenarios/retry-storm-no-jitter.toml"]);
+    let t = HtmlTable::read(&html, "data-retries");
+    assert!(t
+        .cell("retries scheduled", "drawn as")
+        .starts_with("a bar per 100 ms window"));
+    assert!(html.contains("<img class=\"chart\" alt=\"retries chart\""));
+
+    let (_, html) = charted_run("outbox", &["scenarios/outbox-retention.toml"]);
+    let t = HtmlTable::read(&html, "data-outbox");
+    assert_eq!(t.cell("outbox rows", "points"), "31");
+    assert!(html.contains("outbox rows (max 505)") || html.contains("alt=\"outbox chart\""));
+
+    let (_, html) = charted_run("dlq", &["scenarios/dlq-eviction.toml"]);
+    assert!(html.contains("<img class=\"chart\" alt=\"dlq chart\""));
+    HtmlTable::read(&html, "data-dlq");
+}
+
+/// `verify --out` writes no `retries.csv`: `chart` counts the retries from the history, the
+/// same windows the run's `retries.csv` holds, and says where they came from; a history where
+/// every invariant holds is a PASS (verify exits 0).
+#[test]
+fn a_verify_report_counts_retries_from_the_history() {
+    let (run, run_html) = charted_run(
+        "storm-run",
+        &["scenarios/retry-storm-no-jitter.toml", "--trace"],
+    );
+    let from_run = HtmlTable::read(&run_html, "data-retries");
+    assert!(from_run
+        .cell("retries scheduled", "drawn as")
+        .ends_with("(from retries.csv)"));
+    let out = crate::support::fresh(module_path!(), "storm-verified", false);
+    let r = durasim(&[
+        "verify",
+        run.join("trace.jsonl").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(0), "{r:?}");
+    assert!(!out.join("retries.csv").exists());
+    ok(&durasim(&["chart", out.to_str().unwrap()]));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<img class=\"chart\" alt=\"retries chart\""));
+    let t = HtmlTable::read(&html, "data-retries");
+    assert!(t
+        .cell("retries scheduled", "drawn as")
+        .ends_with("(from the history)"));
+    for h in ["points", "from (ms)", "to (ms)"] {
+        assert_eq!(
+            t.cell("retries scheduled", h),
+            from_run.cell("retries scheduled", h),
+            "{h}"
+        );
+    }
+    assert!(html.contains("<span class=\"badge pass\">PASS</span>"));
+    assert_eq!(summary_of(&out)["expectationsMet"], true);
+}
+
+/// The committed example reports (`reports/*/`) are what `scripts/example-reports.sh` writes
+/// with this durasim: each `run EXIT ARGS...` line of the script is run again into a fresh
+/// directory and every file the committed manifest lists compared, `summary.json` without its
+/// wall-clock fields. A change to durasim's output fails here until the script is run and its
+/// output committed.
+#[test]
+fn committed_example_reports_are_what_their_script_writes() {
+    let root = crate::support::root();
+    let script = std::fs::read_to_string(root.join("scripts/example-reports.sh")).unwrap();
+    let runs: Vec<Vec<&str>> = script
+        .lines()
+        .filter_map(|l| l.strip_prefix("run "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(runs.len() >= 3, "the script's run lines: {runs:?}");
+    let wall = ["wallS", "eventsPerWallS", "simToWallRatio"];
+    for args in runs {
+        let (expected, args) = (args[0], &args[1..]);
+        let at = args.iter().position(|a| *a == "--out").expect("--out DIR");
+        let committed = root.join(args[at + 1]);
+        let name = args[at + 1].trim_start_matches("reports/");
+        let fresh = crate::support::fresh(module_path!(), &format!("example-{name}"), false);
+        let mut all = vec!["run"];
+        all.extend_from_slice(&args[..at]);
+        all.extend_from_slice(&["--out", fresh.to_str().unwrap(), "--quiet"]);
+        all.extend_from_slice(&args[at + 2..]);
+        let r = durasim(&all);
+        assert_eq!(
+            r.status.code().map(|c| c.to_string()).as_deref(),
+            Some(expected),
+            "{all:?}: {r:?}"
+        );
+        let manifest: Value = serde_json::from_str(
+            &std::fs::read_to_string(committed.join("durasim-manifest.json")).unwrap(),
+        )
+        .unwrap();
+        let files: Vec<&str> = manifest["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        let fresh_manifest: Value = serde_json::from_str(
+            &std::fs::read_to_string(fresh.join("durasim-manifest.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            fresh_manifest["files"], manifest["files"],
+            "{name}: the same files"
+        );
+        for f in files {
+            let (a, b) = (committed.join(f), fresh.join(f));
+            let same = if f == "summary.json" {
+                let read = |p: &Path| {
+                    let mut v: Value =
+                        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+                    for k in wall {
+                        v.as_object_mut().unwrap().remove(k);
+                    }
+                    v
+                };
+                read(&a) == read(&b)
+            } else {
+                std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap()
+            };
+            assert!(
+                same,
+                "reports/{name}/{f} is not what this durasim writes: run scripts/example-reports.sh \
+                 and commit reports/ with the change"
+            );
+        }
+    }
+}
+
+/// The same inputs give the same bytes: the charts and the page (the timeline's data
+/// included) are drawn with no clock and no hash order.
+#[test]
+fn charts_and_report_are_byte_identical_across_runs() {
+    let (a, ha) = charted_run(
+        "same-a",
+        &["scenarios/chaos.toml", "--seed", "3", "--bug", "no_fencing"],
+    );
+    let (b, hb) = charted_run(
+        "same-b",
+        &["scenarios/chaos.toml", "--seed", "3", "--bug", "no_fencing"],
+    );
+    let strip = |h: &str, d: &Path| h.replace(d.to_str().unwrap(), "DIR");
+    assert!(strip(&ha, &a) == strip(&hb, &b), "index.html differs");
+    for f in [
+        "charts/depth.png",
+        "charts/tenants.png",
+        "timeline.json",
+        "faults.csv",
+    ] {
+        assert!(
+            std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(),
+            "{f} differs"
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! The metrics' CSV files: `jobs.csv`, `retries.csv`, `tenants.csv`, `outbox.csv`, `depth.csv`,
+//! The metrics' CSV files: `jobs.csv`, `retries.csv`, `tenants.csv`, `outbox.csv`, `dlq.csv`,
+//! `depth.csv`,
 //! each written to any writer from what the metrics counted (`attempts.csv` streams from
 //! `metrics.rs` as attempts end).
 //! Does not: open files (the shell hands over the writers) or count.
@@ -115,6 +116,18 @@ impl Metrics {
         for (t, rows) in &self.outbox_rows {
             let bytes = rows * self.outbox.bytes_per_row;
             w.write_record([t.to_string(), rows.to_string(), bytes.to_string()])?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+
+    /// Writes `dlq.csv`: `timeMs,size` at each depth sample, the jobs the dead-letter queue
+    /// holds (dead-lettered and not evicted).
+    pub fn write_dlq_csv(&self, out: impl Write) -> Result<(), csv::Error> {
+        let mut w = csv::Writer::from_writer(out);
+        w.write_record(["timeMs", "size"])?;
+        for (t, size) in &self.dlq_rows {
+            w.write_record([t.to_string(), size.to_string()])?;
         }
         w.flush()?;
         Ok(())

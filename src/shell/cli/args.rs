@@ -234,6 +234,10 @@ pub enum Command {
     Verify {
         /// A history file: a header line with the configuration, then one record a line
         file: PathBuf,
+        /// Also write an output directory that `durasim chart` reads: summary.json, a copy of the
+        /// history (history.jsonl) and the CSVs; replaced only if durasim wrote it
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
     /// Run many seeds in parallel, group failures, gate on coverage, shrink the first failures
     #[command(after_help = SWEEP_HELP)]

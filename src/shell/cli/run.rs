@@ -167,7 +167,8 @@ fn write_extra_outputs(
     }
     if args.chart {
         if let Some(trace) = history {
-            write_extracts(out.path(), trace)?;
+            let summary = serde_json::to_value(summary).context("a summary serializes")?;
+            write_extracts(out.path(), trace, &summary)?;
         }
         render_dir(out.path(), out.path(), Format::Png, history)?;
     }

@@ -1,50 +1,170 @@
-//! `durasim verify FILE`: a recorded history judged by the same checker a run uses.
+//! `durasim verify FILE [--out DIR]`: a recorded history judged by the same checker a run uses.
 //!
 //! Owns: opening the history (bounded, streaming), handing it to `crate::run::verify` (the checker
-//! and the metrics a run uses, the summary figures cross-checked) and printing the verdict block
-//! with the file's own ids.
+//! and the metrics a run uses, the summary figures cross-checked), printing the verdict block
+//! with the file's own ids, and, with `--out DIR`, the output directory `durasim chart` reads
+//! (`summary.json`, the history copied to `history.jsonl`, the CSVs, all in ms whatever the
+//! history's unit; written whole or not at all, never over a directory durasim did not write).
 //! Does not: judge anything itself (`check`), or parse a line (`history::reader`).
 
-use super::{bad, Outcome};
-use crate::history::TraceHash;
-use crate::shell::report::summary::invariant_summaries;
+use super::{bad, output_error, report_error, Outcome};
+use crate::history::reader::{HistoryReader, Limits};
+use crate::history::{Observer, TraceHash};
+use crate::observe::metrics::Metrics;
+use crate::run::verify::Judged;
+use crate::run::RunReport;
+use crate::shell::report::history_ms::in_ms;
+use crate::shell::report::output_dir::{Kind, OutputDir};
+use crate::shell::report::run_dir::{attempt_rows, write_verify_outputs};
+use crate::shell::report::summary::{invariant_summaries, summarize, RunIdentity};
+use crate::sim::RunOutcome;
+use crate::vocab::config::TimeUnit;
+use std::io::BufReader;
 use std::path::Path;
 
+type Reader = HistoryReader<BufReader<std::fs::File>>;
+
 /// `durasim verify FILE`: reads a history (streaming, bounded), judges it with the checker `run`
-/// uses, prints the verdict block. Exit 0 when every invariant holds, 1 on a violation, 2 when
-/// the file cannot be read as a history.
-pub fn cmd_verify(path: &Path) -> anyhow::Result<Outcome> {
-    use crate::history::reader::Limits;
-    let mut reader = crate::shell::files::open_history(path, Limits::default())
-        .map_err(|e| bad(e.to_string()))?;
+/// uses, prints the verdict block; with `out`, also writes the output directory. Exit 0 when
+/// every invariant holds, 1 on a violation, 2 when the file cannot be read as a history (or
+/// `out` may not be replaced).
+pub fn cmd_verify(path: &Path, out: Option<&Path>) -> anyhow::Result<Outcome> {
+    let open = || {
+        crate::shell::files::open_history(path, Limits::default()).map_err(|e| bad(e.to_string()))
+    };
+    let mut reader = open()?;
+    let staged = match out {
+        Some(dir) => Some(OutputDir::create(dir, Kind::Run).map_err(output_error)?),
+        None => None,
+    };
+    let started = std::time::Instant::now();
     let judged = crate::run::verify::judge(&mut reader).map_err(|e| bad(e.to_string()))?;
-    let (report, config) = (&judged.check, &judged.config);
-    let (end, quiescent) = (judged.end, judged.quiescent);
-    let unit = config.time_unit.suffix();
-    let mut invariants = invariant_summaries(report, reader.names());
+    let written = match staged {
+        Some(o) => {
+            let wall_s = started.elapsed().as_secs_f64();
+            write_out(&o, path, &judged, &reader, &mut open()?, wall_s)?;
+            Some(o.commit().map_err(output_error)?)
+        }
+        None => None,
+    };
+    print_judged(path, &judged, &reader);
+    if let Some(dir) = written {
+        println!("  outputs    {}", dir.display());
+    }
+    Ok(if judged.check.holds() {
+        Outcome::Ok
+    } else {
+        Outcome::Violated
+    })
+}
+
+/// Writes `summary.json`, `history.jsonl` and the CSVs. The verdicts are the ones judged on
+/// the history as written; the figures come from a second reading in ms (a history in µs is
+/// divided, as `conform` does), so every file is in ms like a run's.
+fn write_out(
+    out: &OutputDir,
+    path: &Path,
+    judged: &Judged,
+    reader: &Reader,
+    again: &mut Reader,
+    wall_s: f64,
+) -> anyhow::Result<()> {
+    let per_ms = if judged.config.time_unit == TimeUnit::Us {
+        1000
+    } else {
+        1
+    };
+    let rows = attempt_rows(out).map_err(report_error)?;
+    let mut metrics = Metrics::for_history(judged.config.workers.unwrap_or(0), Some(rows));
+    while let Some(r) = again.next_record().map_err(|e| bad(e.to_string()))? {
+        metrics.observe(&in_ms(&r, per_ms));
+    }
+    metrics
+        .finish_rows()
+        .map_err(|e| anyhow::anyhow!("cannot write attempts.csv: {e}"))?;
+    let report = RunReport {
+        outcome: RunOutcome {
+            trace_hash: judged.trace_hash,
+            records: judged.records,
+            heap_events: 0,
+            virtual_time_ms: judged.end / per_ms,
+            quiescent: judged.quiescent,
+            names: reader.names().clone(),
+        },
+        check: judged.check.clone(),
+        metrics,
+        trace: None,
+        wall_s,
+        replay_hash: None,
+        history_written: None,
+    };
+    let file = path.display().to_string();
+    // A history has no `[expect]`: every invariant must hold, as `verify`'s exit status says
+    // (`expectationsMet`, the report's PASS/FAIL, follows it).
+    let unmet = crate::run::check_expectations(&Default::default(), &report);
+    let mut summary = summarize(
+        &report,
+        &unmet,
+        RunIdentity {
+            scenario_name: &file,
+            scenario_file: &file,
+            scenario_text: "",
+            jobs_override: None,
+            bugs: Vec::new(),
+            seed: judged.config.seed.unwrap_or(0),
+            reproduce: format!("durasim verify {file}"),
+        },
+    );
+    // `summary.json` states its first violations in ms (`atMs`), as `run`'s and `conform`'s;
+    // the messages and the evidence keep the file's unit, and durasim's ids (job-1, as the
+    // messages say; the printed block names the file's own).
+    for f in summary
+        .invariants
+        .iter_mut()
+        .filter_map(|i| i.first_violation.as_mut())
+    {
+        f.at_ms /= per_ms;
+    }
+    write_verify_outputs(out, &report, &summary, path).map_err(report_error)
+}
+
+/// The verdict block of a judged history (no `--out`).
+fn print_judged(path: &Path, judged: &Judged, reader: &Reader) {
+    let mut invariants = invariant_summaries(&judged.check, reader.names());
     for f in invariants
         .iter_mut()
         .filter_map(|i| i.first_violation.as_mut())
     {
         f.evidence.iter_mut().for_each(|e| reader.relabel(e));
     }
-    let verdict = if report.holds() { "PASS" } else { "FAIL" };
+    let unit = judged.config.time_unit.suffix();
+    let verdict = if judged.check.holds() { "PASS" } else { "FAIL" };
     println!(
         "{verdict}  {}  trace {}",
         path.display(),
         TraceHash::hex(judged.trace_hash)
     );
     println!(
-        "  history    {} records, {end} {unit} recorded{}{}",
+        "  history    {} records, {} {unit} recorded{}{}",
         judged.records,
-        config
+        judged.end,
+        judged
+            .config
             .seed
             .map(|s| format!(", seed {s}"))
             .unwrap_or_default(),
-        if quiescent { "" } else { ", NOT QUIESCENT" }
+        if judged.quiescent {
+            ""
+        } else {
+            ", NOT QUIESCENT"
+        }
     );
     super::print::print_verdicts(&invariants, unit);
-    for i in &invariants {
+    print_ids(&invariants, reader);
+}
+
+fn print_ids(invariants: &[crate::shell::report::summary::InvariantSummary], reader: &Reader) {
+    for i in invariants {
         let job = i.first_violation.as_ref().and_then(|f| f.job);
         if let Some(label) = job.and_then(|j| reader.job_label(crate::base::ids::JobId(j))) {
             println!(
@@ -53,9 +173,4 @@ pub fn cmd_verify(path: &Path) -> anyhow::Result<Outcome> {
             );
         }
     }
-    Ok(if report.holds() {
-        Outcome::Ok
-    } else {
-        Outcome::Violated
-    })
 }

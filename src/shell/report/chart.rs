@@ -1,8 +1,10 @@
 //! Charts of a run (or a sweep), drawn with plotters into PNG or SVG.
 //!
-//! Owns: which charts exist, their file names, their captions and the choice of backend. A run
-//! gets `charts/depth`, `charts/latency`, `charts/stages` and `charts/outcomes`; a sweep gets
-//! `charts/sweep`.
+//! Owns: which charts exist, their file names, their captions, their data tables and the choice
+//! of backend. A run gets `charts/depth`, `charts/latency`, `charts/stages` and
+//! `charts/outcomes`, and, when it has their data, the scenario charts `charts/tenants`,
+//! `charts/retries`, `charts/outbox` and `charts/dlq` (a chart without data is listed with the
+//! reason, not drawn); a sweep gets `charts/sweep`.
 //! Does not: simulate, read a directory (`chart::data`, `chart::sweep_charts::load`) or write the
 //! page around the charts (`report::html`; `report::render` does both for a directory).
 
@@ -10,9 +12,14 @@ pub mod data;
 mod depth;
 mod latency;
 mod outcomes;
+mod series;
+pub mod series_data;
 mod stages;
+mod strip;
 mod style;
 pub mod sweep_charts;
+pub mod table;
+mod tenants;
 
 use crate::shell::report::error::ReportError;
 use plotters::prelude::*;
@@ -56,8 +63,12 @@ pub struct ChartFile {
     pub name: &'static str,
     /// What it shows, for the report's caption.
     pub caption: String,
-    /// Every file written for it (one per format).
+    /// Every file written for it (one per format); none when it was not drawn.
     pub files: Vec<PathBuf>,
+    /// What it draws, as text (shown under it in the report).
+    pub table: Option<table::DataTable>,
+    /// Why it was not drawn (the run has no data for it); `files` is then empty.
+    pub not_drawn: Option<String>,
 }
 
 macro_rules! render {
@@ -153,70 +164,99 @@ pub fn draw_sweep(
         name: "sweep",
         caption: sweep_charts::caption(sweep),
         files,
+        table: Some(sweep_charts::table(sweep)),
+        not_drawn: None,
     }])
 }
 
-/// Draws a run's four charts into `charts_dir`.
+/// One chart of a run: its name, its size, its caption, and whether it is drawn.
+struct Spec {
+    name: &'static str,
+    size: (u32, u32),
+    caption: String,
+    drawn: Result<(), String>,
+}
+
+fn run_specs(d: &data::RunData) -> Vec<Spec> {
+    let big = !d.has_rows() || d.jobs.len() > stages::MAX_BARS;
+    let spec = |name, size: (u32, u32), caption: &str, drawn| Spec {
+        name,
+        size,
+        caption: caption.to_string(),
+        drawn,
+    };
+    vec![
+        spec("depth", (1400, 680), "Queue depth over virtual time (a step line that ends at the last sample). Above it, the fault strip: a row each \
+             for worker stalls (no heartbeat, the lease runs out: bands), worker crashes, relay crashes (published, not marked), consumer crashes \
+             (applied, not acknowledged) and operator actions, as ticks, or as counts per time bucket when a kind has more than 40.", Ok(())),
+        spec("latency", (1400, 1080), "Distributions of queueWaitMs and inferenceMs (per attempt) and reviewWaitMs (per document): histogram left, \
+             cumulative distribution right; vertical lines at p50, p95 and p99 (the values in summary.json).", Ok(())),
+        spec("stages", (1400, 600), if big {
+            "Stage times by the document's arrival time: p50 (solid) and p95 (dashed) of queue wait, inference and review wait. Three numbers per \
+             document, never one that hides them."
+        } else {
+            "Per-document stage breakdown: queue wait, inference and review wait stacked, one bar per document. Three numbers per document, never \
+             one that hides them."
+        }, Ok(())),
+        spec("outcomes", (1400, 560), "Left: cumulative outcomes over virtual time (acked, retried, dead-lettered, cancelled jobs; crashed attempts). \
+             Right: attempts per job, stacked by the job's final state.", Ok(())),
+        spec("tenants", (1400, 600), "queueWaitMs per tenant (tenants.csv, attempts.csv): left, each tenant's p95 by when its work became visible, so \
+             one tenant's burst shows as the others' wait; right, each tenant's p50, p95 and p99 over the run.", tenants::drawn(d)),
+        spec("retries", (1400, 640), "Retries scheduled per 100 ms window of virtual time (retries.csv; wider windows for a long run): synchronised \
+             waves and silences, or a smooth spread. The fault strip above, as on the depth chart.", series::drawn(d, "retries")),
+        spec("outbox", (1400, 640), "Outbox rows held over virtual time (outbox.csv, at each depth sample): a retention levels it off, no retention \
+             lets it grow. The fault strip above, as on the depth chart.", series::drawn(d, "outbox")),
+        spec("dlq", (1400, 640), "Jobs held in the dead-letter queue over virtual time (dlq.csv, at each depth sample: dead-lettered and not \
+             evicted). The fault strip above, as on the depth chart.", series::drawn(d, "dlq")),
+    ]
+}
+
+/// The data table of a run's chart.
+fn run_table(d: &data::RunData, name: &str) -> Option<table::DataTable> {
+    match name {
+        "depth" => Some(depth::table(d)),
+        "tenants" => Some(tenants::table(d)),
+        "retries" | "outbox" | "dlq" => Some(series::table(d, name)),
+        _ => None,
+    }
+}
+
+/// Draws a run's charts into `charts_dir`; a chart without data is listed, not drawn.
 pub fn draw_run(
     d: &data::RunData,
     charts_dir: &Path,
     format: Format,
 ) -> Result<Vec<ChartFile>, ReportError> {
     style::register_fonts();
-    let big = !d.has_rows() || d.jobs.len() > stages::MAX_BARS;
-    let specs: [(&'static str, (u32, u32), String); 4] = [
-        (
-            "depth",
-            (1400, 560),
-            "Queue depth over virtual time. Shaded bands: worker stalls (no heartbeat, the lease runs out); crosses: worker crashes; \
-             dots: relay crashes (published, not marked); squares: consumer crashes (applied, not acknowledged); \
-             triangles: operator actions."
-                .into(),
-        ),
-        (
-            "latency",
-            (1400, 1080),
-            "Distributions of queueWaitMs and inferenceMs (per attempt) and reviewWaitMs (per document): histogram left, cumulative \
-             distribution right; vertical lines at p50, p95 and p99 (the values in summary.json)."
-                .into(),
-        ),
-        (
-            "stages",
-            (1400, 600),
-            if big {
-                "Stage times by the document's arrival time: p50 (solid) and p95 (dashed) of queue wait, inference and review wait. \
-                 Three numbers per document, never one that hides them."
-                    .into()
-            } else {
-                "Per-document stage breakdown: queue wait, inference and review wait stacked, one bar per document. Three numbers per \
-                 document, never one that hides them."
-                    .into()
-            },
-        ),
-        (
-            "outcomes",
-            (1400, 560),
-            "Left: cumulative outcomes over virtual time (acked, retried, dead-lettered, cancelled jobs; crashed attempts). Right: \
-             attempts per job, stacked by the job's final state."
-                .into(),
-        ),
-    ];
     let mut charts = Vec::new();
-    for (name, size, caption) in specs {
+    for spec in run_specs(d) {
         let mut files = Vec::new();
-        for ext in format.list() {
-            let path = charts_dir.join(format!("{name}.{ext}"));
-            match name {
-                "depth" => render!(*ext, &path, size, depth::depth, d)?,
-                "latency" => render!(*ext, &path, size, latency::latency, d)?,
-                "stages" => render!(*ext, &path, size, stages::stages, d)?,
-                _ => render!(*ext, &path, size, outcomes::outcomes, d)?,
+        if spec.drawn.is_ok() {
+            for ext in format.list() {
+                let path = charts_dir.join(format!("{}.{ext}", spec.name));
+                let size = spec.size;
+                match spec.name {
+                    "depth" => render!(*ext, &path, size, depth::depth, d)?,
+                    "latency" => render!(*ext, &path, size, latency::latency, d)?,
+                    "stages" => render!(*ext, &path, size, stages::stages, d)?,
+                    "outcomes" => render!(*ext, &path, size, outcomes::outcomes, d)?,
+                    "tenants" => render!(*ext, &path, size, tenants::tenants, d)?,
+                    "retries" => render!(*ext, &path, size, series::retries, d)?,
+                    "outbox" => render!(*ext, &path, size, series::outbox, d)?,
+                    _ => render!(*ext, &path, size, series::dlq, d)?,
+                }
+                files.push(path);
             }
-            files.push(path);
         }
         charts.push(ChartFile {
-            name,
-            caption,
+            name: spec.name,
+            caption: spec.caption,
+            table: spec
+                .drawn
+                .is_ok()
+                .then(|| run_table(d, spec.name))
+                .flatten(),
+            not_drawn: spec.drawn.err(),
             files,
         });
     }

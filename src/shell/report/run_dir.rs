@@ -1,6 +1,6 @@
 //! A run's output directory: the files `durasim run` (and `durasim conform`) write into it.
 //!
-//! Owns: `summary.json`, `scenario.toml` (the file as read), `depth.csv`, `outbox.csv`,
+//! Owns: `summary.json`, `scenario.toml` (the file as read), `depth.csv`, `outbox.csv`, `dlq.csv`,
 //! `retries.csv`, `tenants.csv`, `jobs.csv` (unless `--no-rows`), `attempts.csv` and
 //! `trace.jsonl` (a history file, `docs/history-format.md`), both streamed while the run goes
 //! (or `trace.jsonl` written from a history kept in memory).
@@ -57,6 +57,7 @@ pub fn write_outputs(
     let m = &report.metrics;
     csv_file(out, "depth.csv", |w| m.write_depth_csv(w))?;
     csv_file(out, "outbox.csv", |w| m.write_outbox_csv(w))?;
+    csv_file(out, "dlq.csv", |w| m.write_dlq_csv(w))?;
     csv_file(out, "retries.csv", |w| m.write_retries_csv(w))?;
     csv_file(out, "tenants.csv", |w| m.write_tenants_csv(w, names))?;
     if !no_rows {
@@ -67,6 +68,31 @@ pub fn write_outputs(
             .map_err(ReportError::io("write", "trace.jsonl"))?;
     }
     Ok(())
+}
+
+/// Writes what `verify --out` leaves: `summary.json`, a copy of the history judged
+/// (`history.jsonl`), and the CSVs a history recorded elsewhere determines (`depth.csv`,
+/// `outbox.csv`, `dlq.csv`, `tenants.csv`, `jobs.csv`; `attempts.csv` is streamed). No
+/// `retries.csv`: its windows are indexed by time, which a recorder's history need not keep
+/// small (the report counts retries from the history instead), and no `scenario.toml`.
+pub fn write_verify_outputs(
+    out: &OutputDir,
+    report: &RunReport,
+    summary: &Summary,
+    history: &Path,
+) -> Result<(), ReportError> {
+    let names = &report.outcome.names;
+    let json = serde_json::to_string_pretty(summary).expect("a summary serializes") + "\n";
+    std::fs::write(out.file("summary.json"), json)
+        .map_err(ReportError::io("write", "summary.json"))?;
+    std::fs::copy(history, out.file("history.jsonl"))
+        .map_err(ReportError::io("copy", history.display()))?;
+    let m = &report.metrics;
+    csv_file(out, "depth.csv", |w| m.write_depth_csv(w))?;
+    csv_file(out, "outbox.csv", |w| m.write_outbox_csv(w))?;
+    csv_file(out, "dlq.csv", |w| m.write_dlq_csv(w))?;
+    csv_file(out, "tenants.csv", |w| m.write_tenants_csv(w, names))?;
+    csv_file(out, "jobs.csv", |w| m.write_jobs_csv(w, names))
 }
 
 /// Writes a trace as a history file (`docs/history-format.md`): the header line, then one

@@ -229,9 +229,14 @@ fn it_is_in_the_text_summary_and_marked_on_the_charts_from_every_source() {
             html.contains(row),
             "{d}: the fault table lacks the consumer crash"
         );
-        assert!(
-            html.contains("squares: consumer crashes"),
-            "{d}: the depth chart's caption names its marker"
+        let t = crate::report::HtmlTable::read(&html, "data-depth");
+        assert_eq!(
+            (
+                t.cell("consumer crash", "points"),
+                t.cell("consumer crash", "drawn as")
+            ),
+            ("1", "ticks in the strip"),
+            "{d}: the depth chart's fault strip marks it"
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -577,3 +577,57 @@ fn sqlite_runs_a_slow_first_heartbeat() {
     );
     assert_stale_heartbeat_refused(h, delayed[0]["at"].as_i64().unwrap());
 }
+
+/// `durasim chart` on a conform output: the store's history (µs) is the timeline's source, so
+/// the zombie's `fenced_writes` shows both holders, both tokens and the accepted stale ack.
+#[test]
+fn a_conform_output_is_charted_with_the_zombies_timeline() {
+    use durasim::shell::report::chart::Format;
+    let t = TempDir::new("sqlite-chart");
+    let db = format!("sqlite:{}", t.path("z.db").display());
+    let run = conform(
+        &[&zombie_file(&t), "--store", &db, "--bug", "no_fencing"],
+        &t.path("z"),
+    );
+    assert_eq!(violated(&run), ["fenced_writes"]);
+    let out = t.path("report");
+    durasim::shell::report::render::render_dir(&t.path("z"), &out, Format::Png, None)
+        .expect("a conform output charts");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("From the history in history.jsonl"));
+    let tag = "<script type=\"application/json\" id=\"tl-data\">";
+    let start = html.find(tag).expect("the timeline's data") + tag.len();
+    let data: Value =
+        serde_json::from_str(&html[start..start + html[start..].find("</script>").unwrap()])
+            .unwrap();
+    let tl = &data["timeline"];
+    assert_eq!(tl["perMs"], 1000, "a history in µs, drawn in ms");
+    // [worker, job, fence, attempt, start, end, lost, outcome]
+    let bars = tl["bars"].as_array().unwrap();
+    let holders: Vec<(u64, u64)> = bars
+        .iter()
+        .filter(|b| b[1] == 0)
+        .map(|b| (b[0].as_u64().unwrap(), b[2].as_u64().unwrap()))
+        .collect();
+    assert_eq!(holders.len(), 2, "{bars:?}");
+    assert_ne!(holders[0].0, holders[1].0, "two workers");
+    assert_ne!(holders[0].1, holders[1].1, "two tokens");
+    let zombie = &bars[0];
+    assert!(
+        zombie[6].as_f64().unwrap() < zombie[5].as_f64().unwrap(),
+        "the first holder went on after its lease expired: {zombie}"
+    );
+    let v = &data["violations"][0];
+    assert_eq!(v["name"], "fenced_writes");
+    assert_eq!(v["evidence"][0]["type"], "acked");
+    let stale = v["evidence"][0]["fence"].clone();
+    assert_eq!(stale, zombie[2], "the zombie's token");
+    assert!(
+        tl["marks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m[2] == "ack" && m[4] == stale && m[0] == zombie[0].as_u64().unwrap() + 3),
+        "the accepted stale ack, on the zombie's lane"
+    );
+}

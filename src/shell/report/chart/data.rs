@@ -8,8 +8,10 @@
 //! Does not: draw anything or re-run the simulation.
 
 use crate::history::{Event, Record};
-use crate::shell::files::{open_regular, read_capped, read_line_capped};
+use crate::shell::files::{open_regular, read_capped};
 use crate::shell::report::error::ReportError;
+use crate::shell::report::history_source::HistorySource;
+use crate::shell::report::timeline::Timeline;
 use crate::vocab::counters::Counter;
 use crate::vocab::faults::{Held, Struck};
 use serde::{Deserialize, Serialize};
@@ -22,6 +24,8 @@ pub struct Attempt {
     pub job: u32,
     pub attempt: u32,
     pub worker: u32,
+    #[serde(default)]
+    pub fence: Option<u64>,
     pub leased_at_ms: u64,
     pub queue_wait_ms: u64,
     pub inference_ms: Option<u64>,
@@ -34,6 +38,8 @@ pub struct Attempt {
 #[serde(rename_all = "camelCase")]
 pub struct Job {
     pub job: u32,
+    #[serde(default)]
+    pub tenant: String,
     pub created_at_ms: u64,
     pub state: String,
     pub terminal_at_ms: Option<u64>,
@@ -139,6 +145,10 @@ pub struct RunData {
     pub faults: Vec<Fault>,
     pub source: Source,
     pub scenario_text: Option<String>,
+    /// The scenario charts' series (tenants, retries, outbox, DLQ).
+    pub series: super::series_data::Series,
+    /// The job timeline, or why there is none.
+    pub timeline: Result<Timeline, String>,
 }
 
 impl RunData {
@@ -207,7 +217,7 @@ impl RunData {
     }
 }
 
-fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ReportError> {
+pub(super) fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ReportError> {
     let file = open_regular(path, "CSV file")?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     if len > crate::base::limits::MAX_DATA_BYTES {
@@ -252,234 +262,124 @@ pub fn load(dir: &Path, history: Option<&[Record]>) -> Result<RunData, ReportErr
                 .collect()
         })
         .unwrap_or_default();
-    let end_ms = summary
-        .get("virtualTimeMs")
-        .and_then(|s| s.as_u64())
-        .unwrap_or(0);
-
-    let depth_path = dir.join("depth.csv");
-    let depth: Vec<(u64, u64)> = if depth_path.exists() {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Row {
-            time_ms: u64,
-            depth: u64,
-        }
-        read_csv::<Row>(&depth_path)?
-            .into_iter()
-            .map(|r| (r.time_ms, r.depth))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let attempts_path = dir.join("attempts.csv");
-    let attempts = if attempts_path.exists() {
-        read_csv(&attempts_path)?
-    } else {
-        Vec::new()
-    };
-    let jobs_path = dir.join("jobs.csv");
-    let jobs = if jobs_path.exists() {
-        read_csv(&jobs_path)?
-    } else {
-        Vec::new()
-    };
     let scenario_text = read_capped(
         &dir.join("scenario.toml"),
         crate::base::limits::MAX_SCENARIO_BYTES,
         "scenario file",
     )
     .ok();
-
-    let trace_path = dir.join("trace.jsonl");
-    let faults_path = dir.join("faults.csv");
-    let reviews_path = dir.join("reviews.csv");
-    let (faults, reviews, source) = if let Some(records) = history {
-        let (f, r) = from_records(records);
-        (f, Some(r), Source::History)
-    } else if trace_path.exists() {
-        let (f, r) = from_trace_file(&trace_path)?;
-        (f, Some(r), Source::History)
-    } else if faults_path.exists() && reviews_path.exists() {
-        (
-            read_csv(&faults_path)?,
-            Some(read_csv(&reviews_path)?),
-            Source::Extracts,
-        )
-    } else {
-        (
-            scheduled_operator_actions(scenario_text.as_deref()),
-            None,
-            Source::Fallback,
-        )
+    let mut d = RunData {
+        end_ms: summary
+            .get("virtualTimeMs")
+            .and_then(|s| s.as_u64())
+            .unwrap_or(0),
+        summary,
+        scenario,
+        seed,
+        bugs,
+        depth: read_depth(dir)?,
+        attempts: read_optional(&dir.join("attempts.csv"))?,
+        jobs: read_optional(&dir.join("jobs.csv"))?,
+        reviews: None,
+        faults: Vec::new(),
+        source: Source::Fallback,
+        series: super::series_data::load(dir)?,
+        timeline: Err(String::new()),
+        scenario_text,
     };
-    let end_ms = end_ms.max(depth.last().map_or(0, |d| d.0)).max(
-        faults
+    load_history_views(dir, history, &mut d)?;
+    d.end_ms = d.end_ms.max(d.depth.last().map_or(0, |p| p.0)).max(
+        d.faults
             .iter()
             .map(|f| f.until_ms.unwrap_or(f.time_ms))
             .max()
             .unwrap_or(0),
     );
-    Ok(RunData {
-        summary,
-        scenario,
-        seed,
-        bugs,
-        end_ms,
-        depth,
-        attempts,
-        jobs,
-        reviews,
-        faults,
-        source,
-        scenario_text,
-    })
+    Ok(d)
 }
 
-/// Fault markers and reviews from typed history records.
+fn read_optional<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ReportError> {
+    if path.exists() {
+        read_csv(path)
+    } else {
+        Ok(Vec::new())
+    }
+}
+
+fn read_depth(dir: &Path) -> Result<Vec<(u64, u64)>, ReportError> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Row {
+        time_ms: u64,
+        depth: u64,
+    }
+    Ok(read_optional::<Row>(&dir.join("depth.csv"))?
+        .into_iter()
+        .map(|r| (r.time_ms, r.depth))
+        .collect())
+}
+
+/// The fault markers, the review waits and the timeline, each from the best source present:
+/// the history (in memory, or a history file), else the extracts `run --chart` writes
+/// (`faults.csv`, `reviews.csv`, `timeline.json`), else what `scenario.toml` and
+/// `attempts.csv` say.
+fn load_history_views(
+    dir: &Path,
+    history: Option<&[Record]>,
+    d: &mut RunData,
+) -> Result<(), ReportError> {
+    let focus = crate::shell::report::timeline::page::focus_jobs(&d.summary);
+    if let Some(h) = HistorySource::find(dir, history) {
+        let mut b = Builder::default();
+        h.replay(&mut |r, per_ms| b.record(r, per_ms))?;
+        if d.series.retries_from.is_none() {
+            d.series.retries = b.retries.iter().map(|(t, n)| (*t, *n)).collect();
+            d.series.retries_from = Some("the history");
+        }
+        let (faults, reviews) = b.finish();
+        (d.faults, d.reviews, d.source) = (faults, Some(reviews), Source::History);
+        d.timeline = Ok(crate::shell::report::timeline::build(&h, &focus)?);
+        return Ok(());
+    }
+    let (faults_path, reviews_path) = (dir.join("faults.csv"), dir.join("reviews.csv"));
+    if faults_path.exists() && reviews_path.exists() {
+        d.faults = read_csv(&faults_path)?;
+        d.reviews = Some(read_csv(&reviews_path)?);
+        d.source = Source::Extracts;
+    } else {
+        d.faults = scheduled_operator_actions(d.scenario_text.as_deref());
+    }
+    d.timeline = match read_timeline_json(dir)? {
+        Some(t) => Ok(t),
+        None if d.attempts.is_empty() => Err(
+            "no history (trace.jsonl or history.jsonl), no timeline.json and no attempts.csv"
+                .to_string(),
+        ),
+        None => Ok(Timeline::from_attempts(&d.attempts, d.end_ms)),
+    };
+    Ok(())
+}
+
+/// `timeline.json`, which `run --chart` writes so the timeline can be drawn again without a
+/// history.
+fn read_timeline_json(dir: &Path) -> Result<Option<Timeline>, ReportError> {
+    let path = dir.join(TIMELINE_JSON);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = read_capped(&path, crate::base::limits::MAX_DATA_BYTES, "timeline.json")?;
+    Timeline::from_json(&text)
+        .map(Some)
+        .ok_or_else(|| ReportError::malformed(path.display(), "not a durasim timeline"))
+}
+
+/// Fault markers and reviews from typed history records (times in ms).
 pub fn from_records(records: &[Record]) -> (Vec<Fault>, Vec<Review>) {
     let mut b = Builder::default();
     for r in records {
-        let at = r.at;
-        match &r.event {
-            Event::WorkerCrashed {
-                worker, job, point, ..
-            } => b.fault(
-                at,
-                FaultKind::Crash,
-                Some(worker.0),
-                Some(job.0),
-                None,
-                point.to_string(),
-            ),
-            Event::Held(h) if h.fault == Held::Stall => b.fault(
-                at,
-                FaultKind::Stall,
-                Some(h.worker.0),
-                Some(h.job.0),
-                Some(at + h.ms),
-                format!("{} ms", h.ms),
-            ),
-            Event::Struck(st) => {
-                let (kind, detail) = FaultKind::struck(st.fault, st.value);
-                b.fault(at, kind, None, st.job.map(|j| j.0), None, detail)
-            }
-            Event::Reprocessed {
-                old_job,
-                new_job,
-                operator,
-            } => b.fault(
-                at,
-                FaultKind::Operator,
-                None,
-                Some(old_job.0),
-                None,
-                format!(
-                    "{operator} reprocessed job-{} as job-{}",
-                    old_job.0, new_job.0
-                ),
-            ),
-            Event::ReprocessRefused {
-                job,
-                operator,
-                reason,
-            } => b.fault(
-                at,
-                FaultKind::Operator,
-                None,
-                job.map(|j| j.0),
-                None,
-                format!(
-                    "reprocess of {} by {} refused: {reason}",
-                    job.map_or("an unknown job".to_string(), |j| j.to_string()),
-                    operator.as_deref().unwrap_or("(no operator)")
-                ),
-            ),
-            Event::EffectApplied { job, .. } => b.applied(at, job.0),
-            Event::ReviewDone { job, .. } => b.review_done(at, job.0),
-            _ => {}
-        }
+        b.record(r, 1);
     }
     b.finish()
-}
-
-/// Fault markers and reviews from `trace.jsonl`.
-pub fn from_trace_file(path: &Path) -> Result<(Vec<Fault>, Vec<Review>), ReportError> {
-    let file = open_regular(path, "trace.jsonl")?;
-    let mut b = Builder::default();
-    let mut reader = std::io::BufReader::new(file);
-    let mut line = String::new();
-    let mut n = 0;
-    while read_line_capped(&mut reader, &mut line, path, n + 1)? {
-        n += 1;
-        let n = n - 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| {
-            ReportError::malformed(
-                format!("{}:{}", path.display(), n + 1),
-                format!("not a JSON history record: {e}"),
-            )
-        })?;
-        let u = |k: &str| v.get(k).and_then(|x| x.as_u64());
-        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
-        let at = u("at").unwrap_or(0);
-        let job = u("job").map(|j| j as u32);
-        let worker = u("worker").map(|w| w as u32);
-        match v.get("type").and_then(|t| t.as_str()).unwrap_or("") {
-            "worker_crashed" => b.fault(at, FaultKind::Crash, worker, job, None, s("point")),
-            ty if ty == Held::Stall.spec().record => {
-                let ms = u(Held::Stall.spec().field).unwrap_or(0);
-                b.fault(
-                    at,
-                    FaultKind::Stall,
-                    worker,
-                    job,
-                    Some(at + ms),
-                    format!("{ms} ms"),
-                )
-            }
-            ty if Struck::by_record(ty).is_some() => {
-                let st = Struck::by_record(ty).expect("just matched");
-                let (kind, detail) = FaultKind::struck(st, u(st.spec().field).unwrap_or(0));
-                b.fault(at, kind, None, job, None, detail)
-            }
-            "reprocessed" => {
-                let (old, new) = (u("old_job").unwrap_or(0), u("new_job").unwrap_or(0));
-                b.fault(
-                    at,
-                    FaultKind::Operator,
-                    None,
-                    Some(old as u32),
-                    None,
-                    format!("{} reprocessed job-{old} as job-{new}", s("operator")),
-                )
-            }
-            "reprocess_refused" => {
-                let op = v
-                    .get("operator")
-                    .and_then(|o| o.as_str())
-                    .unwrap_or("(no operator)");
-                b.fault(
-                    at,
-                    FaultKind::Operator,
-                    None,
-                    job,
-                    None,
-                    format!(
-                        "reprocess of {} by {op} refused: {}",
-                        job.map_or("an unknown job".to_string(), |j| format!("job-{j}")),
-                        s("reason")
-                    ),
-                )
-            }
-            "effect_applied" => b.applied(at, job.unwrap_or(0)),
-            "review_done" => b.review_done(at, job.unwrap_or(0)),
-            _ => {}
-        }
-    }
-    Ok(b.finish())
 }
 
 /// Without a history: the operator actions `scenario.toml` schedules, and nothing else.
@@ -521,11 +421,80 @@ fn scheduled_operator_actions(scenario_text: Option<&str>) -> Vec<Fault> {
 #[derive(Default)]
 struct Builder {
     faults: Vec<Fault>,
-    applied: std::collections::HashMap<u32, u64>,
+    applied: std::collections::BTreeMap<u32, u64>,
+    /// Retries scheduled per 100 ms window, by the window's start (ms).
+    retries: std::collections::BTreeMap<u64, u64>,
     reviews: Vec<Review>,
 }
 
 impl Builder {
+    /// Takes one record; `per_ms` converts its times and durations to ms.
+    fn record(&mut self, r: &Record, per_ms: u64) {
+        let at = r.at / per_ms.max(1);
+        match &r.event {
+            Event::WorkerCrashed {
+                worker, job, point, ..
+            } => self.fault(
+                at,
+                FaultKind::Crash,
+                Some(worker.0),
+                Some(job.0),
+                None,
+                point.to_string(),
+            ),
+            Event::Held(h) if h.fault == Held::Stall => {
+                let ms = h.ms / per_ms.max(1);
+                self.fault(
+                    at,
+                    FaultKind::Stall,
+                    Some(h.worker.0),
+                    Some(h.job.0),
+                    Some(at + ms),
+                    format!("{ms} ms"),
+                )
+            }
+            Event::Struck(st) => {
+                let (kind, detail) = FaultKind::struck(st.fault, st.value);
+                self.fault(at, kind, None, st.job.map(|j| j.0), None, detail)
+            }
+            Event::Reprocessed {
+                old_job,
+                new_job,
+                operator,
+            } => self.fault(
+                at,
+                FaultKind::Operator,
+                None,
+                Some(old_job.0),
+                None,
+                format!(
+                    "{operator} reprocessed job-{} as job-{}",
+                    old_job.0, new_job.0
+                ),
+            ),
+            Event::ReprocessRefused {
+                job,
+                operator,
+                reason,
+            } => self.fault(
+                at,
+                FaultKind::Operator,
+                None,
+                job.map(|j| j.0),
+                None,
+                format!(
+                    "reprocess of {} by {} refused: {reason}",
+                    job.map_or("an unknown job".to_string(), |j| j.to_string()),
+                    operator.as_deref().unwrap_or("(no operator)")
+                ),
+            ),
+            Event::EffectApplied { job, .. } => self.applied(at, job.0),
+            Event::ReviewDone { job, .. } => self.review_done(at, job.0),
+            Event::RetryScheduled { .. } => *self.retries.entry(at / 100 * 100).or_default() += 1,
+            _ => {}
+        }
+    }
+
     fn fault(
         &mut self,
         at: u64,
@@ -565,9 +534,22 @@ impl Builder {
     }
 }
 
-/// Writes `faults.csv` and `reviews.csv`: what the charts need from the history, so a run
-/// directory stays chartable without its (large) `trace.jsonl`.
-pub fn write_extracts(dir: &Path, records: &[Record]) -> Result<(), ReportError> {
+/// The file `run --chart` writes the timeline's data to.
+pub const TIMELINE_JSON: &str = "timeline.json";
+
+/// Writes `faults.csv`, `reviews.csv` and `timeline.json`: what the charts and the timeline need
+/// from the history, so a run directory stays chartable without its (large) `trace.jsonl`.
+/// `summary` names the jobs the timeline keeps first (the ones a violation names).
+pub fn write_extracts(
+    dir: &Path,
+    records: &[Record],
+    summary: &serde_json::Value,
+) -> Result<(), ReportError> {
+    let focus = crate::shell::report::timeline::page::focus_jobs(summary);
+    let timeline = crate::shell::report::timeline::build(&HistorySource::Memory(records), &focus)?;
+    let path = dir.join(TIMELINE_JSON);
+    std::fs::write(&path, timeline.to_json() + "\n")
+        .map_err(ReportError::io("write", path.display()))?;
     let (faults, reviews) = from_records(records);
     write_rows(
         dir,

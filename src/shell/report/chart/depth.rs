@@ -1,13 +1,30 @@
-//! The depth chart: queue depth over virtual time, with worker crashes, stalls, relay and
-//! consumer crashes and operator actions marked.
+//! The depth chart: queue depth over virtual time, with the fault strip above it (worker
+//! stalls and crashes, relay and consumer crashes, operator actions: `strip`).
+//!
+//! Owns: the depth line (a step line that holds each sample until the next and ends at the last
+//! sample: past it the depth is not known), the legend and the chart's data table.
+//! Does not: load the samples (`data`) or decide how a fault row is drawn (`strip`).
 
-use super::data::{FaultKind, RunData};
+use super::data::RunData;
+use super::strip;
 use super::style::*;
+use super::table::{layer_row, DataTable, LAYER_HEADERS};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-/// Queue depth over virtual time, with worker crashes, stalls, relay and consumer crashes and
-/// operator actions marked.
+/// The step line's points: each sample held until the next, ending at the last sample.
+pub fn steps(depth: &[(u64, u64)]) -> Vec<(f64, f64)> {
+    let mut steps = Vec::with_capacity(depth.len() * 2);
+    for (i, (t, v)) in depth.iter().enumerate() {
+        if i > 0 {
+            steps.push((*t as f64, depth[i - 1].1 as f64));
+        }
+        steps.push((*t as f64, *v as f64));
+    }
+    steps
+}
+
+/// Queue depth over virtual time, the fault strip above it.
 pub fn depth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &RunData) -> R
 where
     DB::ErrorType: 'static,
@@ -15,20 +32,22 @@ where
     let body = titled(
         root,
         &format!(
-            "{} — queue depth over virtual time, faults marked",
+            "{} — queue depth over virtual time, faults above",
             d.title()
         ),
     )?;
     let (w, _) = body.dim_in_pixel();
     let (plot_area, legend_area) = body.split_horizontally(w - 300);
+    let (strip_area, chart_area) = plot_area.split_vertically(strip::height() + 8);
     let x_max = d.end_ms.max(1) as f64;
     let max_depth = d.depth.iter().map(|p| p.1).max().unwrap_or(0) as f64;
     let y_max = y_top(max_depth.max(1.0)) + 0.6;
-    let mut chart = ChartBuilder::on(&plot_area)
+    let mut chart = ChartBuilder::on(&chart_area)
         .margin(12)
+        .margin_top(4)
         .margin_right(20)
         .x_label_area_size(52)
-        .y_label_area_size(64)
+        .y_label_area_size(84)
         .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
     chart
         .configure_mesh()
@@ -37,38 +56,11 @@ where
         .axis_desc_style(font(AXIS_DESC_PX))
         .label_style(font(LABEL_PX))
         .x_label_formatter(&ms_label)
-        .y_label_formatter(&|v| {
-            if (v.fract()).abs() < 1e-9 {
-                format!("{v:.0}")
-            } else {
-                String::new()
-            }
-        })
+        .y_label_formatter(&count_label)
         .max_light_lines(0)
         .bold_line_style(C_GREY.mix(0.3))
         .draw()?;
-
-    let of = |k: FaultKind| d.faults.iter().filter(move |f| f.kind == k);
-    // Stalls first, as shaded bands behind everything else.
-    chart.draw_series(of(FaultKind::Stall).map(|f| {
-        let end = f.until_ms.unwrap_or(f.time_ms).max(f.time_ms + 1) as f64;
-        Rectangle::new(
-            [(f.time_ms as f64, 0.0), (end, y_max)],
-            C_ORANGE.mix(0.22).filled(),
-        )
-    }))?;
-    // The depth as a step line: a sample holds until the next one.
-    let mut steps = Vec::with_capacity(d.depth.len() * 2 + 1);
-    for (i, (t, v)) in d.depth.iter().enumerate() {
-        if i > 0 {
-            steps.push((*t as f64, d.depth[i - 1].1 as f64));
-        }
-        steps.push((*t as f64, *v as f64));
-    }
-    if let Some((_, v)) = d.depth.last() {
-        steps.push((x_max, *v as f64));
-    }
-    chart.draw_series(LineSeries::new(steps, C_BLUE.stroke_width(2)))?;
+    chart.draw_series(LineSeries::new(steps(&d.depth), C_BLUE.stroke_width(2)))?;
     if d.depth.len() <= 200 {
         chart.draw_series(
             d.depth
@@ -76,95 +68,68 @@ where
                 .map(|(t, v)| Circle::new((*t as f64, *v as f64), 3, C_BLUE.filled())),
         )?;
     }
-    let vline = |t: u64, c: RGBColor, width: u32| {
-        PathElement::new(
-            vec![(t as f64, 0.0), (t as f64, y_max)],
-            c.mix(0.75).stroke_width(width),
-        )
-    };
-    chart.draw_series(of(FaultKind::Crash).map(|f| vline(f.time_ms, C_VERMILLION, 1)))?;
-    chart.draw_series(of(FaultKind::Crash).map(|f| {
-        Cross::new(
-            (f.time_ms as f64, y_max * 0.97),
-            5,
-            C_VERMILLION.stroke_width(2),
-        )
-    }))?;
-    chart.draw_series(of(FaultKind::RelayCrash).map(|f| vline(f.time_ms, C_PURPLE, 1)))?;
-    chart.draw_series(
-        of(FaultKind::RelayCrash)
-            .map(|f| Circle::new((f.time_ms as f64, y_max * 0.92), 4, C_PURPLE.filled())),
-    )?;
-    chart.draw_series(of(FaultKind::ConsumerCrash).map(|f| vline(f.time_ms, C_SKY, 1)))?;
-    chart.draw_series(of(FaultKind::ConsumerCrash).map(|f| {
-        let (x, y) = (f.time_ms as f64, y_max * 0.89);
-        // A square 8 px wide whatever the axes' scales: a square marker centred on the point.
-        EmptyElement::at((x, y)) + Rectangle::new([(-4, -4), (4, 4)], C_SKY.filled())
-    }))?;
-    chart.draw_series(of(FaultKind::Operator).map(|f| vline(f.time_ms, C_GREEN, 3)))?;
-    chart.draw_series(
-        of(FaultKind::Operator)
-            .map(|f| TriangleMarker::new((f.time_ms as f64, y_max * 0.86), 7, C_GREEN.filled())),
-    )?;
+    let x_px = chart.plotting_area().get_pixel_range().0;
+    strip::draw(&strip_area, d, x_max, x_px)?;
+    depth_legend(&legend_area, d)
+}
 
-    // Without a history only scheduled operator actions are known: "× 0" would be a claim.
-    let recorded = d.source != super::data::Source::Fallback;
-    let count = |k: FaultKind| {
-        if recorded || k == FaultKind::Operator {
-            format!("× {}", of(k).count())
-        } else {
-            "— not recorded".to_string()
-        }
-    };
+fn depth_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, d: &RunData) -> R
+where
+    DB::ErrorType: 'static,
+{
     let depth_stats = d.summary.pointer("/metrics/queueDepth");
+    let samples = depth_stats
+        .and_then(|s| s.get("samples"))
+        .and_then(|v| v.as_u64())
+        .unwrap_or(d.depth.len() as u64);
     let mut entries = vec![(
         Mark::Line(C_BLUE),
-        format!(
-            "queue depth ({} samples)",
-            depth_stats
-                .and_then(|s| s.get("samples"))
-                .and_then(|v| v.as_u64())
-                .unwrap_or(d.depth.len() as u64)
-        ),
+        if samples == 0 {
+            "queue depth: not sampled".to_string()
+        } else {
+            format!("queue depth ({samples} samples)")
+        },
     )];
-    entries.push((
-        Mark::Band(C_ORANGE),
-        format!("worker stall {}", count(FaultKind::Stall)),
-    ));
-    entries.push((
-        Mark::Cross(C_VERMILLION),
-        format!("worker crash {}", count(FaultKind::Crash)),
-    ));
-    entries.push((
-        Mark::Dot(C_PURPLE),
-        format!("relay crash {}", count(FaultKind::RelayCrash)),
-    ));
-    entries.push((
-        Mark::Square(C_SKY),
-        format!("consumer crash {}", count(FaultKind::ConsumerCrash)),
-    ));
-    entries.push((
-        Mark::VLine(C_GREEN),
-        format!("operator action {}", count(FaultKind::Operator)),
-    ));
-    let below = 40 + legend(&legend_area.margin(40, 0, 0, 0), Some("Legend"), &entries)?;
+    entries.extend(strip::legend_entries(d));
+    let below = 40 + legend(&area.margin(40, 0, 0, 0), Some("Legend"), &entries)?;
     let notes = [
-        format!(
-            "depth min {} · max {} · mean {}",
-            stat(depth_stats, "min"),
-            stat(depth_stats, "max"),
-            stat(depth_stats, "mean")
-        ),
-        format!("markers from {}", short_source(d)),
+        if samples == 0 {
+            // A real store's history records no depth samples: the depth is not known.
+            "no depth samples in this history".to_string()
+        } else {
+            format!(
+                "depth min {} · max {} · mean {}",
+                stat(depth_stats, "min"),
+                stat(depth_stats, "max"),
+                stat(depth_stats, "mean")
+            )
+        },
+        format!("faults in the strip above; over {}", strip::RUG_MAX),
+        "of a kind: counts per time bucket".to_string(),
+        format!("markers from {}", strip::short_source(d)),
     ];
     for (i, n) in notes.iter().enumerate() {
-        legend_area.draw(&Text::new(
+        area.draw(&Text::new(
             n.clone(),
             (10, below + 8 + 22 * i as i32),
-            font(13),
+            font(14),
         ))?;
     }
     Ok(())
+}
+
+/// What the depth chart draws, layer by layer.
+pub fn table(d: &RunData) -> DataTable {
+    let mut t = DataTable::new(&LAYER_HEADERS);
+    let span = d.depth.first().zip(d.depth.last()).map(|(a, b)| (a.0, b.0));
+    t.row(layer_row(
+        "queue depth",
+        d.depth.len(),
+        span,
+        "step line, each sample held until the next, ending at the last sample",
+    ));
+    strip::table_rows(d, &mut t);
+    t
 }
 
 fn stat(v: Option<&serde_json::Value>, k: &str) -> String {
@@ -173,10 +138,25 @@ fn stat(v: Option<&serde_json::Value>, k: &str) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-fn short_source(d: &RunData) -> &'static str {
-    match d.source {
-        super::data::Source::History => "the history",
-        super::data::Source::Extracts => "faults.csv",
-        super::data::Source::Fallback => "scenario.toml only (no history)",
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// synthetic-12's line went on at its last sample's depth to the end of the run: the steps
+    /// end at the last sample.
+    #[test]
+    fn the_step_line_ends_at_the_last_sample() {
+        let s = steps(&[(20, 1), (65, 2), (515, 1)]);
+        assert_eq!(
+            s,
+            [
+                (20.0, 1.0),
+                (65.0, 1.0),
+                (65.0, 2.0),
+                (515.0, 2.0),
+                (515.0, 1.0)
+            ]
+        );
+        assert!(steps(&[]).is_empty());
     }
 }

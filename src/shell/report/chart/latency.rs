@@ -106,15 +106,9 @@ where
             .x_desc(format!("{} (ms)", m.name))
             .y_desc("count")
             .axis_desc_style(font(14))
-            .label_style(font(13))
+            .label_style(font(LABEL_PX))
             .x_label_formatter(&ms_label)
-            .y_label_formatter(&|v| {
-                if v.fract().abs() < 1e-9 {
-                    format!("{v:.0}")
-                } else {
-                    String::new()
-                }
-            })
+            .y_label_formatter(&count_label)
             .x_labels(8)
             .y_labels(6)
             .max_light_lines(0)
@@ -140,7 +134,7 @@ where
             .x_desc(format!("{} (ms)", m.name))
             .y_desc("fraction ≤ x")
             .axis_desc_style(font(14))
-            .label_style(font(13))
+            .label_style(font(LABEL_PX))
             .x_label_formatter(&ms_label)
             .y_label_formatter(&|v| {
                 if *v <= 1.0 + 1e-9 {

@@ -69,13 +69,7 @@ where
         .label_style(font(LABEL_PX))
         .x_label_formatter(&ms_label)
         .x_labels(6)
-        .y_label_formatter(&|v| {
-            if v.fract().abs() < 1e-9 {
-                format!("{v:.0}")
-            } else {
-                String::new()
-            }
-        })
+        .y_label_formatter(&count_label)
         .max_light_lines(0)
         .draw()?;
     let mut entries = Vec::new();
@@ -132,13 +126,7 @@ where
                 String::new()
             }
         })
-        .y_label_formatter(&|v| {
-            if v.fract().abs() < 1e-9 {
-                format!("{v:.0}")
-            } else {
-                String::new()
-            }
-        })
+        .y_label_formatter(&count_label)
         .disable_x_mesh()
         .max_light_lines(0)
         .draw()?;

@@ -138,13 +138,37 @@ pub fn title(sw: &SweepData) -> String {
     )
 }
 
+/// The colour of the seeds where every invariant held, and of those that violated one.
+const C_HELD: RGBColor = C_BLUE;
+const C_FAILED: RGBColor = C_VERMILLION;
+
 pub fn caption(sw: &SweepData) -> String {
     format!(
-        "Distributions across seeds (each seed one sample; seeds that violated an invariant in red): p95 queueWaitMs, maximum queue \
-         depth, and the fraction of jobs dead-lettered; and, per sweep in this directory and its subdirectories, how many seeds ran \
-         until the first failure. {}.",
+        "Distributions across seeds (each seed one sample, stacked: seeds where every invariant held in {}, seeds that violated an \
+         invariant in {}): p95 queueWaitMs, maximum queue depth, and the fraction of jobs dead-lettered; and, per sweep in this \
+         directory and its subdirectories, how many seeds ran until the first failure ({}). {}.",
+        color_name(C_HELD),
+        color_name(C_FAILED),
+        color_name(C_FAILED),
         sw.metrics_note
     )
+}
+
+/// What the distributions draw: each colour, what it means and how many seeds.
+pub fn table(sw: &SweepData) -> super::table::DataTable {
+    let mut t = super::table::DataTable::new(&["layer", "colour", "seeds"]);
+    let failed = sw.metrics.iter().filter(|s| s.failed).count();
+    t.row(vec![
+        "seeds where every invariant held".into(),
+        color_name(C_HELD).into(),
+        (sw.metrics.len() - failed).to_string(),
+    ]);
+    t.row(vec![
+        "seeds that violated an invariant".into(),
+        color_name(C_FAILED).into(),
+        failed.to_string(),
+    ]);
+    t
 }
 
 /// Draws the 2×2 page.
@@ -152,7 +176,15 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, sw: &SweepData) -
 where
     DB::ErrorType: 'static,
 {
-    let body = titled(root, &format!("{} — across seeds", title(sw)))?;
+    let body = titled(
+        root,
+        &format!(
+            "{} — across seeds (held: {}, violated: {})",
+            title(sw),
+            color_name(C_HELD),
+            color_name(C_FAILED)
+        ),
+    )?;
     let panels = body.split_evenly((2, 2));
     let m = &sw.metrics;
     let q: Vec<(f64, bool)> = m
@@ -243,23 +275,17 @@ where
         .x_desc(x_desc)
         .y_desc("seeds")
         .axis_desc_style(font(15))
-        .label_style(font(13))
+        .label_style(font(LABEL_PX))
         .x_label_formatter(&|v| {
             if integer {
                 ms_label(v)
             } else if v.abs() >= 100.0 {
-                format!("{v:.0}")
+                grouped(v.round() as i64)
             } else {
                 format!("{v:.1}")
             }
         })
-        .y_label_formatter(&|v| {
-            if v.fract().abs() < 1e-9 {
-                format!("{v:.0}")
-            } else {
-                String::new()
-            }
-        })
+        .y_label_formatter(&count_label)
         .x_labels(8)
         .max_light_lines(0)
         .draw()?;
@@ -269,13 +295,13 @@ where
         if c[0] > 0 {
             chart.draw_series(std::iter::once(Rectangle::new(
                 [(x0, 0.0), (x1, c[0] as f64)],
-                C_BLUE.mix(0.85).filled(),
+                C_HELD.mix(0.85).filled(),
             )))?;
         }
         if c[1] > 0 {
             chart.draw_series(std::iter::once(Rectangle::new(
                 [(x0, c[0] as f64), (x1, (c[0] + c[1]) as f64)],
-                C_VERMILLION.mix(0.9).filled(),
+                C_FAILED.mix(0.9).filled(),
             )))?;
         }
     }
@@ -283,7 +309,7 @@ where
         |q: f64| sorted[(((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len())) - 1];
     let fmt = |v: f64| {
         if integer || v.abs() >= 100.0 {
-            format!("{v:.0}")
+            grouped(v.round() as i64)
         } else {
             format!("{v:.2}")
         }
@@ -359,10 +385,10 @@ where
         .configure_mesh()
         .x_desc("seeds (the failing seed counted)")
         .axis_desc_style(font(15))
-        .label_style(font(13))
+        .label_style(font(LABEL_PX))
         .y_labels(det.len() + 1)
         .y_label_formatter(&fmt)
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&count_label)
         .disable_y_mesh()
         .max_light_lines(0)
         .draw()?;
@@ -371,7 +397,7 @@ where
         let (len, color, text, at) = match d.seeds_to_detect {
             Some(s) => (
                 s as f64,
-                C_VERMILLION.mix(0.85),
+                C_FAILED.mix(0.85),
                 format!("{s} seed{}", if s == 1 { "" } else { "s" }),
                 s as f64 + x_max * 0.01,
             ),
