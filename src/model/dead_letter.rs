@@ -13,6 +13,7 @@
 use crate::base::fastmap::FastMap;
 use crate::base::ids::{JobId, SimTime, TenantId};
 use crate::vocab::bugs::{Bug, BugSet};
+use crate::vocab::probes::{Probe, Probes};
 use std::collections::VecDeque;
 
 /// Why a job is dead: a closed code. The error's text may quote the document, so it never
@@ -150,6 +151,8 @@ pub struct DeadLetterQueue {
     /// Per tenant (a small vector indexed by tenant id): when its accepted reprocesses happened,
     /// within the rate limit's window.
     recent_reprocesses: Vec<VecDeque<SimTime>>,
+    /// The DLQ's decisions taken so far (`vocab::probes`).
+    pub probes: Probes,
 }
 
 /// The job's entry was evicted (by capacity or retention).
@@ -195,6 +198,7 @@ impl DeadLetterQueue {
                 Some(newest)
             }
             Some(cap) if self.len() >= cap as usize => {
+                self.probes.hit(Probe::DlqEvictOldest);
                 let oldest = JobId(self.entries[self.head].job);
                 self.index.insert(oldest.0, EVICTED);
                 self.head += 1;
@@ -202,6 +206,7 @@ impl DeadLetterQueue {
             }
             _ => None,
         };
+        self.probes.hit(Probe::DlqFiled);
         self.index.insert(job.0, self.entries.len() as u32);
         let reason = match reason {
             StoredReason::Code(code) => code as u32,
@@ -225,9 +230,16 @@ impl DeadLetterQueue {
     pub fn expire(&mut self, job: JobId) -> bool {
         let i = match self.index.get(&job.0) {
             Some(&i) if i != EVICTED => i,
-            _ => return false,
+            _ => {
+                self.probes.hit(Probe::DlqExpireGone);
+                return false;
+            }
         };
         let i = i as usize;
+        self.probes.hit(match i == self.head {
+            true => Probe::DlqExpireHead,
+            false => Probe::DlqExpireOutOfOrder,
+        });
         // Move the entry to the head, the others one place on, then drop the head.
         self.entries[self.head..=i].rotate_right(1);
         for k in self.head + 1..=i {
@@ -305,7 +317,7 @@ impl DeadLetterQueue {
         operator: Option<&str>,
         cancelled: bool,
     ) -> Result<(), ReprocessRefusal> {
-        match self.check_reprocess(now, job, tenant, operator) {
+        let verdict = match self.check_reprocess(now, job, tenant, operator) {
             Err(refusal) if cancelled && refusal != ReprocessRefusal::MissingOperator => {
                 if self.config.bugs.contains(Bug::ReprocessCancelled) {
                     Ok(())
@@ -314,7 +326,21 @@ impl DeadLetterQueue {
                 }
             }
             verdict => verdict,
-        }
+        };
+        self.probes.hit(match verdict {
+            Ok(()) => Probe::DlqReprocessAuthorized,
+            Err(ReprocessRefusal::MissingOperator) => Probe::DlqRefusedMissingOperator,
+            Err(ReprocessRefusal::NotDeadLettered) => Probe::DlqRefusedNotDeadLettered,
+            Err(ReprocessRefusal::AlreadyReprocessed) => Probe::DlqRefusedAlreadyReprocessed,
+            Err(ReprocessRefusal::Evicted) => Probe::DlqRefusedEvicted,
+            Err(ReprocessRefusal::RateLimited) => Probe::DlqRefusedRateLimited,
+            Err(ReprocessRefusal::CancelledIsTerminal) => Probe::DlqRefusedCancelled,
+            // The kernel refuses these two itself (`sim/operator.rs`).
+            Err(ReprocessRefusal::NoSuchJob | ReprocessRefusal::VersionExists) => {
+                unreachable!("the DLQ never answers {verdict:?}")
+            }
+        });
+        verdict
     }
 
     fn check_reprocess(
@@ -338,10 +364,16 @@ impl DeadLetterQueue {
         }
         if let Some(limit) = self.config.reprocess_limit {
             let recent = self.recent(tenant);
+            let mut slid = false;
             while recent.front().is_some_and(|&t| t + limit.window_ms <= now) {
                 recent.pop_front();
+                slid = true;
             }
-            if recent.len() >= limit.max as usize {
+            let full = recent.len() >= limit.max as usize;
+            if slid {
+                self.probes.hit(Probe::DlqRateWindowSlid);
+            }
+            if full {
                 return Err(ReprocessRefusal::RateLimited);
             }
         }
