@@ -5,11 +5,12 @@
 //! Does not: run seeds or group failures (`seed`, `aggregate`).
 
 use super::seed::SeedRecord;
-use super::summary::{Coverage, FaultCoverage, SometimesCoverage};
+use super::summary::{Coverage, FaultCoverage, ProbeCoverage, SometimesCoverage};
 use super::Plan;
 use crate::check::Sometimes;
 use crate::model::worker::CrashPoint;
 use crate::vocab::faults::{FaultKind, Held, Outlasts, Struck, COVERED};
+use crate::vocab::probes::{PROBE_COUNT, TABLE as PROBES};
 
 /// The fault kinds the coverage gate counts, in report order (`vocab::faults::COVERED`).
 pub fn fault_kinds() -> impl Iterator<Item = &'static str> {
@@ -162,6 +163,10 @@ pub struct CoverageTally {
     crash_points: Vec<(String, bool, u64)>,
     sometimes: Vec<(String, bool, u64)>,
     seeds: u64,
+    /// Per probe: the seeds that reached it, and its hits in all.
+    probe_seeds: Vec<u64>,
+    probe_hits: Vec<u64>,
+    probes_required: bool,
 }
 
 impl CoverageTally {
@@ -173,6 +178,9 @@ impl CoverageTally {
             crash_points: zero(points),
             sometimes: zero(sometimes),
             seeds: 0,
+            probe_seeds: vec![0; PROBE_COUNT],
+            probe_hits: vec![0; PROBE_COUNT],
+            probes_required: plan.require_coverage,
         }
     }
 
@@ -188,6 +196,13 @@ impl CoverageTally {
                 if seen.contains(name) {
                     *seeds += 1;
                 }
+            }
+        }
+        // A record of another build's table (a merge of mismatched shards) counts nothing.
+        if r.probes.len() == PROBE_COUNT {
+            for (i, n) in r.probes.iter().enumerate() {
+                self.probe_seeds[i] += u64::from(*n > 0);
+                self.probe_hits[i] += n;
             }
         }
     }
@@ -236,6 +251,23 @@ impl CoverageTally {
                 s.name
             ));
         }
+        let probes: Vec<ProbeCoverage> = PROBES
+            .iter()
+            .enumerate()
+            .map(|(i, row)| ProbeCoverage {
+                name: row.name.to_string(),
+                seeds: self.probe_seeds[i],
+                hits: self.probe_hits[i],
+            })
+            .collect();
+        if self.probes_required {
+            for (p, row) in probes.iter().zip(PROBES).filter(|(p, _)| p.seeds == 0) {
+                problems.push(format!(
+                    "probe `{}` was never reached in {n} seeds ({}: {})",
+                    p.name, row.site, row.about
+                ));
+            }
+        }
         let gate = if deferred {
             "deferred"
         } else if problems.is_empty() {
@@ -247,6 +279,9 @@ impl CoverageTally {
             faults,
             crash_points,
             sometimes,
+            probes_reached: probes.iter().filter(|p| p.seeds > 0).count(),
+            probes,
+            probes_required: self.probes_required,
             gate: gate.into(),
             problems,
         }

@@ -50,6 +50,10 @@ pub struct SeedRecord {
     pub metrics: Option<SeedMetrics>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub swarm: Option<SwarmDraw>,
+    /// How often the run took each coverage probe's branch, in `vocab::probes::TABLE` order;
+    /// empty for a seed whose run panicked.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub probes: Vec<u64>,
 }
 
 /// A seed's figures for the distributions across seeds (`report::chart::sweep_charts`), so a
@@ -163,6 +167,7 @@ pub fn run_seed(plan: &Plan, seed: u64) -> SeedRecord {
         sometimes: Vec::new(),
         metrics: None,
         swarm: draw,
+        probes: Vec::new(),
     };
     let panic_on = plan.panic_on_seed;
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -197,6 +202,7 @@ pub fn run_seed(plan: &Plan, seed: u64) -> SeedRecord {
     record.virtual_time_ms = report.outcome.virtual_time_ms;
     record.quiescent = report.outcome.quiescent;
     record.metrics = Some(SeedMetrics::of(&report.metrics));
+    record.probes = report.outcome.probes.counts().to_vec();
     for (invariant, verdict) in &report.check.verdicts {
         if verdict.count == 0 {
             continue;

@@ -330,6 +330,18 @@ impl Probes {
     }
 }
 
+/// Every probe by name with its count, in table order (`summary.json`'s `probes.counts`).
+impl serde::Serialize for Probes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(PROBE_COUNT))?;
+        for (p, n) in self.iter() {
+            map.serialize_entry(p.name(), &n)?;
+        }
+        map.end()
+    }
+}
+
 impl fmt::Debug for Probes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map()

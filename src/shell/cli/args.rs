@@ -119,6 +119,10 @@ pub struct SweepArgs {
     /// Do not shrink failures
     #[arg(long)]
     pub no_shrink: bool,
+    /// Fail the coverage gate when some coverage probe (a branch of the model's or the
+    /// kernel's decisions) was reached by no seed; the gate lists them
+    #[arg(long)]
+    pub require_coverage: bool,
     /// Print only the verdict and the failures (no progress bar)
     #[arg(long)]
     pub quiet: bool,
@@ -135,6 +139,9 @@ pub struct MergeArgs {
     /// Also write a JUnit XML report here; replaced only if durasim wrote it
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Fail the coverage gate when some coverage probe was reached by no seed of any shard
+    #[arg(long)]
+    pub require_coverage: bool,
     /// Print only the verdict and the failures
     #[arg(long)]
     pub quiet: bool,

@@ -80,6 +80,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
     plan.jobs = args.jobs;
     plan.threads = args.threads.unwrap_or(0);
     plan.shrink = !args.no_shrink;
+    plan.require_coverage = args.require_coverage;
     plan.wall_clock = Some(Instant::now);
     let out = match &args.out {
         Some(p) => p.clone(),
@@ -136,6 +137,7 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
     );
     plan.swarm = first.swarm;
     plan.jobs = first.jobs_override;
+    plan.require_coverage = args.require_coverage;
     plan.bugs = BugSet::EMPTY;
     apply_bug_flags(&mut plan.bugs, &first.bugs)?;
     check_bugs_apply(plan.bugs, &plan.scenario, &first.scenario_file)?;
