@@ -635,9 +635,16 @@ impl Queue {
     }
 
     /// Hands a job held by [`Queue::reopen`] with `hold` to the ready line, first in line with its
-    /// old visible time. False if it is not held (it moved on meanwhile).
+    /// old visible time. False if it is not held (it moved on meanwhile): it is not waiting, or
+    /// it waits for a time of its own (its holder's retry, taken by the profile's guard after
+    /// the rescue, scheduled it: the kernel makes it visible then, and a release now would put
+    /// it in the ready line before its time).
     pub fn release(&mut self, job: JobId) -> bool {
-        if self.rows.state(job) != JobState::Waiting {
+        let held = self
+            .rows
+            .live_in(job, JobState::Waiting)
+            .is_some_and(|j| j.lease_expired);
+        if !held {
             self.probes.hit(Probe::QueueReleaseMovedOn);
             return false;
         }
