@@ -177,12 +177,14 @@ impl DeadLetterQueue {
     }
 
     /// Files `job`. When the DLQ is at capacity, the oldest entry is evicted to make room and
-    /// returned: it is gone, reprocessed or not.
+    /// returned: it is gone, reprocessed or not. A job filed before (a profile's by-id write
+    /// revived it, and it died again) leaves its old entry first: a row is in the DLQ once.
     pub fn push(&mut self, now: SimTime, job: JobId, reason: StoredReason) -> Option<JobId> {
-        assert!(
-            !self.index.contains_key(&job.0),
-            "{job} dead-lettered twice"
-        );
+        if self.index.contains_key(&job.0) {
+            self.probes.hit(Probe::DlqRefiled);
+            self.drop_entry(job);
+            self.index.remove(&job.0);
+        }
         let evicted = match self.config.capacity {
             Some(cap)
                 if self.len() >= cap as usize && self.config.bugs.contains(Bug::EvictNewest) =>
@@ -235,11 +237,19 @@ impl DeadLetterQueue {
                 return false;
             }
         };
-        let i = i as usize;
-        self.probes.hit(match i == self.head {
+        self.probes.hit(match i as usize == self.head {
             true => Probe::DlqExpireHead,
             false => Probe::DlqExpireOutOfOrder,
         });
+        self.drop_entry(job)
+    }
+
+    /// Takes `job`'s live entry out, the others keeping their order; false if it has none.
+    fn drop_entry(&mut self, job: JobId) -> bool {
+        let i = match self.index.get(&job.0) {
+            Some(&i) if i != EVICTED => i as usize,
+            _ => return false,
+        };
         // Move the entry to the head, the others one place on, then drop the head.
         self.entries[self.head..=i].rotate_right(1);
         for k in self.head + 1..=i {

@@ -436,6 +436,11 @@ impl QueueSemantics for ProfiledQueue {
             self.chapter.dead_letter(now, w)?;
         } else {
             self.guard(now, WriteOp::DeadLetter, w)?;
+            if self.chapter.queue.state(w.job) == JobState::DeadLettered {
+                // Its row is in the DLQ already: the write changes nothing (a second entry
+                // for one row is what no store keeps).
+                return Err(Refused::Ignored);
+            }
             self.chapter.queue.dead_letter_unfenced(w.job);
         }
         self.finished(now, w.job);
@@ -475,8 +480,15 @@ impl QueueSemantics for ProfiledQueue {
         }
         let decision = self.chapter.policy.decide(error, counted, jitter_draw);
         crate::model::semantics::count_decision(&mut self.probes, decision);
+        // The policy's own delay is the profile's only for `exp2` with the policy's jitters
+        // (none, full, equal); a profile's jitter (symmetric, up, additive) keeps its formula.
+        let own_delay = self.sem.backoff.formula != BackoffFormula::Exp2
+            || !matches!(
+                self.sem.backoff.jitter,
+                JitterMode::None | JitterMode::Full | JitterMode::Equal
+            );
         match decision {
-            Decision::Retry { .. } if self.sem.backoff.formula != BackoffFormula::Exp2 => {
+            Decision::Retry { .. } if own_delay => {
                 let lease_left = self.job(job).lease_until.saturating_sub(now);
                 self.count_backoff();
                 Decision::Retry {

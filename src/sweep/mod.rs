@@ -26,6 +26,7 @@ pub mod merge;
 pub mod seed;
 pub mod shrink;
 pub mod shrunk;
+pub mod space;
 pub mod stream;
 pub mod summary;
 pub mod swarm;

@@ -125,6 +125,7 @@ probes! {
     // ---- the dead-letter queue (model/dead_letter.rs) --------------------------------------
     DlqFiled = "dlq.push.filed", "src/model/dead_letter.rs", "a dead job is filed in the DLQ";
     DlqEvictOldest = "dlq.push.evict_oldest", "src/model/dead_letter.rs", "a full DLQ evicts its oldest entry to make room";
+    DlqRefiled = "dlq.push.refiled", "src/model/dead_letter.rs", "a revived job dies again: its old entry leaves before the new one";
     DlqExpireHead = "dlq.expire.head", "src/model/dead_letter.rs", "retention deletes the oldest entry";
     DlqExpireOutOfOrder = "dlq.expire.out_of_order", "src/model/dead_letter.rs", "retention deletes an entry behind the oldest (the others keep their order)";
     DlqExpireGone = "dlq.expire.gone", "src/model/dead_letter.rs", "retention finds the entry already evicted by capacity";
