@@ -28,8 +28,8 @@ use crate::profile::detection::{detected_at, LeaseView};
 use crate::profile::guard::{self, Verdict, WriteContext};
 use crate::profile::stall::Stalls;
 use crate::profile::{
-    backoff, retention, AttemptsCount, BackoffFormula, Effective, ExpiryKind, JitterMode,
-    OnExpiry, RescueWrite, Semantics, WriteGuard,
+    backoff, retention, AttemptsCount, BackoffFormula, Effective, ExpiryKind, JitterMode, OnExpiry,
+    RescueWrite, Semantics, WriteGuard,
 };
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
@@ -173,7 +173,9 @@ impl ProfiledQueue {
             same_process: facts.holder == w.worker.0,
         };
         let mut verdict = guard::judge(guard_of, ctx, self.sem.stale.apply_permille, w.coin);
-        self.probes.hit(guard_probe(guard_of, current && !terminal, verdict));
+        if let Some(p) = guard_probe(guard_of, current && !terminal, verdict) {
+            self.probes.hit(p);
+        }
         if verdict == Verdict::Accepted && terminal {
             // A by-id write finds a finished job only while its row is kept.
             let kept = match (self.sem.finished_rows_kept_ms, facts.finished_at) {
@@ -228,10 +230,12 @@ impl ProfiledQueue {
 }
 
 /// The probe of a guard's verdict on a write: the holder's own (`holder`), or a stale one by
-/// the profile's `guard`.
-fn guard_probe(guard: WriteGuard, holder: bool, verdict: Verdict) -> Probe {
+/// the profile's `guard`. None for a stale write taken from the process that holds the job:
+/// the kernel never makes one (a worker runs one attempt at a time, so it never writes with an
+/// old token while it holds the current one).
+fn guard_probe(guard: WriteGuard, holder: bool, verdict: Verdict) -> Option<Probe> {
     use Verdict::*;
-    match (guard, verdict) {
+    Some(match (guard, verdict) {
         _ if holder => Probe::GuardHolder,
         (WriteGuard::Reject, _) => Probe::GuardRejectRejected,
         (WriteGuard::IfLeased, Accepted) => Probe::GuardIfLeasedAccepted,
@@ -239,11 +243,11 @@ fn guard_probe(guard: WriteGuard, holder: bool, verdict: Verdict) -> Probe {
         (WriteGuard::ById, _) => Probe::GuardByIdAccepted,
         (WriteGuard::IfNotTerminal, Accepted) => Probe::GuardIfNotTerminalAccepted,
         (WriteGuard::IfNotTerminal, _) => Probe::GuardIfNotTerminalIgnored,
-        (WriteGuard::IfSameProcess, Accepted) => Probe::GuardIfSameProcessAccepted,
+        (WriteGuard::IfSameProcess, Accepted) => return None,
         (WriteGuard::IfSameProcess, _) => Probe::GuardIfSameProcessIgnored,
         (WriteGuard::MayApply, Accepted) => Probe::GuardMayApplyAccepted,
         (WriteGuard::MayApply, _) => Probe::GuardMayApplyIgnored,
-    }
+    })
 }
 
 impl QueueSemantics for ProfiledQueue {

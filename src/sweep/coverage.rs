@@ -28,10 +28,16 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
     let sw = swarm_ranges(plan);
     let kinds = kinds_configured(plan);
     let on_kind = |k: FaultKind| kinds[k.coverage_index().expect("covered")];
-    let points_pool: Vec<String> = sw
-        .crash_points
-        .clone()
-        .unwrap_or_else(|| s.faults.crash_points.clone());
+    let points_pool: Vec<String> = match space(plan) {
+        true => CrashPoint::ALL
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect(),
+        false => sw
+            .crash_points
+            .clone()
+            .unwrap_or_else(|| s.faults.crash_points.clone()),
+    };
     let faults: Vec<(String, bool)> = fault_kinds()
         .zip(kinds)
         .map(|(n, on)| (n.to_string(), on))
@@ -62,9 +68,18 @@ fn swarm_ranges(plan: &Plan) -> crate::scenario::Swarm {
     }
 }
 
+/// A configuration-space sweep (`[swarm] space`): its seeds draw every fault kind, crash point
+/// and path, so the gate requires every one.
+fn space(plan: &Plan) -> bool {
+    plan.swarm && swarm_ranges(plan).space.is_some()
+}
+
 /// Per fault kind of `COVERED`: whether a seed can draw it (its rate, or its `[swarm]` range's
 /// maximum, above 0).
 fn kinds_configured(plan: &Plan) -> [bool; COVERED.len()] {
+    if space(plan) {
+        return [true; COVERED.len()];
+    }
     let f = &plan.scenario.faults;
     let sw = swarm_ranges(plan);
     let on = |rate: f64, range: Option<[f64; 2]>| match range {
@@ -91,6 +106,9 @@ fn required(plan: &Plan, on_kind: impl Fn(FaultKind) -> bool, points: &Named) ->
     let s = &plan.scenario;
     let sw = swarm_ranges(plan);
     let e = s.expectations();
+    if space(plan) {
+        return Sometimes::ALL.to_vec();
+    }
     let mut required: Vec<Sometimes> = e
         .sometimes
         .iter()

@@ -19,7 +19,9 @@
 //! file and nowhere else. What is not a probe: the branches a bug switch takes (a probe marks
 //! what the correct model does), and packed values that cannot spill within a run's limits (a
 //! fence or an event id beyond 2^32 needs more leases than `base::limits::MAX_JOBS` jobs
-//! make).
+//! make), and a branch the kernel cannot take (a stale write from the process that holds the
+//! job's current lease: a worker runs one attempt at a time, so it never writes with an older
+//! token while it holds a newer one).
 
 use std::fmt;
 
@@ -156,7 +158,6 @@ probes! {
     GuardByIdRowGone = "guard.by_id.row_gone", "src/model/profiled_queue.rs", "guard by_id: a write to a finished job whose row is gone is ignored";
     GuardIfNotTerminalAccepted = "guard.if_not_terminal.accepted", "src/model/profiled_queue.rs", "guard if_not_terminal: a stale write to an open job is taken";
     GuardIfNotTerminalIgnored = "guard.if_not_terminal.ignored", "src/model/profiled_queue.rs", "guard if_not_terminal: a write to a finished job is ignored";
-    GuardIfSameProcessAccepted = "guard.if_same_process.accepted", "src/model/profiled_queue.rs", "guard if_same_process: a stale write from the job's process is taken";
     GuardIfSameProcessIgnored = "guard.if_same_process.ignored", "src/model/profiled_queue.rs", "guard if_same_process: a stale write from another process is ignored";
     GuardMayApplyAccepted = "guard.may_apply.accepted", "src/model/profiled_queue.rs", "guard may_apply: the coin lets a stale write take effect";
     GuardMayApplyIgnored = "guard.may_apply.ignored", "src/model/profiled_queue.rs", "guard may_apply: the coin drops a stale write";
@@ -249,7 +250,10 @@ pub const PROBE_COUNT: usize = TABLE.len();
 const _: () = {
     let mut i = 0;
     while i < PROBE_COUNT {
-        assert!(TABLE[i].probe as usize == i, "TABLE is out of Probe's order");
+        assert!(
+            TABLE[i].probe as usize == i,
+            "TABLE is out of Probe's order"
+        );
         i += 1;
     }
 };
@@ -346,7 +350,11 @@ impl serde::Serialize for Probes {
 impl fmt::Debug for Probes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map()
-            .entries(self.iter().filter(|(_, n)| *n > 0).map(|(p, n)| (p.name(), n)))
+            .entries(
+                self.iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(p, n)| (p.name(), n)),
+            )
             .finish()
     }
 }

@@ -20,8 +20,8 @@ use crate::scenario::{
 use crate::vocab::config::Jitter;
 use crate::vocab::faults::{FaultKind, Held, Struck};
 use crate::vocab::queue_params::{
-    AttemptsCount, BackoffFormula, DlqMode, ExpiryKind, Fetch, Heartbeat, OnExpiry,
-    PermanentError, RescueWrite, Unique, WriteGuard,
+    AttemptsCount, BackoffFormula, DlqMode, ExpiryKind, Fetch, Heartbeat, OnExpiry, PermanentError,
+    RescueWrite, Unique, WriteGuard,
 };
 
 const TENANTS: [&str; 5] = ["acme", "globex", "initech", "umbrella", "hooli"];
@@ -128,9 +128,8 @@ fn profile_keys(g: &mut Gen, q: &mut QueueSection, profile: Profile) {
     // Every sweeper is drawn fast: a real one ticks every 30 s to 10 min.
     let sweeps = !matches!(profile, Profile::Durasim | Profile::Sqs | Profile::Pgmq);
     q.sweep_ms = (sweeps || g.chance(0.3)).then(|| g.span(10, 2_000));
-    q.liveness_ms = (matches!(profile, Profile::Procrastinate | Profile::Sidekiq)
-        || g.chance(0.1))
-    .then(|| g.span(50, 3_000));
+    q.liveness_ms = (matches!(profile, Profile::Procrastinate | Profile::Sidekiq) || g.chance(0.1))
+        .then(|| g.span(50, 3_000));
     q.on_expiry = word::<OnExpiry>(g, 0.2);
     q.stall_limit = g.chance(0.2).then(|| g.range(0, 3) as u32);
     q.rescue_write = word::<RescueWrite>(g, 0.15);
@@ -338,6 +337,13 @@ fn faults(g: &mut Gen, q: &QueueSection) -> Faults {
             min,
             max: g.span(min, 3 * around),
         };
+    }
+    if g.chance(0.05) {
+        // A zombie storm: holders that outlive their lease and fail for good, so that a stale
+        // write meets a job that already died (and, by id, revives it).
+        f.held_mut(Held::Stall).rate = 0.4;
+        f.permanent_error = 0.4;
+        g.note("zombie storm");
     }
     f.outage = g.chance(0.1).then(|| {
         let from_ms = g.range(0, 3_000);
