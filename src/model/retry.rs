@@ -159,12 +159,14 @@ impl RetryPolicy {
     pub fn backoff_ms(&self, attempt: u32, jitter_draw: f64) -> u64 {
         let delay = self.backoff_ms_unjittered(attempt);
         if self.bugs.contains(Bug::JitterOverCap) && self.jitter == Jitter::Full {
-            return (jitter_draw * (2 * delay + 1) as f64) as u64;
+            return (jitter_draw * delay.saturating_mul(2).saturating_add(1) as f64) as u64;
         }
         match self.jitter {
             Jitter::None => delay,
-            Jitter::Full => (jitter_draw * (delay + 1) as f64) as u64,
-            Jitter::Equal => delay / 2 + (jitter_draw * (delay - delay / 2 + 1) as f64) as u64,
+            Jitter::Full => (jitter_draw * delay.saturating_add(1) as f64) as u64,
+            Jitter::Equal => {
+                delay / 2 + (jitter_draw * (delay - delay / 2).saturating_add(1) as f64) as u64
+            }
         }
         .min(delay)
     }
