@@ -18,12 +18,12 @@ use crate::model::outbox::CommitOutcome;
 use crate::model::queue::{LeaseOutcome, Rejection};
 use crate::model::retry::{Decision, ErrorKind, RetryPolicy};
 use crate::model::semantics::{QueueSemantics, Refused, Write, WriteOp};
+use crate::model::worker::CrashPoint;
 use crate::model::worker::{Attempt, Step};
 use crate::scenario::DepthSampling;
 use crate::vocab::bugs::Bug;
 use crate::vocab::faults::Held;
 use crate::vocab::probes::Probe;
-use crate::model::worker::CrashPoint;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     /// Hands ready jobs to idle workers, first come first served.

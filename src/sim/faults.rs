@@ -92,7 +92,13 @@ impl Script {
 
     /// Scripted faults for this attempt (each fires once), applied over the drawn plan. True
     /// when one fired.
-    pub fn apply(&mut self, now: SimTime, job: JobId, attempt: u32, plan: &mut AttemptPlan) -> bool {
+    pub fn apply(
+        &mut self,
+        now: SimTime,
+        job: JobId,
+        attempt: u32,
+        plan: &mut AttemptPlan,
+    ) -> bool {
         let Some(armed) = self.by_job.get_mut(&job) else {
             return false;
         };

@@ -222,7 +222,11 @@ pub fn print_sweep_summary(json: &SweepJson, out: &Path, quiet: bool) {
             "             probes: {}/{} reached{}{}",
             c.probes_reached,
             c.probes.len(),
-            if c.probes_required { " (all required)" } else { "" },
+            if c.probes_required {
+                " (all required)"
+            } else {
+                ""
+            },
             if unreached.is_empty() || c.probes_required {
                 String::new()
             } else {
