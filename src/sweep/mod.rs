@@ -22,6 +22,7 @@ pub mod aggregate;
 pub mod coverage;
 pub mod explicit_jobs;
 pub mod freeze;
+pub mod guided;
 pub mod merge;
 pub mod seed;
 pub mod shrink;

@@ -82,13 +82,7 @@ pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
         scenario = draws::validated(&mut file);
     }
     let hazards = hazards::of(&scenario);
-    let mut tolerates: Vec<String> = hazards
-        .iter()
-        .flat_map(|h| h.tolerates())
-        .map(|i| i.name().to_string())
-        .collect();
-    tolerates.sort_by_key(|n| crate::check::Invariant::parse(n).map(|i| i as usize));
-    tolerates.dedup();
+    let tolerates = tolerated(&scenario);
     for h in &hazards {
         g.note(format!("hazard {}", h.name()));
     }
@@ -111,6 +105,34 @@ pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
     };
     let rates = FaultRates::from_scenario(&scenario);
     (scenario, rates, d)
+}
+
+/// The invariants a correct run of `scenario` may break, by the hazards its settings run into
+/// (sorted by the checker's order): a draw's, and a guided mutant's, whose settings moved.
+pub fn tolerated(scenario: &Scenario) -> Vec<String> {
+    let mut tolerates: Vec<String> = hazards::of(scenario)
+        .iter()
+        .flat_map(|h| h.tolerates())
+        .map(|i| i.name().to_string())
+        .collect();
+    tolerates.sort_by_key(|n| crate::check::Invariant::parse(n).map(|i| i as usize));
+    tolerates.dedup();
+    tolerates
+}
+
+/// A guided mutant of a draw (`sweep::guided`), repaired as a draw is (no crash on a queue that
+/// never rescues, a small `max_attempts` where retries would not end, ...): its scenario, or
+/// None when it does not validate.
+pub fn repaired(mut file: ScenarioFile, name: &str, seed: u64) -> Option<Scenario> {
+    let mut g = Gen::new(seed);
+    let mut scenario = Scenario::from_file(file.clone(), name).ok()?;
+    for _ in 0..16 {
+        if !draws::settle(&mut g, &mut file, &scenario) {
+            return Some(scenario);
+        }
+        scenario = Scenario::from_file(file.clone(), name).ok()?;
+    }
+    None
 }
 
 /// The file a space draw writes for `seed`, validated: what `--freeze` and the shrinker start

@@ -82,6 +82,9 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
     plan.shrink = !args.no_shrink;
     plan.require_coverage = args.require_coverage;
     plan.wall_clock = Some(Instant::now);
+    if args.guided || args.seeds_to_detect.is_some() {
+        return super::guided::cmd_guided(args, plan);
+    }
     let out = match &args.out {
         Some(p) => p.clone(),
         None => default_out(&plan.scenario.name, "-sweep")?,

@@ -27,7 +27,8 @@ pub enum Hazard {
     StaleWritesTaken,
     /// A sweeper reads a job, then writes by id later whatever the job became
     /// (riverqueue/river#1302): a finished job leased again, a lease's end recorded for a lease
-    /// already released, and the depth the checker recomputes from those records.
+    /// already released, the depth the checker recomputes from those records, and a revived
+    /// job's second DLQ entry (`dlq_bounded`).
     RescueRace,
     /// Attempts counted by failures, or stalls counted apart (BullMQ, Sidekiq): a job is leased
     /// more often than `max_attempts`, and a job that stalled past its limit is failed at its
@@ -74,6 +75,9 @@ impl Hazard {
                 Invariant::TerminalOnce,
                 Invariant::DepthMatchesHistory,
                 Invariant::RecordedValuesMatch,
+                // A job the race revived that dies again is filed a second time (found by a
+                // guided sweep: a capacity-1 DLQ then holds its two entries).
+                Invariant::DlqBounded,
             ],
             Hazard::LeasesUncounted => {
                 &[Invariant::AttemptsBounded, Invariant::RetryPolicyFollowed]
