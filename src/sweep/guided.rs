@@ -1,8 +1,8 @@
 //! Guided exploration (`durasim sweep --guided`): keep the runs that reached a coverage probe or
 //! a `sometimes` property no run had reached, or one few runs reach, and mutate them (move a
 //! scripted fault, add or drop a scripted crash, change the crash point, raise or lower a fault
-//! rate, move an arrival, draw the run's random numbers again), AFL-style; half the runs are
-//! fresh seeds of the range, as a uniform sweep runs them.
+//! rate, move an arrival, draw the run's random numbers again), AFL-style, the rarest paths'
+//! runs most often; half the runs are fresh seeds of the range, as a uniform sweep runs them.
 //!
 //! Owns: the corpus and its admission (new or rare features), the mutations, the schedule (in
 //! batches of [`BATCH`], each built from the corpus as the batch starts and folded back in run
@@ -13,7 +13,7 @@
 //! whole scenario; `durasim sweep FILE --seeds S..S+1` shrinks it).
 
 use super::seed::seed_setup;
-use super::{space, Plan, SweepError};
+use super::{space, Plan, SweepError, REPLAY_EVERY};
 use crate::base::rng::{Purpose, Stream};
 use crate::model::worker::CrashPoint;
 use crate::run::{run_once, RunRequest};
@@ -73,11 +73,28 @@ pub struct Guided {
     pub first_failure: Option<GuidedFailure>,
 }
 
+/// A feature is a probe or a sometimes property with how often the run reached it, in one of
+/// these buckets (1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128 or more), as AFL counts a branch: a
+/// run that takes a rare branch more often than any run before is kept too.
+const BUCKETS: usize = 8;
+
+fn bucket(n: u64) -> usize {
+    match n {
+        0..=3 => n.saturating_sub(1) as usize,
+        4..=7 => 3,
+        8..=15 => 4,
+        16..=31 => 5,
+        32..=127 => 6,
+        _ => 7,
+    }
+}
+
 /// One run's verdict and what it reached.
 struct Outcome {
     /// (invariant, first message); `panic` for a crash.
     failures: Vec<(String, String)>,
-    /// Probe indices reached, then `PROBE_COUNT + i` for the i-th sometimes property reached.
+    /// `i * BUCKETS + bucket(count)` for the i-th probe reached, then for the sometimes
+    /// properties (numbered on from `PROBE_COUNT`).
     features: Vec<usize>,
     sometimes_total: usize,
 }
@@ -115,14 +132,18 @@ fn rates_into(f: &mut crate::scenario::Faults, r: &FaultRates) {
     }
 }
 
-fn judge(c: &Candidate, bugs: BugSet) -> Outcome {
+/// Runs `c`; `replay` runs it a second time, as a sweep does every [`REPLAY_EVERY`]-th seed,
+/// and a different trace hash is a `replay` failure.
+fn judge(c: &Candidate, bugs: BugSet, replay: bool) -> Outcome {
     let request = RunRequest {
         seed: c.run_seed,
         bugs,
         ..RunRequest::for_scenario(&c.scenario)
     };
     let report = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run_once(&c.scenario, &request, None)
+        let report = run_once(&c.scenario, &request, None);
+        let again = replay.then(|| run_once(&c.scenario, &request, None).outcome.trace_hash);
+        (report, again)
     })) {
         Ok(r) => r,
         Err(payload) => {
@@ -138,7 +159,8 @@ fn judge(c: &Candidate, bugs: BugSet) -> Outcome {
             };
         }
     };
-    let failures = report
+    let (report, again) = report;
+    let mut failures: Vec<(String, String)> = report
         .check
         .verdicts
         .iter()
@@ -148,16 +170,22 @@ fn judge(c: &Candidate, bugs: BugSet) -> Outcome {
             (i.name().to_string(), message.unwrap_or_default())
         })
         .collect();
+    if again.is_some_and(|h| h != report.outcome.trace_hash) {
+        failures.push((
+            "replay".into(),
+            "the same run gave a different history on a second run".into(),
+        ));
+    }
     let counts = report.outcome.probes.counts();
-    let mut features: Vec<usize> = (0..PROBE_COUNT).filter(|&i| counts[i] > 0).collect();
     let sometimes = &report.check.sometimes;
-    features.extend(
-        sometimes
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, n))| *n > 0)
-            .map(|(i, _)| PROBE_COUNT + i),
-    );
+    let features: Vec<usize> = counts
+        .iter()
+        .copied()
+        .chain(sometimes.iter().map(|(_, n)| *n))
+        .enumerate()
+        .filter(|(_, n)| *n > 0)
+        .map(|(i, n)| i * BUCKETS + bucket(n))
+        .collect();
     Outcome {
         failures,
         features,
@@ -297,7 +325,10 @@ pub fn explore(plan: &Plan, mutate_on: bool, stop_at_first: bool) -> Result<Guid
     let mut g = Stream::new(plan.seeds.0, Purpose::Swarm, 2);
     let mut corpus: Vec<Candidate> = Vec::new();
     let mut oldest = 0;
-    let mut seen: Vec<u64> = vec![0; PROBE_COUNT + crate::check::Sometimes::ALL.len()];
+    let features = (PROBE_COUNT + crate::check::Sometimes::ALL.len()) * BUCKETS;
+    let mut seen: Vec<u64> = vec![0; features];
+    // Per feature, the latest corpus entry that reached it.
+    let mut holder: Vec<Option<usize>> = vec![None; features];
     let mut out = Guided {
         runs: 0,
         fresh: 0,
@@ -316,7 +347,7 @@ pub fn explore(plan: &Plan, mutate_on: bool, stop_at_first: bool) -> Result<Guid
         for _ in 0..n {
             let mutant = (mutate_on && !corpus.is_empty() && !g.chance(FRESH_SHARE))
                 .then(|| {
-                    let parent = &corpus[g.range(0, corpus.len() as u64 - 1) as usize];
+                    let parent = &corpus[pick_parent(&mut g, &seen, &holder)];
                     mutate(&mut g, plan, parent)
                 })
                 .flatten();
@@ -332,8 +363,20 @@ pub fn explore(plan: &Plan, mutate_on: bool, stop_at_first: bool) -> Result<Guid
                 }
             });
         }
-        let outcomes: Vec<Outcome> =
-            pool.install(|| batch.par_iter().map(|c| judge(c, plan.bugs)).collect());
+        let first = out.runs;
+        let outcomes: Vec<Outcome> = pool.install(|| {
+            batch
+                .par_iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    judge(
+                        c,
+                        plan.bugs,
+                        (first + i as u64).is_multiple_of(REPLAY_EVERY),
+                    )
+                })
+                .collect()
+        });
         for (c, o) in batch.into_iter().zip(outcomes) {
             out.runs += 1;
             out.sometimes_total = out.sometimes_total.max(o.sometimes_total);
@@ -358,12 +401,22 @@ pub fn explore(plan: &Plan, mutate_on: bool, stop_at_first: bool) -> Result<Guid
             for &f in &o.features {
                 seen[f] += 1;
             }
-            if keep && mutate_on {
-                if corpus.len() < CORPUS_MAX {
-                    corpus.push(c);
-                } else {
-                    corpus[oldest] = c;
-                    oldest = (oldest + 1) % CORPUS_MAX;
+            // A run whose hazards tolerate some invariants is blind to their violations: it
+            // counts for coverage but is no parent.
+            if keep && mutate_on && c.tolerates.is_empty() {
+                let at = match corpus.len() < CORPUS_MAX {
+                    true => {
+                        corpus.push(c);
+                        corpus.len() - 1
+                    }
+                    false => {
+                        corpus[oldest] = c;
+                        oldest = (oldest + 1) % CORPUS_MAX;
+                        (oldest + CORPUS_MAX - 1) % CORPUS_MAX
+                    }
+                };
+                for &f in &o.features {
+                    holder[f] = Some(at);
                 }
             }
         }
@@ -372,9 +425,38 @@ pub fn explore(plan: &Plan, mutate_on: bool, stop_at_first: bool) -> Result<Guid
         }
     }
     out.corpus = corpus.len();
-    out.probes_reached = seen[..PROBE_COUNT].iter().filter(|&&n| n > 0).count();
-    out.sometimes_reached = seen[PROBE_COUNT..].iter().filter(|&&n| n > 0).count();
+    let reached = |c: &[u64]| c.iter().any(|&n| n > 0);
+    let by_name: Vec<bool> = seen.chunks(BUCKETS).map(reached).collect();
+    out.probes_reached = by_name[..PROBE_COUNT].iter().filter(|&&r| r).count();
+    out.sometimes_reached = by_name[PROBE_COUNT..].iter().filter(|&&r| r).count();
     Ok(out)
+}
+
+/// A parent for the next mutant: a feature drawn with weight 1/runs-that-reached-it among
+/// the sometimes properties a corpus entry holds (the rarest get the most mutants), and the
+/// latest entry that reached it.
+fn pick_parent(g: &mut Stream, seen: &[u64], holder: &[Option<usize>]) -> usize {
+    let weight = |f: usize| 1.0 / seen[f].max(1) as f64;
+    // The sometimes properties when some entry holds one (what a run did, not how the model
+    // decided it), else the probes.
+    let from = PROBE_COUNT * BUCKETS;
+    let held = |f: &usize| holder[*f].is_some();
+    let from = if (from..seen.len()).any(|f| held(&f)) {
+        from
+    } else {
+        0
+    };
+    let total: f64 = (from..seen.len()).filter(held).map(weight).sum();
+    let mut x = g.unit() * total;
+    let mut last = 0;
+    for f in (from..seen.len()).filter(held) {
+        last = holder[f].expect("held");
+        x -= weight(f);
+        if x < 0.0 {
+            break;
+        }
+    }
+    last
 }
 
 /// Seeds-to-detect for one bug switch: per start, the runs a uniform and a guided search made
