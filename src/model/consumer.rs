@@ -9,6 +9,7 @@
 
 use crate::base::ids::{EventId, SimTime};
 use crate::vocab::bugs::{Bug, BugSet};
+use crate::vocab::probes::{Probe, Probes};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HandleOutcome {
@@ -29,6 +30,8 @@ pub struct Consumer {
     applied: u64,
     /// The bug switches on; the consumer reads `no_consumer_dedupe`.
     bugs: BugSet,
+    /// The consumer's decisions taken so far (`vocab::probes`).
+    pub probes: Probes,
 }
 
 impl Consumer {
@@ -55,8 +58,13 @@ impl Consumer {
         if word >= self.seen.len() {
             self.seen.resize((word + 1).next_power_of_two(), 0);
         }
-        if self.seen[word] & (1 << bit) != 0 && !self.bugs.contains(Bug::NoConsumerDedupe) {
+        let seen = self.seen[word] & (1 << bit) != 0;
+        if seen && !self.bugs.contains(Bug::NoConsumerDedupe) {
+            self.probes.hit(Probe::ConsumerDuplicate);
             return HandleOutcome::DuplicateEvent;
+        }
+        if !seen {
+            self.probes.hit(Probe::ConsumerApplied);
         }
         self.seen[word] |= 1 << bit;
         self.applied += 1;
@@ -73,9 +81,14 @@ impl Consumer {
         // sighting and a duplicate does not extend it.
         let remembered = first != 0 && now < first - 1 + window;
         if remembered && !self.bugs.contains(Bug::NoConsumerDedupe) {
+            self.probes.hit(Probe::ConsumerWindowDuplicate);
             return HandleOutcome::DuplicateEvent;
         }
         if !remembered {
+            self.probes.hit(match first {
+                0 => Probe::ConsumerWindowFirst,
+                _ => Probe::ConsumerWindowForgotten,
+            });
             self.seen_at[i] = now + 1;
         }
         self.applied += 1;

@@ -13,6 +13,7 @@
 use crate::base::fastmap::FastMap;
 use crate::base::ids::{JobId, SimTime, TenantId};
 use crate::vocab::bugs::{Bug, BugSet};
+use crate::vocab::probes::{Probe, Probes};
 use std::collections::VecDeque;
 
 /// Why a job is dead: a closed code. The error's text may quote the document, so it never
@@ -150,6 +151,8 @@ pub struct DeadLetterQueue {
     /// Per tenant (a small vector indexed by tenant id): when its accepted reprocesses happened,
     /// within the rate limit's window.
     recent_reprocesses: Vec<VecDeque<SimTime>>,
+    /// The DLQ's decisions taken so far (`vocab::probes`).
+    pub probes: Probes,
 }
 
 /// The job's entry was evicted (by capacity or retention).
@@ -174,12 +177,14 @@ impl DeadLetterQueue {
     }
 
     /// Files `job`. When the DLQ is at capacity, the oldest entry is evicted to make room and
-    /// returned: it is gone, reprocessed or not.
+    /// returned: it is gone, reprocessed or not. A job filed before (a profile's by-id write
+    /// revived it, and it died again) leaves its old entry first: a row is in the DLQ once.
     pub fn push(&mut self, now: SimTime, job: JobId, reason: StoredReason) -> Option<JobId> {
-        assert!(
-            !self.index.contains_key(&job.0),
-            "{job} dead-lettered twice"
-        );
+        if self.index.contains_key(&job.0) {
+            self.probes.hit(Probe::DlqRefiled);
+            self.drop_entry(job);
+            self.index.remove(&job.0);
+        }
         let evicted = match self.config.capacity {
             Some(cap)
                 if self.len() >= cap as usize && self.config.bugs.contains(Bug::EvictNewest) =>
@@ -195,6 +200,7 @@ impl DeadLetterQueue {
                 Some(newest)
             }
             Some(cap) if self.len() >= cap as usize => {
+                self.probes.hit(Probe::DlqEvictOldest);
                 let oldest = JobId(self.entries[self.head].job);
                 self.index.insert(oldest.0, EVICTED);
                 self.head += 1;
@@ -202,6 +208,7 @@ impl DeadLetterQueue {
             }
             _ => None,
         };
+        self.probes.hit(Probe::DlqFiled);
         self.index.insert(job.0, self.entries.len() as u32);
         let reason = match reason {
             StoredReason::Code(code) => code as u32,
@@ -225,9 +232,24 @@ impl DeadLetterQueue {
     pub fn expire(&mut self, job: JobId) -> bool {
         let i = match self.index.get(&job.0) {
             Some(&i) if i != EVICTED => i,
+            _ => {
+                self.probes.hit(Probe::DlqExpireGone);
+                return false;
+            }
+        };
+        self.probes.hit(match i as usize == self.head {
+            true => Probe::DlqExpireHead,
+            false => Probe::DlqExpireOutOfOrder,
+        });
+        self.drop_entry(job)
+    }
+
+    /// Takes `job`'s live entry out, the others keeping their order; false if it has none.
+    fn drop_entry(&mut self, job: JobId) -> bool {
+        let i = match self.index.get(&job.0) {
+            Some(&i) if i != EVICTED => i as usize,
             _ => return false,
         };
-        let i = i as usize;
         // Move the entry to the head, the others one place on, then drop the head.
         self.entries[self.head..=i].rotate_right(1);
         for k in self.head + 1..=i {
@@ -305,7 +327,7 @@ impl DeadLetterQueue {
         operator: Option<&str>,
         cancelled: bool,
     ) -> Result<(), ReprocessRefusal> {
-        match self.check_reprocess(now, job, tenant, operator) {
+        let verdict = match self.check_reprocess(now, job, tenant, operator) {
             Err(refusal) if cancelled && refusal != ReprocessRefusal::MissingOperator => {
                 if self.config.bugs.contains(Bug::ReprocessCancelled) {
                     Ok(())
@@ -314,7 +336,21 @@ impl DeadLetterQueue {
                 }
             }
             verdict => verdict,
-        }
+        };
+        self.probes.hit(match verdict {
+            Ok(()) => Probe::DlqReprocessAuthorized,
+            Err(ReprocessRefusal::MissingOperator) => Probe::DlqRefusedMissingOperator,
+            Err(ReprocessRefusal::NotDeadLettered) => Probe::DlqRefusedNotDeadLettered,
+            Err(ReprocessRefusal::AlreadyReprocessed) => Probe::DlqRefusedAlreadyReprocessed,
+            Err(ReprocessRefusal::Evicted) => Probe::DlqRefusedEvicted,
+            Err(ReprocessRefusal::RateLimited) => Probe::DlqRefusedRateLimited,
+            Err(ReprocessRefusal::CancelledIsTerminal) => Probe::DlqRefusedCancelled,
+            // The kernel refuses these two itself (`sim/operator.rs`).
+            Err(ReprocessRefusal::NoSuchJob | ReprocessRefusal::VersionExists) => {
+                unreachable!("the DLQ never answers {verdict:?}")
+            }
+        });
+        verdict
     }
 
     fn check_reprocess(
@@ -338,10 +374,16 @@ impl DeadLetterQueue {
         }
         if let Some(limit) = self.config.reprocess_limit {
             let recent = self.recent(tenant);
+            let mut slid = false;
             while recent.front().is_some_and(|&t| t + limit.window_ms <= now) {
                 recent.pop_front();
+                slid = true;
             }
-            if recent.len() >= limit.max as usize {
+            let full = recent.len() >= limit.max as usize;
+            if slid {
+                self.probes.hit(Probe::DlqRateWindowSlid);
+            }
+            if full {
                 return Err(ReprocessRefusal::RateLimited);
             }
         }

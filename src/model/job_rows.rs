@@ -24,6 +24,7 @@ use crate::base::fastmap::FastMap;
 use crate::base::ids::{DocumentId, Fence, JobId, OperationId, SimTime, TenantId};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::{payload_hash, PayloadHash};
+use crate::vocab::probes::{Probe, Probes};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -189,6 +190,8 @@ pub struct JobRows {
     last_created: SimTime,
     /// Finished jobs keep their live row (a queue that can reopen them).
     keep_whole: bool,
+    /// Which packings and slot reuses happened (`vocab::probes`).
+    pub probes: Probes,
 }
 
 impl JobRows {
@@ -244,16 +247,19 @@ impl JobRows {
         let created = match u16::try_from(created_at - self.blocks[id as usize / BLOCK]) {
             Ok(offset) if offset != FAR_CREATED => offset,
             _ => {
+                self.probes.hit(Probe::RowsSpillCreatedAt);
                 self.far_created.insert(id, created_at);
                 FAR_CREATED
             }
         };
         let slot = match self.free.pop() {
             Some(s) => {
+                self.probes.hit(Probe::RowsSlotReused);
                 self.live[s as usize] = live;
                 s
             }
             None => {
+                self.probes.hit(Probe::RowsSlotNew);
                 self.live.push(live);
                 (self.live.len() - 1) as u32
             }
@@ -264,6 +270,7 @@ impl JobRows {
             bits |= TENANT_APART;
         }
         if default_payload(key.document) != Some(payload) {
+            self.probes.hit(Probe::RowsSpillPayload);
             self.apart_payloads.insert(id, payload);
             bits |= PAYLOAD_APART;
         }
@@ -296,10 +303,12 @@ impl JobRows {
         let k = &mut self.kept[job.index()];
         if default_payload(document) == Some(payload) {
             if k.bits & PAYLOAD_APART != 0 {
+                self.probes.hit(Probe::RowsPayloadBackToDefault);
                 self.apart_payloads.remove(&job.0);
             }
             k.bits &= !PAYLOAD_APART;
         } else {
+            self.probes.hit(Probe::RowsSpillPayload);
             k.bits |= PAYLOAD_APART;
             self.apart_payloads.insert(job.0, payload);
         }
@@ -427,13 +436,16 @@ impl JobRows {
         );
         k.state = state;
         if keep_whole {
+            self.probes.hit(Probe::RowsFinishKeptWhole);
             return;
         }
+        self.probes.hit(Probe::RowsFinishCompact);
         let slot = k.slot_or_fence;
         let live = self.live[slot as usize];
         let attempt = match u8::try_from(live.attempt) {
             Ok(a) if a < FAR_ATTEMPTS => a,
             _ => {
+                self.probes.hit(Probe::RowsSpillAttempts);
                 self.far_attempts.insert(job.0, live.attempt);
                 FAR_ATTEMPTS
             }

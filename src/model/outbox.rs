@@ -17,6 +17,7 @@ use crate::model::job_rows::default_payload;
 use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
+use crate::vocab::probes::{Probe, Probes};
 use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -92,6 +93,8 @@ pub struct Outbox {
     /// first.
     published: VecDeque<(SimTime, u64)>,
     published_rows: u64,
+    /// The outbox's decisions taken so far (`vocab::probes`).
+    pub probes: Probes,
 }
 
 impl Outbox {
@@ -129,7 +132,7 @@ impl Outbox {
     }
 
     fn lookup(
-        &self,
+        &mut self,
         slot: u32,
         key: &IdempotencyKey,
         payload: PayloadHash,
@@ -140,8 +143,10 @@ impl Outbox {
         let existing = self.result(slot, key)?;
         Some(
             if existing.payload == payload || self.config.bugs.contains(Bug::ReuseOnConflict) {
+                self.probes.hit(Probe::OutboxCommitDedupe);
                 CommitOutcome::Deduped { existing }
             } else {
+                self.probes.hit(Probe::OutboxCommitConflict);
                 CommitOutcome::Conflict { existing }
             },
         )
@@ -175,6 +180,7 @@ impl Outbox {
             }
             0
         } else {
+            self.probes.hit(Probe::OutboxSpillPayload);
             self.apart_payloads.insert(slot, row.payload);
             APART
         };
@@ -204,6 +210,7 @@ impl Outbox {
             return outcome;
         }
         let id = self.new_event_id();
+        self.probes.hit(Probe::OutboxCommitNew);
         self.write_row(
             slot,
             &key,
@@ -260,6 +267,9 @@ impl Outbox {
     /// The relay sent the first `count` pending events (they stay pending until marked).
     pub fn note_sent(&mut self, count: usize) {
         for e in &mut self.pending[..count] {
+            if e.sends > 0 {
+                self.probes.hit(Probe::OutboxSendAgain);
+            }
             e.sends += 1;
         }
     }
@@ -268,8 +278,11 @@ impl Outbox {
     pub fn mark_published(&mut self, now: SimTime, count: usize) {
         self.pending.drain(..count);
         if self.config.retention_ms.is_some() {
+            self.probes.hit(Probe::OutboxMarkRetained);
             self.published.push_back((now, count as u64));
             self.published_rows += count as u64;
+        } else {
+            self.probes.hit(Probe::OutboxMarkDropped);
         }
     }
 
@@ -282,8 +295,10 @@ impl Outbox {
         let mut pruned = 0;
         while let Some(&(at, rows)) = self.published.front() {
             if at + retention > now {
+                self.probes.hit(Probe::OutboxPruneYoung);
                 break;
             }
+            self.probes.hit(Probe::OutboxPrunePruned);
             self.published.pop_front();
             pruned += rows;
         }

@@ -28,11 +28,12 @@ use crate::profile::detection::{detected_at, LeaseView};
 use crate::profile::guard::{self, Verdict, WriteContext};
 use crate::profile::stall::Stalls;
 use crate::profile::{
-    backoff, retention, AttemptsCount, BackoffFormula, Effective, ExpiryKind, OnExpiry,
+    backoff, retention, AttemptsCount, BackoffFormula, Effective, ExpiryKind, JitterMode, OnExpiry,
     RescueWrite, Semantics, WriteGuard,
 };
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
+use crate::vocab::probes::{Probe, Probes};
 
 /// What the profile's rules need to know of a job beyond its row.
 #[derive(Clone, Copy, Debug, Default)]
@@ -57,6 +58,8 @@ pub struct ProfiledQueue {
     /// Expiry is the chapter's exact timer and a rescue makes the job ready at once.
     plain_expiry: bool,
     jobs: Vec<JobFacts>,
+    /// The profile's decisions taken so far (`vocab::probes`).
+    probes: Probes,
 }
 
 /// Every guard `reject` and no lock TTL: writes are fenced as the chapter's.
@@ -102,6 +105,7 @@ impl ProfiledQueue {
             plain_expiry: plain_expiry(&sem),
             sem,
             jobs: Vec::new(),
+            probes: Probes::default(),
         }
     }
 
@@ -151,13 +155,14 @@ impl ProfiledQueue {
 
     /// The profile's guard on a write that is not fenced as the chapter's: `Ok` when the store
     /// applies it.
-    fn guard(&self, now: SimTime, op: WriteOp, w: Write) -> Result<(), Refused> {
+    fn guard(&mut self, now: SimTime, op: WriteOp, w: Write) -> Result<(), Refused> {
         let j = self.chapter.queue.job(w.job);
         let guard_of = self.guard_of(op);
         let current = j.fence == w.fence;
         let terminal = j.state.is_terminal();
         if current && !terminal && self.sem.lock_ttl && now > j.lease_until {
             // The lock's TTL ran out: its holder's write finds no lock.
+            self.probes.hit(Probe::GuardLockExpired);
             return Err(Refused::LockExpired);
         }
         let facts = self.facts(w.job);
@@ -168,6 +173,9 @@ impl ProfiledQueue {
             same_process: facts.holder == w.worker.0,
         };
         let mut verdict = guard::judge(guard_of, ctx, self.sem.stale.apply_permille, w.coin);
+        if let Some(p) = guard_probe(guard_of, current && !terminal, verdict) {
+            self.probes.hit(p);
+        }
         if verdict == Verdict::Accepted && terminal {
             // A by-id write finds a finished job only while its row is kept.
             let kept = match (self.sem.finished_rows_kept_ms, facts.finished_at) {
@@ -176,6 +184,7 @@ impl ProfiledQueue {
                 (Some(_), None) => true,
             };
             if !kept {
+                self.probes.hit(Probe::GuardByIdRowGone);
                 verdict = Verdict::Ignored;
             }
         }
@@ -194,6 +203,51 @@ impl ProfiledQueue {
             Verdict::Ignored => Err(Refused::Ignored),
         }
     }
+}
+
+impl ProfiledQueue {
+    /// Counts the profile's backoff formula and jitter mode, for a delay it computes itself.
+    fn count_backoff(&mut self) {
+        let b = &self.sem.backoff;
+        let formula = match b.formula {
+            BackoffFormula::Exp2 => None,
+            BackoffFormula::Exp2Offset => Some(Probe::BackoffExp2Offset),
+            BackoffFormula::Pow4 => Some(Probe::BackoffPow4),
+            BackoffFormula::ExpE => Some(Probe::BackoffExpE),
+            BackoffFormula::Immediate => Some(Probe::BackoffImmediate),
+            BackoffFormula::Visibility => Some(Probe::BackoffVisibility),
+        };
+        let jitter = match b.jitter {
+            JitterMode::Symmetric => Some(Probe::JitterSymmetric),
+            JitterMode::Up => Some(Probe::JitterUp),
+            JitterMode::Additive => Some(Probe::JitterAdditive),
+            JitterMode::None | JitterMode::Full | JitterMode::Equal => None,
+        };
+        for p in [formula, jitter].into_iter().flatten() {
+            self.probes.hit(p);
+        }
+    }
+}
+
+/// The probe of a guard's verdict on a write: the holder's own (`holder`), or a stale one by
+/// the profile's `guard`. None for a stale write taken from the process that holds the job:
+/// the kernel never makes one (a worker runs one attempt at a time, so it never writes with an
+/// old token while it holds the current one).
+fn guard_probe(guard: WriteGuard, holder: bool, verdict: Verdict) -> Option<Probe> {
+    use Verdict::*;
+    Some(match (guard, verdict) {
+        _ if holder => Probe::GuardHolder,
+        (WriteGuard::Reject, _) => Probe::GuardRejectRejected,
+        (WriteGuard::IfLeased, Accepted) => Probe::GuardIfLeasedAccepted,
+        (WriteGuard::IfLeased, _) => Probe::GuardIfLeasedIgnored,
+        (WriteGuard::ById, _) => Probe::GuardByIdAccepted,
+        (WriteGuard::IfNotTerminal, Accepted) => Probe::GuardIfNotTerminalAccepted,
+        (WriteGuard::IfNotTerminal, _) => Probe::GuardIfNotTerminalIgnored,
+        (WriteGuard::IfSameProcess, Accepted) => return None,
+        (WriteGuard::IfSameProcess, _) => Probe::GuardIfSameProcessIgnored,
+        (WriteGuard::MayApply, Accepted) => Probe::GuardMayApplyAccepted,
+        (WriteGuard::MayApply, _) => Probe::GuardMayApplyIgnored,
+    })
 }
 
 impl QueueSemantics for ProfiledQueue {
@@ -243,11 +297,18 @@ impl QueueSemantics for ProfiledQueue {
         outcome
     }
 
-    fn lease_check_at(&self, job: JobId) -> Option<SimTime> {
-        match self.plain_expiry {
-            true => self.chapter.lease_check_at(job),
-            false => self.detection_time(job),
+    fn lease_check_at(&mut self, job: JobId) -> Option<SimTime> {
+        if self.plain_expiry {
+            return self.chapter.lease_check_at(job);
         }
+        self.probes.hit(match self.sem.expiry.kind {
+            ExpiryKind::Timer => Probe::DetectTimer,
+            ExpiryKind::Sweep => Probe::DetectSweep,
+            ExpiryKind::TwoPass => Probe::DetectTwoPass,
+            ExpiryKind::WorkerLiveness => Probe::DetectWorkerLiveness,
+            ExpiryKind::Never => Probe::DetectNever,
+        });
+        self.detection_time(job)
     }
 
     fn check_lease(&mut self, now: SimTime, job: JobId, fence: Fence) -> LeaseCheck {
@@ -256,9 +317,10 @@ impl QueueSemantics for ProfiledQueue {
         }
         let j = self.chapter.queue.job(job);
         if j.fence != fence || j.state != JobState::Leased {
+            self.probes.hit(Probe::CheckMovedOn);
             return LeaseCheck::Nothing; // released, re-leased or finished meanwhile
         }
-        match self.detection_time(job) {
+        let check = match self.detection_time(job) {
             None => LeaseCheck::Nothing,
             Some(at) if at > now => LeaseCheck::Again(at),
             Some(_) => {
@@ -271,7 +333,14 @@ impl QueueSemantics for ProfiledQueue {
                     LeaseCheck::Rescue
                 }
             }
+        };
+        match check {
+            LeaseCheck::Again(_) => self.probes.hit(Probe::CheckAgain),
+            LeaseCheck::RescueAt(_) => self.probes.hit(Probe::CheckRescueAt),
+            LeaseCheck::Rescue => self.probes.hit(Probe::CheckRescue),
+            LeaseCheck::Nothing | LeaseCheck::Expired => {}
         }
+        check
     }
 
     fn rescue_draws_jitter(&self) -> bool {
@@ -282,18 +351,28 @@ impl QueueSemantics for ProfiledQueue {
     fn rescue(&mut self, now: SimTime, job: JobId, _fence: Fence, jitter_draw: f64) -> Rescued {
         let attempt = self.chapter.queue.job(job).attempt;
         let delay = match self.sem.on_expiry {
-            OnExpiry::Ready => 0,
+            OnExpiry::Ready => {
+                self.probes.hit(Probe::RescueReady);
+                0
+            }
             OnExpiry::Stall => {
+                self.probes.hit(Probe::RescueStall);
                 let limit = self.sem.stall_limit;
                 let f = self.facts_mut(job);
                 f.stalls.stalled(limit);
                 if f.stalls.fails_on_fetch() {
+                    self.probes.hit(Probe::RescueStallDoomed);
                     self.chapter.queue.doom(job);
                 }
                 0
             }
-            OnExpiry::Retry | OnExpiry::Fail => {
+            on_expiry @ (OnExpiry::Retry | OnExpiry::Fail) => {
+                self.probes.hit(match on_expiry {
+                    OnExpiry::Retry => Probe::RescueRetry,
+                    _ => Probe::RescueFail,
+                });
                 let n = self.policy_attempt(job, attempt.max(1));
+                self.count_backoff();
                 backoff::delay_ms(&self.sem.backoff, n, 0, jitter_draw)
             }
         };
@@ -302,13 +381,19 @@ impl QueueSemantics for ProfiledQueue {
             Rescued::Ready
         } else {
             // Held until the delay is over: neither leasable nor counted in the depth meanwhile.
+            self.probes.hit(Probe::RescueHeld);
             self.chapter.queue.reopen(job, Reopen::Hold, true);
             Rescued::HeldUntil(now + delay)
         }
     }
 
     fn release_rescued(&mut self, job: JobId, fence: Fence) -> bool {
-        self.chapter.release_rescued(job, fence)
+        let released = self.chapter.release_rescued(job, fence);
+        self.probes.hit(match released {
+            true => Probe::ReleaseRescuedReady,
+            false => Probe::ReleaseRescuedMovedOn,
+        });
+        released
     }
 
     fn write_draws_coin(&self, op: WriteOp, job: JobId, fence: Fence) -> bool {
@@ -355,6 +440,11 @@ impl QueueSemantics for ProfiledQueue {
             self.chapter.dead_letter(now, w)?;
         } else {
             self.guard(now, WriteOp::DeadLetter, w)?;
+            if self.chapter.queue.state(w.job) == JobState::DeadLettered {
+                // Its row is in the DLQ already: the write changes nothing (a second entry
+                // for one row is what no store keeps).
+                return Err(Refused::Ignored);
+            }
             self.chapter.queue.dead_letter_unfenced(w.job);
         }
         self.finished(now, w.job);
@@ -384,9 +474,27 @@ impl QueueSemantics for ProfiledQueue {
         // What the header states the checker recomputes: `attempts_count` applies under every
         // guard and expiry, the chapter's fenced writes and exact timer included.
         let counted = self.policy_attempt(job, attempt);
-        match self.chapter.policy.decide(error, counted, jitter_draw) {
-            Decision::Retry { .. } if self.sem.backoff.formula != BackoffFormula::Exp2 => {
+        if self.sem.attempts_count == AttemptsCount::Failures {
+            self.probes.hit(Probe::AttemptsByFailures);
+        }
+        if error == ErrorKind::SchemaInvalid
+            && self.sem.permanent_error == crate::profile::PermanentError::Retry
+        {
+            self.probes.hit(Probe::PermanentRetried);
+        }
+        let decision = self.chapter.policy.decide(error, counted, jitter_draw);
+        crate::model::semantics::count_decision(&mut self.probes, decision);
+        // The policy's own delay is the profile's only for `exp2` with the policy's jitters
+        // (none, full, equal); a profile's jitter (symmetric, up, additive) keeps its formula.
+        let own_delay = self.sem.backoff.formula != BackoffFormula::Exp2
+            || !matches!(
+                self.sem.backoff.jitter,
+                JitterMode::None | JitterMode::Full | JitterMode::Equal
+            );
+        match decision {
+            Decision::Retry { .. } if own_delay => {
                 let lease_left = self.job(job).lease_until.saturating_sub(now);
+                self.count_backoff();
                 Decision::Retry {
                     delay_ms: backoff::delay_ms(
                         &self.sem.backoff,
@@ -395,6 +503,11 @@ impl QueueSemantics for ProfiledQueue {
                         jitter_draw,
                     ),
                 }
+            }
+            Decision::Retry { .. } => {
+                let policy = &self.chapter.policy;
+                crate::model::semantics::count_policy_delay(&mut self.probes, policy, counted);
+                decision
             }
             d => d,
         }
@@ -407,11 +520,20 @@ impl QueueSemantics for ProfiledQueue {
         self.chapter.dead_letters_mut()
     }
 
-    fn dlq_expires_at(&self, job: JobId, now: SimTime) -> Option<SimTime> {
-        retention::expires_at(&self.sem.dlq, self.job(job).created_at, now)
+    fn dlq_expires_at(&mut self, job: JobId, now: SimTime) -> Option<SimTime> {
+        let at = retention::expires_at(&self.sem.dlq, self.job(job).created_at, now)?;
+        self.probes.hit(match self.sem.dlq.mode {
+            crate::profile::DlqMode::Redrive => Probe::RetentionFromEnqueue,
+            _ => Probe::RetentionFromDeadLetter,
+        });
+        Some(at)
     }
     fn dlq_retention_ms(&self) -> Option<SimTime> {
         self.sem.dlq.retention_ms
+    }
+    fn add_probes(&self, into: &mut Probes) {
+        self.chapter.add_probes(into);
+        into.add(&self.probes);
     }
 }
 

@@ -16,6 +16,7 @@ use crate::vocab::bugs::Bug;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::key_index::KeyIndex;
 use crate::vocab::payload::PayloadHash;
+use crate::vocab::probes::{Probe, Probes};
 pub use config::QueueConfig;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -131,6 +132,9 @@ pub struct Queue {
     latest: Vec<u32>,
     slot_of: Vec<u32>,
     terminal_count: usize,
+    /// The queue's decisions taken so far (`vocab::probes`), its rows' and, through the
+    /// chapter's queue, its retry policy's.
+    pub probes: Probes,
 }
 
 impl Queue {
@@ -145,6 +149,7 @@ impl Queue {
             latest: Vec::new(),
             slot_of: Vec::new(),
             terminal_count: 0,
+            probes: Probes::default(),
         }
     }
 
@@ -163,6 +168,12 @@ impl Queue {
 
     pub fn config(&self) -> &QueueConfig {
         &self.config
+    }
+
+    /// Adds the queue's probe counts, and its rows', to `into`.
+    pub fn add_probes(&self, into: &mut Probes) {
+        into.add(&self.probes);
+        into.add(&self.rows.probes);
     }
 
     /// The job's row, put together (a finished job's compact row reads no clocks: see [`Job`]).
@@ -259,7 +270,9 @@ impl Queue {
                 same_payload: existing_payload == request.payload
                     || self.config.bugs.contains(Bug::ReuseOnConflict),
             };
-            match unique::decide(self.config.unique, Some(seen)) {
+            let decision = unique::decide(self.config.unique, Some(seen));
+            self.probes.hit(unique_probe(self.config.unique, decision));
+            match decision {
                 SubmitDecision::Create => {}
                 SubmitDecision::Dedupe => return EnqueueOutcome::Deduplicated { existing },
                 SubmitDecision::Conflict => {
@@ -277,6 +290,9 @@ impl Queue {
                     };
                 }
             }
+        }
+        if new {
+            self.probes.hit(Probe::QueueEnqueueNewKey);
         }
         if self.config.unique == Unique::Forever {
             assert_eq!(slot, id.0, "unique for ever: one job per key");
@@ -316,8 +332,10 @@ impl Queue {
     pub fn make_visible(&mut self, now: SimTime, job: JobId, visible_at: SimTime) -> bool {
         let waiting = self.rows.live_in(job, JobState::Waiting);
         if waiting.is_none_or(|j| j.visible_at != visible_at) || visible_at > now {
+            self.probes.hit(Probe::QueueVisibleStale);
             return false;
         }
+        self.probes.hit(Probe::QueueVisibleReady);
         self.set_ready(job);
         true
     }
@@ -338,6 +356,7 @@ impl Queue {
 
     fn finish(&mut self, job: JobId, state: JobState) {
         if self.rows.state(job) == JobState::Ready {
+            self.probes.hit(Probe::QueueFinishFromReady);
             self.ready_count = less_one(self.ready_count);
         }
         self.rows.finish(job, state);
@@ -352,11 +371,15 @@ impl Queue {
             let job = JobId(id);
             let j = match self.rows.live_in(job, JobState::Ready) {
                 Some(j) if j.visible_at == visible_at => *j,
-                _ => continue, // a stale heap entry
+                _ => {
+                    self.probes.hit(Probe::QueueLeaseStaleEntry);
+                    continue;
+                }
             };
             assert!(visible_at <= now, "job {id} leased before it is visible");
             let deadline_at = self.deadline_at(job);
             if now > deadline_at && !self.config.bugs.contains(Bug::SkipDeadlineCheck) {
+                self.probes.hit(Probe::QueueLeaseDeadlineCancel);
                 self.finish(job, JobState::Cancelled);
                 return LeaseOutcome::Cancelled { job, deadline_at };
             }
@@ -364,6 +387,10 @@ impl Queue {
                 && !self.config.bugs.contains(Bug::UnboundedRetries))
                 || j.doomed
             {
+                self.probes.hit(match j.doomed {
+                    true => Probe::QueueLeaseDoomed,
+                    false => Probe::QueueLeaseExhausted,
+                });
                 self.finish(job, JobState::DeadLettered);
                 return LeaseOutcome::AttemptsExhausted {
                     job,
@@ -383,6 +410,10 @@ impl Queue {
             assert!(fence >= j.fence, "job {id}'s fence went down");
             let lease_until = now + self.config.lease_ms;
             self.rows.set_state(job, JobState::Leased);
+            self.probes.hit(match j.lease_expired {
+                true => Probe::QueueLeaseAfterExpiry,
+                false => Probe::QueueLeaseGranted,
+            });
             let jm = self.rows.live_mut(job);
             let after_expiry = jm.lease_expired;
             jm.lease_expired = false;
@@ -398,22 +429,30 @@ impl Queue {
                 after_expiry,
             };
         }
+        self.probes.hit(Probe::QueueLeaseEmpty);
         LeaseOutcome::Empty
     }
 
     /// The fence check shared by every worker call: the token must be the job's current one and
     /// the job must not be terminal. `no_fencing` drops the first half.
-    fn check_fence(&self, job: JobId, fence: Fence) -> Result<(), Rejection> {
-        let held = self
-            .rows
-            .unfinished(job)
-            .map_err(Rejection::Terminal)?
-            .fence;
-        if held != fence && !self.config.bugs.contains(Bug::NoFencing) {
-            return Err(Rejection::StaleFence {
-                held,
-                presented: fence,
-            });
+    fn check_fence(&mut self, job: JobId, fence: Fence) -> Result<(), Rejection> {
+        let held = match self.rows.unfinished(job) {
+            Ok(live) => live.fence,
+            Err(state) => {
+                self.probes.hit(Probe::QueueFenceTerminal);
+                return Err(Rejection::Terminal(state));
+            }
+        };
+        if held != fence {
+            self.probes.hit(Probe::QueueFenceStale);
+            if !self.config.bugs.contains(Bug::NoFencing) {
+                return Err(Rejection::StaleFence {
+                    held,
+                    presented: fence,
+                });
+            }
+        } else {
+            self.probes.hit(Probe::QueueFenceCurrent);
         }
         Ok(())
     }
@@ -432,8 +471,10 @@ impl Queue {
         }
         let state = self.rows.state(job);
         if state != JobState::Leased {
+            self.probes.hit(Probe::QueueHeartbeatNotLeased);
             return Err(Rejection::NotLeased(state));
         }
+        self.probes.hit(Probe::QueueHeartbeatRenewed);
         let lease_until = now + self.config.lease_ms;
         if !self.config.bugs.contains(Bug::HeartbeatNotStored) {
             self.rows.live_mut(job).lease_until = lease_until;
@@ -457,6 +498,7 @@ impl Queue {
         visible_at: SimTime,
     ) -> Result<(), Rejection> {
         self.check_fence(job, fence)?;
+        self.probes.hit(Probe::QueueRetryWaits);
         if self.rows.state(job) == JobState::Ready {
             self.ready_count = less_one(self.ready_count);
         }
@@ -505,11 +547,16 @@ impl Queue {
     pub fn check_expiry(&mut self, now: SimTime, job: JobId, fence: Fence) -> ExpiryOutcome {
         let lease_until = match self.rows.live_in(job, JobState::Leased) {
             Some(j) if j.fence == fence => j.lease_until,
-            _ => return ExpiryOutcome::Stale,
+            _ => {
+                self.probes.hit(Probe::QueueExpiryStale);
+                return ExpiryOutcome::Stale;
+            }
         };
         if self.expiry_time(lease_until) > now {
+            self.probes.hit(Probe::QueueExpiryRenewed);
             return ExpiryOutcome::StillLeased { lease_until };
         }
+        self.probes.hit(Probe::QueueExpiryExpired);
         self.rows.live_mut(job).lease_expired = true;
         self.set_ready(job);
         ExpiryOutcome::Expired
@@ -520,14 +567,20 @@ impl Queue {
     /// An accepted ack whatever the token: the job is acked unless it already ended (then the
     /// write changes nothing, as a by-id update on a finished row does).
     pub fn ack_unfenced(&mut self, job: JobId) {
-        if !self.rows.state(job).is_terminal() {
+        if self.rows.state(job).is_terminal() {
+            self.probes.hit(Probe::QueueAckUnfencedNoop);
+        } else {
+            self.probes.hit(Probe::QueueAckUnfencedApplied);
             self.finish(job, JobState::Acked);
         }
     }
 
     /// An accepted dead-letter whatever the token.
     pub fn dead_letter_unfenced(&mut self, job: JobId) {
-        if !self.rows.state(job).is_terminal() {
+        if self.rows.state(job).is_terminal() {
+            self.probes.hit(Probe::QueueDeadLetterUnfencedNoop);
+        } else {
+            self.probes.hit(Probe::QueueDeadLetterUnfencedApplied);
             self.finish(job, JobState::DeadLettered);
         }
     }
@@ -535,11 +588,14 @@ impl Queue {
     /// An accepted renewal whatever the token: a leased job's lease runs to `now + lease_ms`.
     pub fn heartbeat_unfenced(&mut self, now: SimTime, job: JobId) -> Option<SimTime> {
         let lease_ms = self.config.lease_ms;
-        (self.rows.state(job) == JobState::Leased).then(|| {
-            let j = self.rows.live_mut(job);
-            j.lease_until = now + lease_ms;
-            j.lease_until
-        })
+        if self.rows.state(job) != JobState::Leased {
+            self.probes.hit(Probe::QueueHeartbeatUnfencedNotLeased);
+            return None;
+        }
+        self.probes.hit(Probe::QueueHeartbeatUnfencedRenewed);
+        let j = self.rows.live_mut(job);
+        j.lease_until = now + lease_ms;
+        Some(j.lease_until)
     }
 
     /// Takes a job back from whatever state it is in (a stale retry or a rescue written by id):
@@ -553,9 +609,11 @@ impl Queue {
         let state = self.rows.state(job);
         let revived = state.is_terminal();
         if revived {
+            self.probes.hit(Probe::QueueReopenRevived);
             self.terminal_count -= 1;
         }
         if state == JobState::Ready {
+            self.probes.hit(Probe::QueueReopenFromReady);
             self.ready_count -= 1;
         }
         self.rows.set_state(job, JobState::Waiting);
@@ -563,19 +621,34 @@ impl Queue {
         jm.lease_until = 0;
         jm.lease_expired = expired;
         match how {
-            Reopen::Ready => self.set_ready(job),
-            Reopen::Hold => {}
-            Reopen::At(at) => jm.visible_at = at,
+            Reopen::Ready => {
+                self.probes.hit(Probe::QueueReopenReady);
+                self.set_ready(job);
+            }
+            Reopen::Hold => self.probes.hit(Probe::QueueReopenHold),
+            Reopen::At(at) => {
+                jm.visible_at = at;
+                self.probes.hit(Probe::QueueReopenAt);
+            }
         }
         revived
     }
 
     /// Hands a job held by [`Queue::reopen`] with `hold` to the ready line, first in line with its
-    /// old visible time. False if it is not held (it moved on meanwhile).
+    /// old visible time. False if it is not held (it moved on meanwhile): it is not waiting, or
+    /// it waits for a time of its own (its holder's retry, taken by the profile's guard after
+    /// the rescue, scheduled it: the kernel makes it visible then, and a release now would put
+    /// it in the ready line before its time).
     pub fn release(&mut self, job: JobId) -> bool {
-        if self.rows.state(job) != JobState::Waiting {
+        let held = self
+            .rows
+            .live_in(job, JobState::Waiting)
+            .is_some_and(|j| j.lease_expired);
+        if !held {
+            self.probes.hit(Probe::QueueReleaseMovedOn);
             return false;
         }
+        self.probes.hit(Probe::QueueReleaseReady);
         self.set_ready(job);
         true
     }
@@ -589,7 +662,24 @@ impl Queue {
     /// reuses a key for different content.
     pub fn mutate_payload(&mut self, job: JobId, payload: PayloadHash) {
         let document = self.by_key.key(self.key_slot(job)).document;
+        self.probes.hit(Probe::QueueMutatePayload);
         self.rows.set_payload(job, document, payload);
+    }
+}
+
+/// The probe of a uniqueness decision on a known key, under `mode`.
+fn unique_probe(mode: Unique, decision: SubmitDecision) -> Probe {
+    use SubmitDecision as D;
+    match (mode, decision) {
+        (Unique::Forever, D::Conflict) => Probe::UniqueForeverConflict,
+        (Unique::Forever, _) => Probe::UniqueForeverDedupe,
+        (Unique::None, _) => Probe::UniqueNoneCreate,
+        (Unique::WhileActive, D::Create) => Probe::UniqueWhileActiveCreate,
+        (Unique::WhileActive, _) => Probe::UniqueWhileActiveDedupe,
+        (Unique::ConflictWhileRunning, D::Create) => Probe::UniqueConflictWhileRunningCreate,
+        (Unique::ConflictWhileRunning, _) => Probe::UniqueConflictWhileRunningConflict,
+        (Unique::Replace, D::Replace) => Probe::UniqueReplaceReplace,
+        (Unique::Replace, _) => Probe::UniqueReplaceCreate,
     }
 }
 

@@ -69,7 +69,8 @@ pub struct RetryPolicy {
     pub backoff_cap_ms: u64,
     pub jitter: Jitter,
     /// The profile retries permanent errors (`[queue] permanent_error = "retry"`): a schema
-    /// error is classified transient, as `permanent_error_retried` does by mistake.
+    /// error or a payload conflict is classified transient (`permanent_error_retried` does so
+    /// to a schema error by mistake).
     pub permanent_retried: bool,
     /// The bug switches on; the policy reads `unbounded_retries` (ignore `attempts_max`),
     /// `permanent_error_retried` (a schema error is classified transient), `jitter_over_cap`
@@ -87,13 +88,15 @@ pub fn classify(error: ErrorKind) -> ErrorClass {
 }
 
 impl RetryPolicy {
-    /// The class of `error` under this policy: [`classify`], unless a bug switch says otherwise.
+    /// The class of `error` under this policy: [`classify`], but every permanent error is
+    /// transient under a profile that retries them (`permanent_retried`: the queue has no call
+    /// to fail a job for good), and a schema error is under the bug switch.
     pub fn class_of(&self, error: ErrorKind) -> ErrorClass {
         match classify(error) {
             ErrorClass::Permanent
-                if error == ErrorKind::SchemaInvalid
-                    && (self.permanent_retried
-                        || self.bugs.contains(Bug::PermanentErrorRetried)) =>
+                if self.permanent_retried
+                    || (error == ErrorKind::SchemaInvalid
+                        && self.bugs.contains(Bug::PermanentErrorRetried)) =>
             {
                 ErrorClass::Transient
             }
@@ -156,12 +159,14 @@ impl RetryPolicy {
     pub fn backoff_ms(&self, attempt: u32, jitter_draw: f64) -> u64 {
         let delay = self.backoff_ms_unjittered(attempt);
         if self.bugs.contains(Bug::JitterOverCap) && self.jitter == Jitter::Full {
-            return (jitter_draw * (2 * delay + 1) as f64) as u64;
+            return (jitter_draw * delay.saturating_mul(2).saturating_add(1) as f64) as u64;
         }
         match self.jitter {
             Jitter::None => delay,
-            Jitter::Full => (jitter_draw * (delay + 1) as f64) as u64,
-            Jitter::Equal => delay / 2 + (jitter_draw * (delay - delay / 2 + 1) as f64) as u64,
+            Jitter::Full => (jitter_draw * delay.saturating_add(1) as f64) as u64,
+            Jitter::Equal => {
+                delay / 2 + (jitter_draw * (delay - delay / 2).saturating_add(1) as f64) as u64
+            }
         }
         .min(delay)
     }

@@ -24,6 +24,7 @@ use crate::model::queue::{
 use crate::model::retry::{Decision, ErrorKind, RetryPolicy};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::PayloadHash;
+use crate::vocab::probes::{Probe, Probes};
 
 /// A holder's write (heartbeat, ack, retry, dead-letter) as the queue receives it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,7 +162,7 @@ pub trait QueueSemantics {
     fn lease_next(&mut self, now: SimTime, worker: WorkerId) -> LeaseOutcome;
     /// When the current lease of `job` should first be checked for its end; `None` when this
     /// queue never takes an abandoned job back (no rescuer), as things stand.
-    fn lease_check_at(&self, job: JobId) -> Option<SimTime>;
+    fn lease_check_at(&mut self, job: JobId) -> Option<SimTime>;
     /// A lease check for lease `fence` of `job` at `now`.
     fn check_lease(&mut self, now: SimTime, job: JobId, fence: Fence) -> LeaseCheck;
     /// Whether [`QueueSemantics::rescue`] takes a jitter draw (a rescue after a retry delay).
@@ -213,12 +214,47 @@ pub trait QueueSemantics {
     fn dead_letters(&self) -> &DeadLetterQueue;
     fn dead_letters_mut(&mut self) -> &mut DeadLetterQueue;
     /// When the DLQ entry of `job`, filed at `now`, is deleted by age; `None`: kept.
-    fn dlq_expires_at(&self, _job: JobId, _now: SimTime) -> Option<SimTime> {
+    fn dlq_expires_at(&mut self, _job: JobId, _now: SimTime) -> Option<SimTime> {
         None
     }
     /// The retention an age deletion follows (recorded with it).
     fn dlq_retention_ms(&self) -> Option<SimTime> {
         None
+    }
+
+    // ---- coverage --------------------------------------------------------------------------
+
+    /// Adds the probe counts of every decision this queue, its retry policy and its DLQ took
+    /// (`vocab::probes`) to `into`. Called once, when the run ends; a queue that counts none
+    /// (a test's, a real store's) adds nothing.
+    fn add_probes(&self, _into: &mut Probes) {}
+}
+
+/// Counts the retry policy's `decision` in `probes`: the chapter's queue's and a profile's
+/// queue's decisions alike.
+pub fn count_decision(probes: &mut Probes, decision: Decision) {
+    use crate::model::dead_letter::DlqReason;
+    probes.hit(match decision {
+        Decision::Retry { .. } => Probe::RetryDecideRetry,
+        Decision::DeadLetter(DlqReason::PermanentError) => Probe::RetryDecideDeadLetterPermanent,
+        Decision::DeadLetter(DlqReason::MaxAttemptsExceeded) => {
+            Probe::RetryDecideDeadLetterExhausted
+        }
+        Decision::Cancel => Probe::RetryDecideCancel,
+    });
+}
+
+/// Counts how the policy's own delay for failed attempt `attempt` was made: its jitter, and
+/// whether it reached the cap.
+pub fn count_policy_delay(probes: &mut Probes, policy: &RetryPolicy, attempt: u32) {
+    use crate::vocab::config::Jitter;
+    probes.hit(match policy.jitter {
+        Jitter::None => Probe::RetryJitterNone,
+        Jitter::Full => Probe::RetryJitterFull,
+        Jitter::Equal => Probe::RetryJitterEqual,
+    });
+    if policy.backoff_ms_unjittered(attempt) >= policy.backoff_cap_ms {
+        probes.hit(Probe::RetryCapped);
     }
 }
 
@@ -283,7 +319,7 @@ impl QueueSemantics for ChapterQueue {
     }
     /// Just after `lease_until`: an exact timer.
     #[inline]
-    fn lease_check_at(&self, job: JobId) -> Option<SimTime> {
+    fn lease_check_at(&mut self, job: JobId) -> Option<SimTime> {
         Some(self.queue.expiry_time(self.queue.lease_until(job)))
     }
     #[inline]
@@ -348,7 +384,12 @@ impl QueueSemantics for ChapterQueue {
         error: ErrorKind,
         jitter_draw: f64,
     ) -> Decision {
-        self.policy.decide(error, attempt, jitter_draw)
+        let decision = self.policy.decide(error, attempt, jitter_draw);
+        count_decision(&mut self.queue.probes, decision);
+        if let Decision::Retry { .. } = decision {
+            count_policy_delay(&mut self.queue.probes, &self.policy, attempt);
+        }
+        decision
     }
     #[inline]
     fn dead_letters(&self) -> &DeadLetterQueue {
@@ -357,5 +398,9 @@ impl QueueSemantics for ChapterQueue {
     #[inline]
     fn dead_letters_mut(&mut self) -> &mut DeadLetterQueue {
         &mut self.dlq
+    }
+    fn add_probes(&self, into: &mut Probes) {
+        self.queue.add_probes(into);
+        into.add(&self.dlq.probes);
     }
 }

@@ -360,6 +360,16 @@ impl Resolving {
         let profile = self.profile;
         let name = self.name;
         if let Some(f) = word::<BackoffFormula>("retry.backoff", &o.backoff)? {
+            if f == BackoffFormula::Visibility && !self.has_lease {
+                return refuse(
+                    "retry.backoff",
+                    format!(
+                        "\"visibility\" waits out the rest of the failed attempt's lease, and the \
+                         {name} profile has no lease (the job would never be visible again); \
+                         allowed: \"exp2\", \"exp2_offset\", \"pow4\", \"exp_e\" or \"immediate\""
+                    ),
+                );
+            }
             s.backoff.formula = f;
             if f == BackoffFormula::Exp2
                 && profile.defaults().backoff.formula != BackoffFormula::Exp2

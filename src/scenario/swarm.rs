@@ -33,6 +33,14 @@ pub struct SwarmDraw {
     pub relay_restart_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumer_crash: Option<f64>,
+    /// A configuration-space seed (`[swarm] space`): a one-line summary of what it drew (its
+    /// whole scenario comes back from the seed alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space: Option<String>,
+    /// A configuration-space seed: the invariants its draw's hazards break without a defect
+    /// (`sweep::space::Hazard`), which its seed does not count as failures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerates: Vec<String>,
 }
 
 impl Scenario {
@@ -144,11 +152,34 @@ pub struct Swarm {
         deserialize_with = "pair::deserialize"
     )]
     pub consumer_crash: Option<[f64; 2]>,
+    /// `"everything"`: each seed draws a whole scenario, every setting a user can write
+    /// (`sweep::space`), instead of drawing within the ranges above (which it then refuses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub space: Option<String>,
 }
 
 impl Swarm {
     pub(super) fn validate(&self) -> Result<(), (String, String)> {
         let err = |field: &str, message: String| Err((format!("swarm.{field}"), message));
+        if let Some(space) = &self.space {
+            if space != "everything" {
+                return err(
+                    "space",
+                    format!("unknown value {}; allowed: \"everything\"", clip(space)),
+                );
+            }
+            let alone = Swarm {
+                space: None,
+                ..self.clone()
+            };
+            if alone != Swarm::default() {
+                return err(
+                    "space",
+                    "draws every setting itself: leave the other [swarm] ranges out".into(),
+                );
+            }
+            return Ok(());
+        }
         for (field, r) in [
             ("crash", self.crash),
             ("stall", self.stall),

@@ -12,6 +12,7 @@ use crate::base::rng::Stream;
 use crate::scenario::Arrivals as Config;
 use crate::vocab::key::Documents;
 use crate::vocab::payload::Payload;
+use crate::vocab::probes::{Probe, Probes};
 
 /// How far back collisions and resubmissions look.
 const RECENT: usize = 64;
@@ -30,6 +31,8 @@ pub struct ArrivalProcess {
     recent: Vec<Arrival>,
     next_index: u64,
     total: u64,
+    /// The arrivals' decisions taken so far (`vocab::probes`).
+    pub probes: Probes,
 }
 
 impl ArrivalProcess {
@@ -40,6 +43,7 @@ impl ArrivalProcess {
             recent: Vec::with_capacity(RECENT),
             next_index: 0,
             total,
+            probes: Probes::default(),
         }
     }
 
@@ -60,6 +64,9 @@ impl ArrivalProcess {
         let invalid = config
             .invalid_documents
             .is_some_and(|v| (i % v.every as u64) < v.first as u64);
+        if invalid {
+            self.probes.hit(Probe::ArrivalInvalid);
+        }
         let mut arrival = Arrival {
             tenant,
             payload: Payload::of(Documents::generated(i as u32)),
@@ -80,6 +87,7 @@ impl ArrivalProcess {
                 .map(|k| self.recent[(pick + k) % self.recent.len()])
                 .find(|a| a.tenant != tenant)
             {
+                self.probes.hit(Probe::ArrivalCollision);
                 arrival.payload = other.payload;
                 arrival.invalid = other.invalid;
             }
@@ -89,9 +97,11 @@ impl ArrivalProcess {
                 .map(|k| self.recent[(pick + k) % self.recent.len()])
                 .find(|a| a.tenant == tenant)
             {
+                self.probes.hit(Probe::ArrivalResubmit);
                 arrival.payload = same.payload;
                 arrival.invalid = same.invalid;
                 if self.stream.chance(config.resubmit_changed) {
+                    self.probes.hit(Probe::ArrivalResubmitChanged);
                     arrival.payload.content = mix64(arrival.payload.content ^ i);
                 }
             }

@@ -18,10 +18,12 @@ use crate::model::outbox::CommitOutcome;
 use crate::model::queue::{LeaseOutcome, Rejection};
 use crate::model::retry::{Decision, ErrorKind, RetryPolicy};
 use crate::model::semantics::{QueueSemantics, Refused, Write, WriteOp};
+use crate::model::worker::CrashPoint;
 use crate::model::worker::{Attempt, Step};
 use crate::scenario::DepthSampling;
 use crate::vocab::bugs::Bug;
 use crate::vocab::faults::Held;
+use crate::vocab::probes::Probe;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     /// Hands ready jobs to idle workers, first come first served.
@@ -116,8 +118,13 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         if self.bugs.contains(Bug::NondeterministicStep) {
             plan.output = unrecorded_model_output(job);
         }
-        self.script.apply(self.now, job, number, &mut plan);
+        if self.script.apply(self.now, job, number, &mut plan) {
+            self.probes.hit(Probe::ScriptAttemptFault);
+        }
         if let Some(outage) = self.scenario.faults.outage {
+            if outage.covers(self.now) {
+                self.probes.hit(Probe::WorkerOutage);
+            }
             super::faults::apply_outage(&outage, self.now, &mut plan);
         }
         let attempt = Attempt::new(job, fence, number, plan, self.heartbeat_ms, self.bugs);
@@ -145,6 +152,11 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             );
             match step {
                 Step::Crash(point) => {
+                    self.probes.hit(match point {
+                        CrashPoint::AfterLease => Probe::WorkerCrashAfterLease,
+                        CrashPoint::AfterExtract => Probe::WorkerCrashAfterExtract,
+                        CrashPoint::AfterCommitBeforeAck => Probe::WorkerCrashAfterCommit,
+                    });
                     self.arm_expiry(w, job, fence);
                     decrement(&mut self.attempts_in_flight, "attempts_in_flight");
                     let slot = &mut self.workers[w.index()];
@@ -170,6 +182,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                         stalled,
                     });
                     if stalled {
+                        self.probes.hit(Probe::WorkerStall);
                         self.record(Event::Held(HeldRecord {
                             fault: Held::Stall,
                             worker: w,
@@ -181,6 +194,10 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 }
                 Step::Held { fault, ms } => {
                     // The holder is held up: recorded, then asleep; the lease may run out.
+                    self.probes.hit(match fault {
+                        Held::SlowHeartbeat => Probe::WorkerSlowHeartbeat,
+                        Held::Pause | Held::Stall => Probe::WorkerPause,
+                    });
                     self.record(Event::Held(HeldRecord {
                         fault,
                         worker: w,
@@ -190,6 +207,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                     }));
                     let wake = self.now + ms;
                     if wake > self.queue.lease_until(job) {
+                        self.probes.hit(Probe::WorkerSleepsPastLease);
                         self.arm_expiry(w, job, fence);
                     }
                     self.schedule(wake, Ev::WorkerWakes { worker: w.0 });
@@ -198,6 +216,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 Step::Extract { ms } | Step::Validate { ms } => {
                     let wake = self.now + ms;
                     if wake > self.queue.lease_until(job) {
+                        self.probes.hit(Probe::WorkerSleepsPastLease);
                         self.arm_expiry(w, job, fence);
                     }
                     self.schedule(wake, Ev::WorkerWakes { worker: w.0 });
@@ -260,6 +279,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     /// guard asks for (drawn here, so a queue that asks for none moves no stream).
     fn write(&mut self, op: WriteOp, w: WorkerId, job: JobId, fence: Fence) -> Write {
         let coin = if self.queue.write_draws_coin(op, job, fence) {
+            self.probes.hit(Probe::WorkerCoinDrawn);
             (self.coin_stream.unit() * 1000.0) as u32
         } else {
             0
@@ -282,14 +302,27 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         refused: Refused,
     ) {
         let current = self.queue.job(job).fence;
-        let (held, reason) = match refused {
-            Refused::Rejected(Rejection::StaleFence { held, .. }) => (held, "stale_fence"),
-            Refused::Rejected(Rejection::Terminal(state) | Rejection::NotLeased(state)) => {
-                (current, state.name())
+        let (held, reason, probe) = match refused {
+            Refused::Rejected(Rejection::StaleFence { held, .. }) => {
+                (held, "stale_fence", Probe::RefusedStaleFence)
             }
-            Refused::LockExpired => (current, "lease_expired"),
-            Refused::Ignored => (current, "ignored"),
+            Refused::Rejected(Rejection::Terminal(state)) => {
+                (current, state.name(), Probe::RefusedTerminal)
+            }
+            Refused::Rejected(Rejection::NotLeased(state)) => {
+                (current, state.name(), Probe::RefusedNotLeased)
+            }
+            Refused::LockExpired => (current, "lease_expired", Probe::RefusedLockExpired),
+            Refused::Ignored => (current, "ignored", Probe::RefusedIgnored),
         };
+        self.probes.hit(probe);
+        self.probes.hit(match op {
+            Op::Heartbeat => Probe::RefusedHeartbeat,
+            Op::Ack => Probe::RefusedAck,
+            Op::Retry => Probe::RefusedRetry,
+            Op::DeadLetter => Probe::RefusedDeadLetter,
+            Op::Cancel => Probe::RefusedCancel,
+        });
         self.record(Event::Rejected {
             job,
             worker: w,
@@ -339,6 +372,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 });
             }
             CommitOutcome::Conflict { existing } => {
+                self.probes.hit(Probe::WorkerCommitConflict);
                 self.record(Event::CommitConflict {
                     job,
                     worker: w,
@@ -367,7 +401,11 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             .attempt
             .as_ref()
             .map_or_else(|| self.queue.job(job).attempt, |a| a.number);
+        let seen = error;
         let error = self.queue.judged_error(self.now, job, number, error);
+        if error != seen {
+            self.probes.hit(Probe::WorkerJudgedDeadline);
+        }
         let class = self.queue.policy().class_of(error);
         self.record(Event::AttemptFailed {
             job,

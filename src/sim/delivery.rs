@@ -14,6 +14,7 @@ use crate::model::consumer::HandleOutcome;
 use crate::model::semantics::QueueSemantics;
 use crate::vocab::faults::{Site, Struck};
 use crate::vocab::key::IdempotencyKey;
+use crate::vocab::probes::Probe;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn on_relay_tick(&mut self) {
@@ -24,7 +25,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             }
         }
         let count = self.outbox.pending().len();
-        if count > 0 {
+        if count == 0 {
+            self.probes.hit(Probe::RelayIdle);
+        } else {
             let (mut sent, mut consumer_crashed) = (0, false);
             while sent < count && !consumer_crashed {
                 let e = self.outbox.pending()[sent];
@@ -32,11 +35,15 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 sent += 1;
             }
             self.outbox.note_sent(sent);
+            if sent < count {
+                self.probes.hit(Probe::RelayBatchCut);
+            }
             if consumer_crashed {
                 // Site::ConsumerApplied: the relay heard nothing back, so the batch stays
                 // unmarked and goes out again at its next tick.
             } else if let Some(fault) = self.struck_at(Site::RelayTick, None) {
                 // Site::RelayTick: the batch went out and is not marked yet.
+                self.probes.hit(Probe::RelayCrash);
                 self.record(Event::Struck(StruckRecord {
                     fault,
                     job: None,
@@ -44,10 +51,12 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 }));
                 // A crashed relay comes back after its restart delay (default: the next tick).
                 if let Some(restart_ms) = self.scenario.relay.restart_ms {
+                    self.probes.hit(Probe::RelayRestartDelay);
                     self.schedule(self.now + restart_ms, Ev::RelayTick);
                     return;
                 }
             } else {
+                self.probes.hit(Probe::RelayPublished);
                 self.outbox.mark_published(self.now, count);
                 self.record(Event::MarkedPublished {
                     count: count as u32,
@@ -71,7 +80,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         let step = spare.next_step();
         let mut first = None;
         for fault in Struck::at(site) {
-            let hit = strikes(
+            let (hit, scripted) = strikes(
                 fault,
                 &self.rates,
                 &mut self.relay_stream,
@@ -81,6 +90,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 self.now,
                 job,
             );
+            if scripted {
+                self.probes.hit(Probe::ScriptStruck);
+            }
             first = first.or(hit.then_some(fault));
         }
         first
@@ -129,6 +141,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 );
                 if !direct {
                     if let Some(fault) = self.struck_at(Site::ConsumerApplied, Some(job)) {
+                        self.probes.hit(Probe::ConsumerCrash);
                         self.record(Event::Struck(StruckRecord {
                             fault,
                             job: Some(job),

@@ -90,11 +90,19 @@ impl Script {
         script
     }
 
-    /// Scripted faults for this attempt (each fires once), applied over the drawn plan.
-    pub fn apply(&mut self, now: SimTime, job: JobId, attempt: u32, plan: &mut AttemptPlan) {
+    /// Scripted faults for this attempt (each fires once), applied over the drawn plan. True
+    /// when one fired.
+    pub fn apply(
+        &mut self,
+        now: SimTime,
+        job: JobId,
+        attempt: u32,
+        plan: &mut AttemptPlan,
+    ) -> bool {
         let Some(armed) = self.by_job.get_mut(&job) else {
-            return;
+            return false;
         };
+        let before = armed.len();
         armed.retain(|a| {
             let due = now >= a.at_ms && a.attempt.is_none_or(|n| n == attempt);
             if !due {
@@ -113,6 +121,7 @@ impl Script {
             }
             false
         });
+        armed.len() < before
     }
 
     /// True (once per entry) when a scripted strike of `fault` is due at this step of its site
@@ -149,7 +158,7 @@ pub fn site_armed(site: Site, rates: &FaultRates, script: &Script) -> bool {
 /// Whether struck fault `fault` strikes this step of its site: drawn (as its row's
 /// [`StruckDraw`] says: the relay's stream, drawn whatever the rate; or slot `n` of the step's
 /// spare draws, read only when the rate is not 0) or scripted. Both are always asked, so a
-/// scripted strike that coincides with a drawn one is used up.
+/// scripted strike that coincides with a drawn one is used up. Returns (strikes, scripted).
 #[allow(clippy::too_many_arguments)]
 pub fn strikes(
     fault: Struck,
@@ -160,13 +169,14 @@ pub fn strikes(
     script: &mut Script,
     now: SimTime,
     job: Option<JobId>,
-) -> bool {
+) -> (bool, bool) {
     let rate = rates.struck[fault as usize];
     let drawn = match fault.spec().draw {
         StruckDraw::RelayStream => relay.unit() < rate,
         StruckDraw::Spare(n) => rate > 0.0 && unit_of(spare.slot(step, n)) < rate,
     };
-    script.struck_due(fault, now, job) | drawn
+    let scripted = script.struck_due(fault, now, job);
+    (scripted | drawn, scripted)
 }
 
 /// A provider outage: an extraction started inside it fails at once (the provider answers 503

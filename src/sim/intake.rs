@@ -14,6 +14,7 @@ use crate::model::semantics::QueueSemantics;
 use crate::vocab::bugs::Bug;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::payload::Payload;
+use crate::vocab::probes::Probe;
 
 /// Where an enqueue comes from. Every job enters through [`Sim::enqueue`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,7 +102,10 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 self.hand_out();
                 Some(job)
             }
-            _ if reprocess_of.is_some() => None,
+            _ if reprocess_of.is_some() => {
+                self.probes.hit(Probe::IntakeReprocessKeyTaken);
+                None
+            }
             EnqueueOutcome::Deduplicated { existing } => {
                 self.record(Event::EnqueueDeduped {
                     tenant,
@@ -161,6 +165,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
 
     pub(super) fn on_explicit_enqueue(&mut self, index: usize) {
         decrement(&mut self.pending_timed, "pending_timed");
+        self.probes.hit(Probe::IntakeExplicit);
         let e = &self.scenario.enqueue[index];
         let (tenant, document) = self.scenario.enqueue_ids(index);
         let payload = match &e.payload {
@@ -176,6 +181,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         let s = self.scenario;
         let b = &s.burst[index];
         let tenant = s.burst_tenant(index);
+        self.probes.hit(Probe::IntakeBurst);
         let first = self.arrivals_total + s.burst[..index].iter().map(|b| b.jobs).sum::<u64>();
         for k in 0..b.jobs {
             let payload = Payload::of(crate::vocab::key::Documents::generated((first + k) as u32));

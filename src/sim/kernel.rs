@@ -32,6 +32,7 @@ use crate::scenario::{Aim, DepthSampling, Scenario};
 use crate::vocab::bugs::BugSet;
 use crate::vocab::faults::{Site, SITES};
 use crate::vocab::key::{IdempotencyKey, KeyNames};
+use crate::vocab::probes::Probes;
 use std::collections::VecDeque;
 
 /// Everything that can be scheduled. One `match` in [`Sim::dispatch_event`] shows the world.
@@ -116,6 +117,9 @@ pub struct RunOutcome {
     pub virtual_time_ms: SimTime,
     pub quiescent: bool,
     pub names: KeyNames,
+    /// How often the run took each branch of the model's and the kernel's decisions
+    /// (`vocab::probes`); not part of the trace.
+    pub probes: Probes,
 }
 
 /// One run. `Q` is the queue semantics the kernel talks to (the chapter's queue unless a
@@ -173,6 +177,9 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     pub(super) heartbeat_ms: SimTime,
     /// Draws the coins a queue's write guard asks for (`may_apply`).
     pub(super) coin_stream: Stream,
+    /// The kernel's own decisions taken so far (`vocab::probes`); the model's parts count
+    /// theirs, and [`Sim::run`] adds them up.
+    pub(super) probes: Probes,
 }
 
 /// The chapter's queue for a scenario, with the request's bug switches set where they live.
@@ -316,6 +323,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             observer,
             heartbeat_ms: crate::profile::Effective::of(&scenario.semantics()).heartbeat_ms,
             coin_stream: Stream::new(seed, Purpose::StaleWrite, 0),
+            probes: Probes::default(),
         }
     }
 
@@ -363,6 +371,11 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             quiescent = self.settled();
         }
         self.record(Event::RunEnded { quiescent });
+        let mut probes = std::mem::take(&mut self.probes);
+        self.queue.add_probes(&mut probes);
+        probes.add(&self.outbox.probes);
+        probes.add(&self.consumer.probes);
+        probes.add(&self.arrivals.probes);
         let outcome = RunOutcome {
             trace_hash: self.hash.finish(),
             records: self.hash.records(),
@@ -370,6 +383,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             virtual_time_ms: self.now,
             quiescent,
             names: self.names,
+            probes,
         };
         (outcome, self.observer)
     }
@@ -443,7 +457,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 }
             }
             Ev::LeaseCheck { job, fence } => self.on_lease_check(JobId(job), Fence(fence)),
-            Ev::RescueWrite { job, fence } => self.rescue(JobId(job), Fence(fence)),
+            Ev::RescueWrite { job, fence } => self.on_rescue_write(JobId(job), Fence(fence)),
             Ev::RescueVisible { job, fence } => self.on_rescue_visible(JobId(job), Fence(fence)),
             Ev::DlqExpire { job } => self.on_dlq_expire(JobId(job)),
             Ev::RelayTick => self.on_relay_tick(),

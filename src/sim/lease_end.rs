@@ -15,6 +15,7 @@ use crate::base::ids::{Fence, JobId, WorkerId};
 use crate::history::{Event, Observer};
 use crate::model::queue::JobState;
 use crate::model::semantics::{LeaseCheck, QueueSemantics, Rescued};
+use crate::vocab::probes::Probe;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     /// Arms the lease-expiry timer for the attempt's lease, once per attempt, and only when the
@@ -28,16 +29,21 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         slot.expiry_armed = true;
         let j = self.queue.job(job);
         if j.fence != fence || j.state != JobState::Leased {
+            self.probes.hit(Probe::ExpiryArmedStale);
             return;
         }
-        if let Some(at) = self.queue.lease_check_at(job) {
-            self.schedule(
-                at,
-                Ev::LeaseCheck {
-                    job: job.0,
-                    fence: fence.0,
-                },
-            );
+        match self.queue.lease_check_at(job) {
+            Some(at) => {
+                self.probes.hit(Probe::ExpiryArmed);
+                self.schedule(
+                    at,
+                    Ev::LeaseCheck {
+                        job: job.0,
+                        fence: fence.0,
+                    },
+                );
+            }
+            None => self.probes.hit(Probe::ExpiryNeverDetected),
         }
     }
 
@@ -84,6 +90,12 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 },
             ),
         }
+    }
+
+    /// A sweeper's write by id, `rescue_gap_ms` after it read the job, lands now.
+    pub(super) fn on_rescue_write(&mut self, job: JobId, fence: Fence) {
+        self.probes.hit(Probe::RescueWriteLate);
+        self.rescue(job, fence);
     }
 
     /// A rescued job's hold is over: the rescue is recorded as the lease's end, and the job is

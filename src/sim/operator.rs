@@ -14,27 +14,41 @@ use crate::model::queue::JobState;
 use crate::model::semantics::QueueSemantics;
 use crate::scenario::OperatorTarget;
 use crate::vocab::payload::Payload;
+use crate::vocab::probes::Probe;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn on_operator(&mut self, index: usize) {
         let action = &self.scenario.operator[index];
         let picked = match (action.job, action.target) {
             (Some(job), _) if action.follow => {
-                Some(self.queue.dead_letters().latest_in_chain(JobId(job)))
+                let newest = self.queue.dead_letters().latest_in_chain(JobId(job));
+                if newest != JobId(job) {
+                    self.probes.hit(Probe::OperatorFollowChain);
+                }
+                Some(newest)
             }
-            (Some(job), _) => Some(JobId(job)),
-            (None, Some(OperatorTarget::OldestDeadLettered)) => self
-                .queue
-                .dead_letters()
-                .entries()
-                .find(|e| e.reprocessed_as.is_none())
-                .map(|e| e.job),
-            (None, Some(OperatorTarget::Cancelled)) => self.first_cancelled,
+            (Some(job), _) => {
+                self.probes.hit(Probe::OperatorFixedJob);
+                Some(JobId(job))
+            }
+            (None, Some(OperatorTarget::OldestDeadLettered)) => {
+                self.probes.hit(Probe::OperatorOldest);
+                self.queue
+                    .dead_letters()
+                    .entries()
+                    .find(|e| e.reprocessed_as.is_none())
+                    .map(|e| e.job)
+            }
+            (None, Some(OperatorTarget::Cancelled)) => {
+                self.probes.hit(Probe::OperatorCancelled);
+                self.first_cancelled
+            }
             (None, None) => None,
         };
         let old = picked.unwrap_or(JobId(u32::MAX));
         let operator = action.operator.clone();
         if old.index() >= self.queue.len() {
+            self.probes.hit(Probe::OperatorNoSuchJob);
             self.refuse_reprocess(None, operator, ReprocessRefusal::NoSuchJob);
             return;
         }
@@ -65,6 +79,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                         .dead_letters_mut()
                         .record_reprocess(self.now, old, o.tenant, new, &operator);
                 }
+                self.probes.hit(Probe::OperatorReprocessed);
                 self.record(Event::Reprocessed {
                     old_job: old,
                     new_job: new,
@@ -94,8 +109,10 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn on_mutate(&mut self, index: usize, job: JobId) {
         let e = &self.scenario.script[index];
         if job.index() >= self.queue.len() {
+            self.probes.hit(Probe::MutatePayloadNoJob);
             return;
         }
+        self.probes.hit(Probe::MutatePayloadApplied);
         let document = self.queue.job(job).key.document;
         let text = e
             .payload

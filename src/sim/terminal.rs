@@ -13,6 +13,7 @@ use crate::model::dead_letter::{DlqReason, StoredReason};
 use crate::model::retry::ErrorKind;
 use crate::model::semantics::QueueSemantics;
 use crate::vocab::bugs::Bug;
+use crate::vocab::probes::Probe;
 
 impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     pub(super) fn record_cancel(&mut self, e: Event) {
@@ -40,6 +41,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         // A full DLQ makes room first: the eviction is recorded before the new entry.
         let evicted = self.queue.dead_letters_mut().push(self.now, job, stored);
         if let Some(evicted) = evicted.filter(|_| !self.bugs.contains(Bug::UnrecordedEviction)) {
+            self.probes.hit(Probe::DlqEvictionRecorded);
             self.record(Event::DlqEvicted {
                 job: evicted,
                 capacity: Some(
@@ -60,6 +62,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             reason: text,
         });
         if let Some(at) = self.queue.dlq_expires_at(job, self.now) {
+            self.probes.hit(Probe::DlqExpiryScheduled);
             self.schedule(at, Ev::DlqExpire { job: job.0 });
         }
     }

@@ -5,11 +5,12 @@
 //! Does not: run seeds or group failures (`seed`, `aggregate`).
 
 use super::seed::SeedRecord;
-use super::summary::{Coverage, FaultCoverage, SometimesCoverage};
+use super::summary::{Coverage, FaultCoverage, ProbeCoverage, SometimesCoverage};
 use super::Plan;
 use crate::check::Sometimes;
 use crate::model::worker::CrashPoint;
 use crate::vocab::faults::{FaultKind, Held, Outlasts, Struck, COVERED};
+use crate::vocab::probes::{PROBE_COUNT, TABLE as PROBES};
 
 /// The fault kinds the coverage gate counts, in report order (`vocab::faults::COVERED`).
 pub fn fault_kinds() -> impl Iterator<Item = &'static str> {
@@ -27,10 +28,16 @@ pub fn configured(plan: &Plan) -> (Named, Named, Named) {
     let sw = swarm_ranges(plan);
     let kinds = kinds_configured(plan);
     let on_kind = |k: FaultKind| kinds[k.coverage_index().expect("covered")];
-    let points_pool: Vec<String> = sw
-        .crash_points
-        .clone()
-        .unwrap_or_else(|| s.faults.crash_points.clone());
+    let points_pool: Vec<String> = match space(plan) {
+        true => CrashPoint::ALL
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect(),
+        false => sw
+            .crash_points
+            .clone()
+            .unwrap_or_else(|| s.faults.crash_points.clone()),
+    };
     let faults: Vec<(String, bool)> = fault_kinds()
         .zip(kinds)
         .map(|(n, on)| (n.to_string(), on))
@@ -61,9 +68,18 @@ fn swarm_ranges(plan: &Plan) -> crate::scenario::Swarm {
     }
 }
 
+/// A configuration-space sweep (`[swarm] space`): its seeds draw every fault kind, crash point
+/// and path, so the gate requires every one.
+fn space(plan: &Plan) -> bool {
+    plan.swarm && swarm_ranges(plan).space.is_some()
+}
+
 /// Per fault kind of `COVERED`: whether a seed can draw it (its rate, or its `[swarm]` range's
 /// maximum, above 0).
 fn kinds_configured(plan: &Plan) -> [bool; COVERED.len()] {
+    if space(plan) {
+        return [true; COVERED.len()];
+    }
     let f = &plan.scenario.faults;
     let sw = swarm_ranges(plan);
     let on = |rate: f64, range: Option<[f64; 2]>| match range {
@@ -90,6 +106,9 @@ fn required(plan: &Plan, on_kind: impl Fn(FaultKind) -> bool, points: &Named) ->
     let s = &plan.scenario;
     let sw = swarm_ranges(plan);
     let e = s.expectations();
+    if space(plan) {
+        return Sometimes::ALL.to_vec();
+    }
     let mut required: Vec<Sometimes> = e
         .sometimes
         .iter()
@@ -162,6 +181,10 @@ pub struct CoverageTally {
     crash_points: Vec<(String, bool, u64)>,
     sometimes: Vec<(String, bool, u64)>,
     seeds: u64,
+    /// Per probe: the seeds that reached it, and its hits in all.
+    probe_seeds: Vec<u64>,
+    probe_hits: Vec<u64>,
+    probes_required: bool,
 }
 
 impl CoverageTally {
@@ -173,6 +196,9 @@ impl CoverageTally {
             crash_points: zero(points),
             sometimes: zero(sometimes),
             seeds: 0,
+            probe_seeds: vec![0; PROBE_COUNT],
+            probe_hits: vec![0; PROBE_COUNT],
+            probes_required: plan.require_coverage,
         }
     }
 
@@ -188,6 +214,13 @@ impl CoverageTally {
                 if seen.contains(name) {
                     *seeds += 1;
                 }
+            }
+        }
+        // A record of another build's table (a merge of mismatched shards) counts nothing.
+        if r.probes.len() == PROBE_COUNT {
+            for (i, n) in r.probes.iter().enumerate() {
+                self.probe_seeds[i] += u64::from(*n > 0);
+                self.probe_hits[i] += n;
             }
         }
     }
@@ -236,6 +269,23 @@ impl CoverageTally {
                 s.name
             ));
         }
+        let probes: Vec<ProbeCoverage> = PROBES
+            .iter()
+            .enumerate()
+            .map(|(i, row)| ProbeCoverage {
+                name: row.name.to_string(),
+                seeds: self.probe_seeds[i],
+                hits: self.probe_hits[i],
+            })
+            .collect();
+        if self.probes_required {
+            for (p, row) in probes.iter().zip(PROBES).filter(|(p, _)| p.seeds == 0) {
+                problems.push(format!(
+                    "probe `{}` was never reached in {n} seeds ({}: {})",
+                    p.name, row.site, row.about
+                ));
+            }
+        }
         let gate = if deferred {
             "deferred"
         } else if problems.is_empty() {
@@ -247,6 +297,9 @@ impl CoverageTally {
             faults,
             crash_points,
             sometimes,
+            probes_reached: probes.iter().filter(|p| p.seeds > 0).count(),
+            probes,
+            probes_required: self.probes_required,
             gate: gate.into(),
             problems,
         }

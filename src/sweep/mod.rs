@@ -22,10 +22,12 @@ pub mod aggregate;
 pub mod coverage;
 pub mod explicit_jobs;
 pub mod freeze;
+pub mod guided;
 pub mod merge;
 pub mod seed;
 pub mod shrink;
 pub mod shrunk;
+pub mod space;
 pub mod stream;
 pub mod summary;
 pub mod swarm;
@@ -35,7 +37,7 @@ pub use coverage::{configured, fault_kinds, Named};
 pub use seed::{run_seed, seed_setup, signature, SeedFailure, SeedMetrics, SeedRecord};
 pub use stream::{sweep_streaming, StreamError, REORDER_AHEAD_PER_THREAD};
 pub use summary::{
-    Coverage, FailureGroup, FaultCoverage, SeedRange, ShrunkInfo, SignatureGroup,
+    Coverage, FailureGroup, FaultCoverage, ProbeCoverage, SeedRange, ShrunkInfo, SignatureGroup,
     SometimesCoverage, SweepJson, Throughput,
 };
 
@@ -125,6 +127,9 @@ pub struct Plan {
     /// 0 = all cores.
     pub threads: usize,
     pub shrink: bool,
+    /// `--require-coverage`: the coverage gate also fails when some coverage probe was never
+    /// reached (`vocab::probes`).
+    pub require_coverage: bool,
     /// Told of every seed as it finishes (the CLI passes a terminal progress bar).
     pub progress: Option<SeedSink>,
     /// The wall clock for the throughput figures of sweep.json (the CLI passes `Instant::now`);
@@ -148,6 +153,7 @@ impl Plan {
             jobs: None,
             threads: 0,
             shrink: true,
+            require_coverage: false,
             progress: None,
             wall_clock: None,
             panic_on_seed: None,

@@ -50,6 +50,14 @@ pub struct SeedRecord {
     pub metrics: Option<SeedMetrics>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub swarm: Option<SwarmDraw>,
+    /// How often the run took each coverage probe's branch, in `vocab::probes::TABLE` order;
+    /// empty for a seed whose run panicked.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub probes: Vec<u64>,
+    /// A configuration-space seed: the invariants it broke that its draw's hazards tolerate
+    /// (`swarm.tolerates`), set apart from its failures.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub tolerated: Vec<String>,
 }
 
 /// A seed's figures for the distributions across seeds (`report::chart::sweep_charts`), so a
@@ -121,6 +129,20 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// A panic as the crash failure of its seed.
+fn panic_failure(payload: &(dyn std::any::Any + Send)) -> SeedFailure {
+    let message = panic_message(payload);
+    SeedFailure {
+        class: "crash".into(),
+        invariant: "panic".into(),
+        signature: signature(&message),
+        violations: 1,
+        at_ms: 0,
+        job: None,
+        message,
+    }
+}
+
 /// The scenario and request a seed runs with (swarm settings applied).
 pub fn seed_setup(plan: &Plan, seed: u64) -> (Scenario, RunRequest, Option<SwarmDraw>) {
     let base = plan.scenario.without_expectations();
@@ -149,7 +171,6 @@ pub fn seed_setup(plan: &Plan, seed: u64) -> (Scenario, RunRequest, Option<Swarm
 /// Runs one seed: never panics, never depends on other seeds.
 pub fn run_seed(plan: &Plan, seed: u64) -> SeedRecord {
     let index = seed - plan.seeds.0;
-    let (scenario, request, draw) = seed_setup(plan, seed);
     let replay = index.is_multiple_of(REPLAY_EVERY);
     let mut record = SeedRecord {
         seed,
@@ -162,8 +183,20 @@ pub fn run_seed(plan: &Plan, seed: u64) -> SeedRecord {
         crash_points: Vec::new(),
         sometimes: Vec::new(),
         metrics: None,
-        swarm: draw,
+        swarm: None,
+        probes: Vec::new(),
+        tolerated: Vec::new(),
     };
+    // A configuration-space draw that does not validate is a crash of its seed, not the sweep's.
+    let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| seed_setup(plan, seed)));
+    let (scenario, request, draw) = match setup {
+        Ok(s) => s,
+        Err(payload) => {
+            record.failures.push(panic_failure(payload.as_ref()));
+            return record;
+        }
+    };
+    record.swarm = draw;
     let panic_on = plan.panic_on_seed;
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         if panic_on == Some(seed) {
@@ -180,16 +213,7 @@ pub fn run_seed(plan: &Plan, seed: u64) -> SeedRecord {
     let (report, again) = match result {
         Ok(x) => x,
         Err(payload) => {
-            let message = panic_message(payload.as_ref());
-            record.failures.push(SeedFailure {
-                class: "crash".into(),
-                invariant: "panic".into(),
-                signature: signature(&message),
-                violations: 1,
-                at_ms: 0,
-                job: None,
-                message,
-            });
+            record.failures.push(panic_failure(payload.as_ref()));
             return record;
         }
     };
@@ -197,8 +221,18 @@ pub fn run_seed(plan: &Plan, seed: u64) -> SeedRecord {
     record.virtual_time_ms = report.outcome.virtual_time_ms;
     record.quiescent = report.outcome.quiescent;
     record.metrics = Some(SeedMetrics::of(&report.metrics));
+    record.probes = report.outcome.probes.counts().to_vec();
+    let tolerates = record
+        .swarm
+        .as_ref()
+        .map(|d| d.tolerates.clone())
+        .unwrap_or_default();
     for (invariant, verdict) in &report.check.verdicts {
         if verdict.count == 0 {
+            continue;
+        }
+        if tolerates.iter().any(|t| t == invariant.name()) {
+            record.tolerated.push(invariant.name().into());
             continue;
         }
         let first = verdict.first.as_ref();

@@ -74,12 +74,31 @@ pub struct SometimesCoverage {
     pub seeds: u64,
 }
 
+/// One coverage probe across a sweep: in how many seeds its branch was taken, and how often in
+/// all.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeCoverage {
+    pub name: String,
+    pub seeds: u64,
+    pub hits: u64,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Coverage {
     pub faults: Vec<FaultCoverage>,
     pub crash_points: Vec<FaultCoverage>,
     pub sometimes: Vec<SometimesCoverage>,
+    /// Every coverage probe (`vocab::probes::TABLE` order) with the seeds that reached it.
+    #[serde(default)]
+    pub probes: Vec<ProbeCoverage>,
+    /// How many probes some seed reached.
+    #[serde(default)]
+    pub probes_reached: usize,
+    /// `--require-coverage`: the gate also fails when a probe was never reached.
+    #[serde(default)]
+    pub probes_required: bool,
     /// `passed`, `failed`, or `deferred` (a shard: the gate runs on the merge).
     pub gate: String,
     pub problems: Vec<String>,

@@ -35,6 +35,9 @@ fn int(s: &mut Stream, range: Option<[u64; 2]>, fixed: u64) -> u64 {
 /// ranges are given) dedupe_window_ms, relay_restart_ms and consumer_crash.
 pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
     let r = base.swarm.clone().unwrap_or_default();
+    if r.space.is_some() {
+        return super::space::draw(base, seed);
+    }
     let f = &base.faults;
     let mut s = Stream::new(seed, Purpose::Swarm, 0);
     let crash = rate(&mut s, r.crash, f.crash);
@@ -93,6 +96,8 @@ pub fn draw(base: &Scenario, seed: u64) -> (Scenario, FaultRates, SwarmDraw) {
         dedupe_window_ms,
         relay_restart_ms,
         consumer_crash,
+        space: None,
+        tolerates: Vec::new(),
     };
     let scenario = base.with_draw(&d);
     let rates = FaultRates::from_scenario(&scenario);

@@ -9,7 +9,9 @@
 //! checker counts again), the fault kinds (`faults`), and the closed word lists of a queue-semantics
 //! profile's parameters (`queue_params`: a scenario's `[queue]` keys, and the header's `unique`
 //! and `backoff`, are spelled in them), and the bug switches (`bugs`: their table, and the set a
-//! run has on, which the model, the kernel and the metrics read and the checker never does).
+//! run has on, which the model, the kernel and the metrics read and the checker never does), and
+//! the coverage probes (`probes`: a name for every decision of the model and the kernel, and the
+//! counter array a run keeps of them; the checker never reads them either).
 //! Does not: decide anything. `check/` imports this and `history`, never `model/`: the imports
 //! show that the checker does not lean on the model.
 
@@ -22,4 +24,5 @@ pub mod fnv_suffix;
 pub mod key;
 pub mod key_index;
 pub mod payload;
+pub mod probes;
 pub mod queue_params;

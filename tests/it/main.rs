@@ -21,6 +21,7 @@ mod bounds;
 mod bug_table;
 mod cli;
 mod deploy;
+mod exploration;
 mod faults;
 mod fuzz;
 mod history;

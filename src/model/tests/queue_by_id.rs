@@ -159,13 +159,14 @@ fn a_revived_job_that_finishes_again_leaves_every_job_finished() {
     assert!(q.all_terminal(), "both jobs are finished again");
 }
 
-/// `Hold` keeps a reopened job out of the ready line until `release`; `At(t)` until `t`.
+/// `Hold` keeps a rescued job (its lease expired) out of the ready line until `release`;
+/// `At(t)` until `t`.
 #[test]
 fn a_held_job_waits_for_release_and_a_timed_one_for_its_time() {
     let mut q = two_jobs();
     let (a, _) = leased(&mut q, 0);
     let (b, _) = leased(&mut q, 0);
-    assert!(!q.reopen(a, Reopen::Hold, false));
+    assert!(!q.reopen(a, Reopen::Hold, true));
     assert_eq!(q.job(a).state, JobState::Waiting);
     assert_eq!(q.lease_next(10), LeaseOutcome::Empty, "held");
     assert!(q.release(a));
@@ -175,7 +176,7 @@ fn a_held_job_waits_for_release_and_a_timed_one_for_its_time() {
         q.lease_next(10),
         LeaseOutcome::Leased {
             job: JobId(0),
-            after_expiry: false,
+            after_expiry: true,
             ..
         }
     ));

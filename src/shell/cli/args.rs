@@ -69,6 +69,8 @@ Exit codes: 0.";
 pub const SWEEP_HELP: &str = "Examples:
   durasim sweep scenarios/chaos.toml --seeds 0..2000 --bug no_fencing --quiet
   durasim sweep scenarios/chaos.toml --seeds 0..4000000 --shard 0/4 --out shards/0
+  durasim sweep scenarios/swarm-everything.toml --swarm --guided --seeds 0..10000 --bug cancel_early
+  durasim sweep scenarios/swarm-everything.toml --swarm --seeds 0..10000 --seeds-to-detect 4
 
 Limits: at most 1000000 seeds per invocation (the range's length, or one shard's share of it);
 --shard N at most 100000; --threads at most 4 per core.
@@ -119,6 +121,19 @@ pub struct SweepArgs {
     /// Do not shrink failures
     #[arg(long)]
     pub no_shrink: bool,
+    /// Fail the coverage gate when some coverage probe (a branch of the model's or the
+    /// kernel's decisions) was reached by no seed; the gate lists them
+    #[arg(long)]
+    pub require_coverage: bool,
+    /// Guided exploration: keep the runs that reach a new or rare coverage probe or sometimes
+    /// property and mutate them (fault times, crashes, crash points, rates, arrivals); B-A runs,
+    /// deterministic for the starting seed A; a failure is written as a scenario `run` reproduces
+    #[arg(long)]
+    pub guided: bool,
+    /// Print seeds-to-detect, uniform vs guided, for every bug switch (or each --bug): N
+    /// searches of B-A runs each per switch and mode, stopped at the first failure
+    #[arg(long, value_name = "N")]
+    pub seeds_to_detect: Option<u64>,
     /// Print only the verdict and the failures (no progress bar)
     #[arg(long)]
     pub quiet: bool,
@@ -135,6 +150,9 @@ pub struct MergeArgs {
     /// Also write a JUnit XML report here; replaced only if durasim wrote it
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Fail the coverage gate when some coverage probe was reached by no seed of any shard
+    #[arg(long)]
+    pub require_coverage: bool,
     /// Print only the verdict and the failures
     #[arg(long)]
     pub quiet: bool,

@@ -12,6 +12,7 @@
 pub mod args;
 pub mod chart;
 pub mod conform;
+pub mod guided;
 pub mod input;
 pub mod malloc;
 pub mod print;

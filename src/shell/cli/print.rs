@@ -212,6 +212,27 @@ pub fn print_sweep_summary(json: &SweepJson, out: &Path, quiet: bool) {
             })
             .collect();
         println!("             sometimes (* required): {}", s.join(", "));
+        let unreached: Vec<&str> = c
+            .probes
+            .iter()
+            .filter(|p| p.seeds == 0)
+            .map(|p| p.name.as_str())
+            .collect();
+        println!(
+            "             probes: {}/{} reached{}{}",
+            c.probes_reached,
+            c.probes.len(),
+            if c.probes_required {
+                " (all required)"
+            } else {
+                ""
+            },
+            if unreached.is_empty() || c.probes_required {
+                String::new()
+            } else {
+                format!("; never: {}", unreached.join(", "))
+            }
+        );
     }
     match c.gate.as_str() {
         "failed" => {

@@ -80,7 +80,11 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
     plan.jobs = args.jobs;
     plan.threads = args.threads.unwrap_or(0);
     plan.shrink = !args.no_shrink;
+    plan.require_coverage = args.require_coverage;
     plan.wall_clock = Some(Instant::now);
+    if args.guided || args.seeds_to_detect.is_some() {
+        return super::guided::cmd_guided(args, plan);
+    }
     let out = match &args.out {
         Some(p) => p.clone(),
         None => default_out(&plan.scenario.name, "-sweep")?,
@@ -136,6 +140,7 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
     );
     plan.swarm = first.swarm;
     plan.jobs = first.jobs_override;
+    plan.require_coverage = args.require_coverage;
     plan.bugs = BugSet::EMPTY;
     apply_bug_flags(&mut plan.bugs, &first.bugs)?;
     check_bugs_apply(plan.bugs, &plan.scenario, &first.scenario_file)?;

@@ -162,6 +162,8 @@ pub struct Summary {
     pub tenants: Vec<TenantSummary>,
     pub invariants: Vec<InvariantSummary>,
     pub sometimes: BTreeMap<&'static str, u64>,
+    /// Which coverage probes the run reached, and how often (`vocab::probes`).
+    pub probes: ProbeSummary,
     pub expectations_met: bool,
     pub unmet_expectations: Vec<UnmetSummary>,
     pub reproduce: String,
@@ -169,6 +171,25 @@ pub struct Summary {
     pub wall_s: f64,
     pub events_per_wall_s: f64,
     pub sim_to_wall_ratio: f64,
+}
+
+/// A run's coverage probes: how many of them it reached, and every probe's count by name.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeSummary {
+    pub reached: usize,
+    pub total: usize,
+    pub counts: crate::vocab::probes::Probes,
+}
+
+impl ProbeSummary {
+    pub fn of(probes: &crate::vocab::probes::Probes) -> ProbeSummary {
+        ProbeSummary {
+            reached: probes.reached(),
+            total: crate::vocab::probes::PROBE_COUNT,
+            counts: probes.clone(),
+        }
+    }
 }
 
 /// The fields `replay` needs back from a summary.
@@ -268,6 +289,7 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
             .iter()
             .map(|(s, n)| (s.name(), *n))
             .collect(),
+        probes: ProbeSummary::of(&report.outcome.probes),
         expectations_met: unmet.is_empty(),
         unmet_expectations: unmet
             .iter()

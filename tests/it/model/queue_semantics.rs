@@ -55,8 +55,9 @@ impl QueueSemantics for Wrapped {
     fn lease_next(&mut self, now: SimTime, worker: WorkerId) -> LeaseOutcome {
         self.inner.lease_next(now, worker)
     }
-    fn lease_check_at(&self, job: JobId) -> Option<SimTime> {
-        self.inner.lease_check_at(job).filter(|_| self.rescue)
+    fn lease_check_at(&mut self, job: JobId) -> Option<SimTime> {
+        let rescue = self.rescue;
+        self.inner.lease_check_at(job).filter(|_| rescue)
     }
     fn check_lease(&mut self, now: SimTime, job: JobId, fence: Fence) -> LeaseCheck {
         self.inner.check_lease(now, job, fence)

@@ -157,6 +157,8 @@ fn verdict(history: &std::path::Path, facts: &RunFacts) -> Result<(CheckReport, 
         virtual_time_ms: last / 1000,
         quiescent: facts.settled,
         names: reader.names().clone(),
+        // A real store's run takes no decision of the model's: no probe is counted.
+        probes: Default::default(),
     };
     // The verdicts stay in the history's µs: their messages say µs, and so do the first
     // violations `conform` prints; `summary.json`'s `atMs` is divided in `judge`.
