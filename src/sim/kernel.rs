@@ -118,8 +118,9 @@ pub struct RunOutcome {
     pub quiescent: bool,
     pub names: KeyNames,
     /// How often the run took each branch of the model's and the kernel's decisions
-    /// (`vocab::probes`); not part of the trace.
-    pub probes: Probes,
+    /// (`vocab::probes`); not part of the trace. None: not a simulation (a history `verify`
+    /// judged).
+    pub probes: Option<Probes>,
 }
 
 /// One run. `Q` is the queue semantics the kernel talks to (the chapter's queue unless a
@@ -383,7 +384,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             virtual_time_ms: self.now,
             quiescent,
             names: self.names,
-            probes,
+            probes: Some(probes),
         };
         (outcome, self.observer)
     }

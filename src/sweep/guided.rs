@@ -176,7 +176,8 @@ fn judge(c: &Candidate, bugs: BugSet, replay: bool) -> Outcome {
             "the same run gave a different history on a second run".into(),
         ));
     }
-    let counts = report.outcome.probes.counts();
+    let probes = report.outcome.probes.clone().unwrap_or_default();
+    let counts = probes.counts();
     let sometimes = &report.check.sometimes;
     let features: Vec<usize> = counts
         .iter()

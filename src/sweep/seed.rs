@@ -221,7 +221,11 @@ pub fn run_seed(plan: &Plan, seed: u64) -> SeedRecord {
     record.virtual_time_ms = report.outcome.virtual_time_ms;
     record.quiescent = report.outcome.quiescent;
     record.metrics = Some(SeedMetrics::of(&report.metrics));
-    record.probes = report.outcome.probes.counts().to_vec();
+    record.probes = report
+        .outcome
+        .probes
+        .as_ref()
+        .map_or_else(Vec::new, |p| p.counts().to_vec());
     let tolerates = record
         .swarm
         .as_ref()

@@ -90,6 +90,7 @@ fn write_out(
             virtual_time_ms: judged.end / per_ms,
             quiescent: judged.quiescent,
             names: reader.names().clone(),
+            probes: None,
         },
         check: judged.check.clone(),
         metrics,

@@ -162,8 +162,10 @@ pub struct Summary {
     pub tenants: Vec<TenantSummary>,
     pub invariants: Vec<InvariantSummary>,
     pub sometimes: BTreeMap<&'static str, u64>,
-    /// Which coverage probes the run reached, and how often (`vocab::probes`).
-    pub probes: ProbeSummary,
+    /// Which coverage probes the run reached, and how often (`vocab::probes`); absent for a
+    /// history `verify` judged (no model ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<ProbeSummary>,
     pub expectations_met: bool,
     pub unmet_expectations: Vec<UnmetSummary>,
     pub reproduce: String,
@@ -289,7 +291,7 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
             .iter()
             .map(|(s, n)| (s.name(), *n))
             .collect(),
-        probes: ProbeSummary::of(&report.outcome.probes),
+        probes: report.outcome.probes.as_ref().map(ProbeSummary::of),
         expectations_met: unmet.is_empty(),
         unmet_expectations: unmet
             .iter()
