@@ -65,7 +65,7 @@ pub fn header_line(config: &RunConfig) -> String {
         if d.kind != crate::vocab::config::DetectionKind::Timer {
             v["every"] = json!(d.every);
         }
-        if d.slack > 0 {
+        if d.slack > 0 || d.kind == crate::vocab::config::DetectionKind::Timer {
             v["slack"] = json!(d.slack);
         }
         members.push(("lease_detection", v));

@@ -341,10 +341,13 @@ fn lease_detection(sem: &Semantics) -> Option<crate::vocab::config::LeaseDetecti
     {
         return None;
     }
-    let slack = match sem.rescue_write {
+    // A timer fires the millisecond after the lease's end; a sweeper at its tick. A by-id
+    // rescue writes its gap later.
+    let gap = match sem.rescue_write {
         RescueWrite::ById => sem.rescue_gap_ms,
         _ => 0,
     };
+    let slack = (kind == DetectionKind::Timer) as u64 + gap;
     Some(LeaseDetection { kind, every, slack })
 }
 

@@ -180,7 +180,9 @@ pub struct LeaseDetection {
     pub kind: DetectionKind,
     /// The sweeper's period (`sweep`, `two_pass`; 0 for a timer).
     pub every: u64,
-    /// The most time from detection to the `lease_expired` record (a rescue's hold).
+    /// The most time from the lease's end (a timer) or the sweeper's tick to the
+    /// `lease_expired` record: a timer's resolution (1 in the unit of the file by default), a
+    /// rescue's hold.
     pub slack: u64,
 }
 
@@ -226,7 +228,7 @@ impl LeaseDetection {
                 .saturating_mul(self.every)
         };
         let detected = match self.kind {
-            DetectionKind::Timer => end.saturating_add(1),
+            DetectionKind::Timer => end,
             DetectionKind::Sweep => tick(end),
             DetectionKind::TwoPass => tick(end.max(tick(renewed_at))),
         };

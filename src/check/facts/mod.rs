@@ -46,8 +46,12 @@ pub(in crate::check) struct Facts {
     /// (`"attempt": "failures"`).
     failures: Option<Vec<u32>>,
     /// The leases each job was issued before its latest (which its track holds): (job, fence,
-    /// worker). Only a job leased more than once has one.
-    earlier: FastMap<(u32, u64, u32), ()>,
+    /// worker), and whether that lease's holder committed or deduplicated since it (`own_result`
+    /// of that lease). Only a job leased more than once has one.
+    earlier: FastMap<(u32, u64, u32), bool>,
+    /// The latest of those leases each worker was issued, by (job, worker): a commit by a
+    /// worker that no longer holds the job's latest lease is its own lease's.
+    latest_to: FastMap<(u32, u32), u64>,
     /// Each worker's extraction in progress (job, fence, start), and those beside it when a
     /// worker id runs several at once.
     extracting: Vec<Option<(JobId, Fence, SimTime)>>,
@@ -65,6 +69,7 @@ impl Default for Facts {
             depth: depth::Depth::default(),
             failures: None,
             earlier: FastMap::default(),
+            latest_to: FastMap::default(),
             extracting: Vec::new(),
             extracting_more: FastMap::default(),
         }
@@ -185,11 +190,24 @@ impl Facts {
             .map(|f| f.get(job.index()).copied().unwrap_or(0))
     }
 
-    /// Whether a `leased` record issued `fence` to `worker` for `job`.
+    /// Whether a `leased` record issued `fence` to `worker` for `job` (`t`: its track).
     pub fn issued(&self, job: JobId, t: &JobTrack, fence: Fence, worker: WorkerId) -> bool {
         t.lease
             .is_some_and(|l| l.fence == fence && l.holder == worker)
             || (t.leases > 1 && self.earlier.contains_key(&(job.0, fence.0, worker.0)))
+    }
+
+    /// Whether the lease `fence` of `job` issued to `worker` committed a result or deduplicated
+    /// onto the key's since it was issued (false for a lease never issued).
+    pub fn own_result(&self, job: JobId, t: &JobTrack, fence: Fence, worker: WorkerId) -> bool {
+        match t.lease {
+            Some(l) if l.fence == fence && l.holder == worker => t.own_result,
+            _ => self
+                .earlier
+                .get(&(job.0, fence.0, worker.0))
+                .copied()
+                .unwrap_or(false),
+        }
     }
 
     /// When the extraction of `job` with `fence` by `worker` started, if it is in progress.
@@ -325,6 +343,22 @@ impl Facts {
         });
     }
 
+    /// A commit or dedupe of `job` by `worker`: its latest lease of the job has its own result.
+    fn note_own_result(&mut self, job: JobId, worker: WorkerId) {
+        let holder = self.update(job, |t| match t.lease {
+            Some(l) if l.holder == worker => {
+                t.own_result = true;
+                true
+            }
+            _ => false,
+        });
+        if !holder {
+            if let Some(f) = self.latest_to.get(&(job.0, worker.0)) {
+                self.earlier.insert((job.0, *f, worker.0), true);
+            }
+        }
+    }
+
     /// The extraction of `job` with `fence` by `worker` ended (or never started).
     fn extraction_over(&mut self, worker: WorkerId, job: JobId, fence: Fence) {
         match self.extracting.get_mut(worker.index()) {
@@ -406,7 +440,7 @@ impl Facts {
                 job, worker, fence, ..
             } => {
                 let t = self.update(*job, |t| {
-                    let before = t.lease;
+                    let before = t.lease.map(|l| (l, t.own_result));
                     t.leases += 1;
                     t.lease = Some(Lease {
                         fence: *fence,
@@ -420,8 +454,9 @@ impl Facts {
                     t.own_result = false;
                     (before, *t)
                 });
-                if let Some(l) = t.0 {
-                    self.earlier.insert((job.0, l.fence.0, l.holder.0), ());
+                if let Some((l, own)) = t.0 {
+                    self.earlier.insert((job.0, l.fence.0, l.holder.0), own);
+                    self.latest_to.insert((job.0, l.holder.0), l.fence.0);
                 }
                 self.move_to(*job, Place::Leased);
                 self.renewed(*job, &t.1);
@@ -501,12 +536,8 @@ impl Facts {
                 ..
             } => {
                 let k = self.tracks.register(key, Some(*job));
-                let payload = self.update(*job, |t| {
-                    if t.lease.is_some_and(|l| l.holder == *worker) {
-                        t.own_result = true;
-                    }
-                    t.payload
-                });
+                self.note_own_result(*job, *worker);
+                let payload = self.tracks.get(*job).map(|t| t.payload).expect("enqueued");
                 let w = Written {
                     job: *job,
                     output: *output,
@@ -521,11 +552,7 @@ impl Facts {
                 job, worker, key, ..
             } => {
                 self.tracks.register(key, Some(*job));
-                self.update(*job, |t| {
-                    if t.lease.is_some_and(|l| l.holder == *worker) {
-                        t.own_result = true;
-                    }
-                });
+                self.note_own_result(*job, *worker);
             }
             Event::CommitConflict { job, key, .. } => {
                 self.tracks.register(key, Some(*job));

@@ -44,7 +44,7 @@ pub(in crate::check) const FIRST_RESULT_WINS: Spec = Spec {
 pub(in crate::check) const ACKED_WITH_RESULT: Spec = Spec {
     name: "acked_with_result",
     kind: Kind::Always,
-    sentence: "a job is acked only after its own attempt committed its result or deduplicated onto the key's: a result_committed or commit_deduped of the job by the holder of its latest lease, since that lease",
+    sentence: "a job is acked only after its own attempt committed its result or deduplicated onto the key's: a result_committed or commit_deduped of the job by the worker the acked lease was issued to, since that lease",
 };
 
 #[derive(Default)]
@@ -99,13 +99,13 @@ impl Family for Effects {
                     });
                 }
             }
-            Event::Acked { job, .. } => {
+            Event::Acked { job, worker, fence } => {
                 let t = c.facts.job_at(*job);
-                if !t.own_result {
+                if !c.facts.own_result(*job, &t, *fence, *worker) {
                     let results = c.facts.key(&t.key, Some(*job)).results;
                     out.job(Invariant::AckedWithResult, c, *job, || match results {
                         0 => format!("{job} was acked, but its key has no committed result: the work is marked done with no effect"),
-                        _ => format!("{job} was acked, but its latest attempt neither committed a result nor deduplicated onto the key's: the ack rests on another attempt's result"),
+                        _ => format!("{job} was acked with {fence} by {worker}, but that attempt neither committed a result nor deduplicated onto the key's: the ack rests on another attempt's result"),
                     });
                 }
             }

@@ -261,7 +261,11 @@ impl<R: BufRead> HistoryReader<R> {
         Ok(Some(LeaseDetection {
             kind,
             every,
-            slack: f.opt_number("slack")?.unwrap_or(0),
+            // A timer fires the moment after the lease's end: 1 in the file's unit, unless
+            // stated.
+            slack: f
+                .opt_number("slack")?
+                .unwrap_or((kind == DetectionKind::Timer) as u64),
         }))
     }
 
