@@ -257,11 +257,17 @@ impl Facts {
 impl Facts {
     /// Applies the transitions inferred before `at` (docs/checker-rules.md, "The depth"): run
     /// before the rules judge a record at `at`.
-    #[inline]
+    #[inline(always)]
     pub fn catch_up(&mut self, at: SimTime) {
-        if self.depth.nothing_due() {
-            return;
+        if !self.depth.nothing_due() {
+            self.catch_up_due(at);
         }
+    }
+
+    /// [`Facts::catch_up`] with transitions due (out of line: the simulator's histories record
+    /// them, and never get here).
+    #[inline(never)]
+    fn catch_up_due(&mut self, at: SimTime) {
         while let Some(d) = self.depth.next_before(at) {
             if self.depth_valid(&d) {
                 self.move_to(JobId(d.job), Place::Ready);
