@@ -1,0 +1,1 @@
+//! Agreement on generated histories (placeholder).
