@@ -11,7 +11,7 @@
 
 use super::facts::Place;
 use super::{Ctx, Verdicts};
-use durasim::check::Invariant;
+use super::Inv;
 use durasim::history::Event;
 
 pub fn judge(cx: &Ctx, out: &mut Verdicts) {
@@ -30,7 +30,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             }
             if *depth < low || *depth > low + maybe {
                 out.raise(
-                    Invariant::DepthMatchesHistory,
+                    Inv::DepthMatchesHistory,
                     cx.here(),
                     None,
                     None,
@@ -43,7 +43,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if j.place != Place::Waiting || at < j.visible_from {
                 cx.job_violation(
                     out,
-                    Invariant::RecordedValuesMatch,
+                    Inv::RecordedValuesMatch,
                     *job,
                     format!("{job} recorded visible at {at}, but it was {:?} with visible time {}", j.place, j.visible_from),
                 );

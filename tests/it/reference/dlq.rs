@@ -13,7 +13,7 @@
 
 use super::facts::{DlqEntry, Facts, Terminal};
 use super::{Ctx, Verdicts};
-use durasim::check::Invariant;
+use super::Inv;
 use durasim::history::Event;
 use durasim::vocab::key::IdempotencyKey;
 
@@ -29,7 +29,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if !DLQ_REASONS.contains(&reason.as_ref()) {
                 cx.job_violation(
                     out,
-                    Invariant::RedactedDlq,
+                    Inv::RedactedDlq,
                     *job,
                     format!("{job} entered the DLQ with {reason:?}, not a code"),
                 );
@@ -38,7 +38,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if let Some(capacity) = c.dlq_capacity.filter(|cap| len > *cap as usize) {
                 cx.job_violation(
                     out,
-                    Invariant::DlqBounded,
+                    Inv::DlqBounded,
                     *job,
                     format!("the DLQ holds {len} entries with {job}, over its capacity {capacity}"),
                 );
@@ -52,7 +52,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if let Some(got) = capacity.filter(|got| Some(*got) != c.dlq_capacity) {
                 cx.job_violation(
                     out,
-                    Invariant::RecordedValuesMatch,
+                    Inv::RecordedValuesMatch,
                     *job,
                     format!("the eviction of {job} says capacity {got}, the header {:?}", c.dlq_capacity),
                 );
@@ -90,7 +90,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if let Some(p) = problem {
                 cx.job_violation(
                     out,
-                    Invariant::DlqBounded,
+                    Inv::DlqBounded,
                     *job,
                     format!("{job} evicted: {p}"),
                 );
@@ -98,7 +98,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if !j.reprocessed {
                 cx.job_violation(
                     out,
-                    Invariant::NoSilentDrop,
+                    Inv::NoSilentDrop,
                     *job,
                     format!("{job} left the DLQ before any reprocess: no terminal record remains"),
                 );
@@ -132,7 +132,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             };
             if let Some(p) = problem {
                 out.raise(
-                    Invariant::AuditedReprocess,
+                    Inv::AuditedReprocess,
                     cx.here(),
                     Some(*new_job),
                     Some(n.key),
@@ -143,7 +143,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 if recent >= max as u64 {
                     cx.job_violation(
                         out,
-                        Invariant::ReprocessJustified,
+                        Inv::ReprocessJustified,
                         *old_job,
                         format!("{old_job}'s reprocess accepted, its tenant had {recent} in {window} {u} (limit {max})"),
                     );
@@ -158,7 +158,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             let Some(job) = job else {
                 if *reason != "no_such_job" {
                     out.raise(
-                        Invariant::ReprocessJustified,
+                        Inv::ReprocessJustified,
                         cx.here(),
                         None,
                         None,
@@ -189,7 +189,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if !true_reason {
                 cx.job_violation(
                     out,
-                    Invariant::ReprocessJustified,
+                    Inv::ReprocessJustified,
                     *job,
                     format!("{job}'s reprocess refused as {reason}, which the history does not show"),
                 );
@@ -199,14 +199,14 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
     }
 }
 
-/// At the end: every job has its terminal record, every reprocess's job its audit entry.
-pub fn finish(f: &Facts, out: &mut Verdicts) {
-    let (end, _) = f.ended.unwrap_or((0, false));
+/// At the end (`run_ended`'s time and index): every job has its terminal record, every
+/// reprocess's job its audit entry, in job order.
+pub fn finish(f: &Facts, end: (u64, usize), out: &mut Verdicts) {
     for (id, j) in &f.jobs {
         if j.terminal.is_none() {
             out.raise(
-                Invariant::NoSilentDrop,
-                (end, None),
+                Inv::NoSilentDrop,
+                end,
                 Some(*id),
                 Some(j.key),
                 format!("{id} has no terminal record"),
@@ -214,8 +214,8 @@ pub fn finish(f: &Facts, out: &mut Verdicts) {
         }
         if j.reprocess_of.is_some() && !j.audited {
             out.raise(
-                Invariant::AuditedReprocess,
-                (end, None),
+                Inv::AuditedReprocess,
+                end,
                 Some(*id),
                 Some(j.key),
                 format!("{id} was created by a reprocess with no audit entry"),

@@ -12,9 +12,9 @@
 
 use super::facts::{Facts, Payload};
 use super::leases::recorded_time;
-use super::{Ctx, Verdicts};
+use super::{Ctx, Flavor, Verdicts};
 use durasim::base::ids::{JobId, OperationId};
-use durasim::check::Invariant;
+use super::Inv;
 use durasim::history::Event;
 use durasim::profile::Unique;
 use durasim::vocab::key::IdempotencyKey;
@@ -53,12 +53,42 @@ fn recorded_hash(
     };
     if recorded.0 != expected {
         out.raise(
-            Invariant::RecordedValuesMatch,
+            Inv::RecordedValuesMatch,
             cx.here(),
             Some(job),
             Some(*key),
             format!("payload hash {recorded}, but {p} of the key's document hashes to {expected:016x}"),
         );
+    }
+}
+
+/// A commit's record of the key's result (`existing_payload`, and `existing_event` of a
+/// dedupe), when the key has one: its payload's hash, and the first commit's event.
+fn existing_result(
+    cx: &Ctx,
+    out: &mut Verdicts,
+    job: JobId,
+    key: &IdempotencyKey,
+    existing_payload: &Option<PayloadHash>,
+    existing_event: Option<&Option<durasim::base::ids::EventId>>,
+) {
+    let Some(k) = cx.facts.key(key).filter(|k| k.results() > 0) else {
+        return;
+    };
+    if let Some(p) = k.payload(cx.flavor) {
+        recorded_hash(cx, out, job, key, p, *existing_payload);
+    }
+    if let Some(Some(e)) = existing_event {
+        let first = k.commits[0].3;
+        if first != Some(*e) {
+            out.raise(
+                Inv::RecordedValuesMatch,
+                cx.here(),
+                Some(job),
+                Some(*key),
+                format!("a dedupe by {job} records existing event {e}, but the first commit wrote {first:?}"),
+            );
+        }
     }
 }
 
@@ -106,7 +136,7 @@ fn unique_mode(
     };
     if !ok {
         out.raise(
-            Invariant::PayloadConflictRejected,
+            Inv::PayloadConflictRejected,
             cx.here(),
             Some(job),
             Some(*key),
@@ -128,7 +158,7 @@ fn resolved(
     let newest = cx.facts.key(key).and_then(|k| k.newest);
     if newest != Some(existing) {
         out.raise(
-            Invariant::PayloadConflictRejected,
+            Inv::PayloadConflictRejected,
             cx.here(),
             Some(existing),
             Some(*key),
@@ -150,7 +180,7 @@ fn same_tenant(
     let owner = cx.facts.job(existing).tenant;
     if owner != tenant {
         out.raise(
-            Invariant::TenantIsolation,
+            Inv::TenantIsolation,
             cx.here(),
             Some(existing),
             Some(*key),
@@ -183,7 +213,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             }
             if key.tenant != Some(*tenant) {
                 out.raise(
-                    Invariant::TenantIsolation,
+                    Inv::TenantIsolation,
                     cx.here(),
                     Some(*job),
                     Some(*key),
@@ -194,7 +224,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             let deadline = at.saturating_add(f.config.deadline);
             if let Some(v) = deadline_at.filter(|v| *v != deadline) {
                 out.raise(
-                    Invariant::RecordedValuesMatch,
+                    Inv::RecordedValuesMatch,
                     cx.here(),
                     Some(*job),
                     Some(*key),
@@ -216,7 +246,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             let held = f.job(*existing).payload;
             if held != p {
                 out.raise(
-                    Invariant::PayloadConflictRejected,
+                    Inv::PayloadConflictRejected,
                     cx.here(),
                     Some(*existing),
                     Some(*key),
@@ -232,14 +262,14 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             content,
             payload: hash,
             existing,
-            ..
+            existing_payload,
         } => {
             let p = payload(*operation, *content);
             same_tenant(cx, out, *existing, *tenant, key);
             let any_payload = resolved(cx, out, Resolved::Refused, *existing, key);
             if !any_payload && f.job(*existing).payload == p {
                 out.raise(
-                    Invariant::PayloadConflictRejected,
+                    Inv::PayloadConflictRejected,
                     cx.here(),
                     Some(*existing),
                     Some(*key),
@@ -247,6 +277,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 );
             }
             recorded_hash(cx, out, *existing, key, p, *hash);
+            if cx.spec() {
+                let held = f.job(*existing).payload;
+                recorded_hash(cx, out, *existing, key, held, *existing_payload);
+            }
         }
         Event::EnqueueReplaced {
             tenant,
@@ -268,7 +302,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             let held = f.job(*existing).payload;
             if held != was {
                 out.raise(
-                    Invariant::RecordedValuesMatch,
+                    Inv::RecordedValuesMatch,
                     cx.here(),
                     Some(*existing),
                     Some(*key),
@@ -277,7 +311,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             }
             if held != p {
                 out.raise(
-                    Invariant::PayloadConflictRejected,
+                    Inv::PayloadConflictRejected,
                     cx.here(),
                     Some(*existing),
                     Some(*key),
@@ -291,9 +325,9 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             payload: hash,
             ..
         } => {
-            if let Some((first_at, first_job, _)) = f.key(key).and_then(|k| k.first_commit) {
+            if let Some((first_at, first_job, _)) = f.key(key).and_then(|k| k.first_commit()) {
                 out.raise(
-                    Invariant::SingleResultPerKey,
+                    Inv::SingleResultPerKey,
                     cx.here(),
                     Some(*job),
                     Some(*key),
@@ -306,40 +340,46 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             job,
             key,
             payload: hash,
+            existing_payload,
+            existing_event,
             ..
         } => {
             let p = f.job(*job).payload;
             let k = f.key(key);
-            match k.filter(|k| k.results > 0) {
+            match k.filter(|k| k.results() > 0) {
                 None => out.raise(
-                    Invariant::PayloadConflictRejected,
+                    Inv::PayloadConflictRejected,
                     cx.here(),
                     Some(*job),
                     Some(*key),
                     format!("a commit by {job} deduplicated, but the key has no result"),
                 ),
-                Some(k) if k.payload != Some(p) => out.raise(
-                    Invariant::PayloadConflictRejected,
+                Some(k) if k.payload(cx.flavor) != Some(p) => out.raise(
+                    Inv::PayloadConflictRejected,
                     cx.here(),
                     Some(*job),
                     Some(*key),
-                    format!("a commit by {job} with {p} deduplicated onto a result of {:?}", k.payload),
+                    format!("a commit by {job} with {p} deduplicated onto a result of {:?}", k.payload(cx.flavor)),
                 ),
                 Some(_) => {}
             }
             recorded_hash(cx, out, *job, key, p, *hash);
+            if cx.spec() {
+                existing_result(cx, out, *job, key, existing_payload, Some(existing_event));
+            }
         }
         Event::CommitConflict {
             job,
             key,
             payload: hash,
+            existing_payload,
             ..
         } => {
             let p = f.job(*job).payload;
-            let k = f.key(key).filter(|k| k.results > 0);
-            if k.is_none_or(|k| k.payload == Some(p)) {
+            let k = f.key(key).filter(|k| k.results() > 0);
+            if k.is_none_or(|k| k.payload(cx.flavor) == Some(p)) {
                 out.raise(
-                    Invariant::PayloadConflictRejected,
+                    Inv::PayloadConflictRejected,
                     cx.here(),
                     Some(*job),
                     Some(*key),
@@ -347,15 +387,22 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 );
             }
             recorded_hash(cx, out, *job, key, p, *hash);
+            if cx.spec() {
+                existing_result(cx, out, *job, key, existing_payload, None);
+            }
         }
         Event::Acked { job, .. } => {
-            let key = f.job(*job).key;
-            if f.key(&key).is_none_or(|k| k.results == 0) {
+            let j = f.job(*job);
+            let without = match cx.flavor {
+                Flavor::Spec => !j.own_result,
+                Flavor::Main => f.key(&j.key).is_none_or(|k| k.results() == 0),
+            };
+            if without {
                 cx.job_violation(
                     out,
-                    Invariant::AckedWithResult,
+                    Inv::AckedWithResult,
                     *job,
-                    format!("{job} acked, but its key has no committed result"),
+                    format!("{job} acked without its own attempt's committed or deduplicated result"),
                 );
             }
         }
@@ -371,12 +418,12 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             job,
             output,
         } => {
-            let twice = f.events.get(event).is_some_and(|e| e.applied);
+            let twice = f.events.get(event).is_some_and(|e| e.applies > 0);
             let k = f.key(key);
             let earlier = k.and_then(|k| k.applied);
             if twice || earlier.is_some() {
                 out.raise(
-                    Invariant::NoDuplicateEffect,
+                    Inv::NoDuplicateEffect,
                     cx.here(),
                     Some(*job),
                     Some(*key),
@@ -386,10 +433,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     }),
                 );
             }
-            if let Some((_, first_job, first_output)) = k.and_then(|k| k.first_commit) {
+            if let Some((_, first_job, first_output)) = k.and_then(|k| k.first_commit()) {
                 if first_output != *output {
                     out.raise(
-                        Invariant::FirstResultWins,
+                        Inv::FirstResultWins,
                         cx.here(),
                         Some(*job),
                         Some(*key),
@@ -412,36 +459,34 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
 }
 
 /// At the end: every committed result has its event, published, applied and reviewed (keys in
-/// the order the history first named them).
-pub fn finish(f: &Facts, out: &mut Verdicts) {
-    let (end, _) = f.ended.unwrap_or((0, false));
-    for key in &f.key_order {
+/// `flavor`'s order), raised at `end` (`run_ended`'s time and index).
+pub fn finish(f: &Facts, end: (u64, usize), flavor: Flavor, out: &mut Verdicts) {
+    for key in f.keys_in_order(flavor) {
         let k = &f.keys[key];
-        let Some((when, job, _)) = k.first_commit else {
+        let Some((when, job, _)) = k.first_commit() else {
             continue;
         };
-        let here = (end, None);
-        if k.events == 0 {
-            out.raise(
-                Invariant::EventPerResult,
-                here,
+        match k.event(flavor) {
+            None => out.raise(
+                Inv::EventPerResult,
+                end,
                 Some(job),
                 Some(*key),
                 format!("the result committed by {job} at {when} has no event"),
-            );
-        } else if let Some(e) = k.result_event.filter(|e| !f.events.get(e).is_some_and(|x| x.published)) {
-            out.raise(
-                Invariant::EventPerResult,
-                here,
+            ),
+            Some(e) if !f.events.get(&e).is_some_and(|x| x.published) => out.raise(
+                Inv::EventPerResult,
+                end,
                 Some(job),
                 Some(*key),
                 format!("{e}, written with the result, was never published"),
-            );
+            ),
+            Some(_) => {}
         }
         if k.applied.is_none() || !k.reviewed {
             out.raise(
-                Invariant::EveryResultDelivered,
-                here,
+                Inv::EveryResultDelivered,
+                end,
                 Some(job),
                 Some(*key),
                 format!("the result committed by {job} at {when} was not applied and reviewed"),

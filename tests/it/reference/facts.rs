@@ -1,13 +1,13 @@
 //! The reference checker's facts: what the records say happened to every job, key, outbox event
 //! and DLQ entry, and the counts, in ordinary maps, and [`Facts::apply`], their only writer.
 //!
-//! Owns: the state every rule reads. Nothing here judges: a rule reads the facts as the records
-//! before the one it judges left them, then `apply` takes the record in. Conventions the
-//! documentation leaves open are the real checker's and are written beside the field they shape
-//! (a job never leased holds token 0; a key's payload is the first enqueue's, or the first
-//! commit's when no enqueue came before it).
+//! Owns: the state every rule reads, as docs/checker-rules.md ("The facts") lists it. Nothing
+//! here judges: a rule reads the facts as the records before the one it judges left them, then
+//! `apply` takes the record in. Where `main`'s checker keeps a fact otherwise (a key's payload,
+//! event and order: `super::Flavor::Main`), both are kept, side by side.
 //! Does not: judge (the family files do) or count `sometimes` (`figures.rs`).
 
+use super::Flavor;
 use durasim::base::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use durasim::history::{Event, Op, Record};
 use durasim::vocab::config::RunConfig;
@@ -92,6 +92,10 @@ pub struct Job {
     pub failure: Option<Failure>,
     /// `attempt_failed` records.
     pub failures: u32,
+    /// The holder of the latest lease committed or deduplicated its result since that lease.
+    pub own_result: bool,
+    /// Every (token, worker) a `leased` record gave the job.
+    pub issued: BTreeSet<(Fence, WorkerId)>,
     pub dlq: DlqEntry,
     pub reprocess_of: Option<JobId>,
     /// A `reprocessed` record names it as the new job.
@@ -111,28 +115,79 @@ impl Job {
 pub struct Key {
     /// An `enqueued` record named the key.
     pub enqueued: bool,
-    /// The first enqueue's payload, replaced by the first commit's when the commit came first
-    /// (or by an enqueue's, when the key was first named by something else).
-    pub payload: Option<Payload>,
+    /// The payload of the first `enqueued` under the key, and the committing job's payload at
+    /// the first commit; `commit_came_first`: the first commit came before the first enqueue.
+    pub enqueue_payload: Option<Payload>,
+    pub commit_payload: Option<Payload>,
+    pub commit_came_first: bool,
     /// The newest job an `enqueued` created under the key.
     pub newest: Option<JobId>,
-    /// `result_committed` records, and the first: when, by which job, which output.
-    pub results: u32,
-    pub first_commit: Option<(SimTime, JobId, u64)>,
-    /// Outbox events written with results, and events published directly.
-    pub events: u32,
-    /// The event of the latest commit that wrote one (or of a first direct publish, when no
-    /// commit wrote one before).
-    pub result_event: Option<EventId>,
+    /// The `result_committed` records: when, by which job, which output, which event.
+    pub commits: Vec<(SimTime, JobId, u64, Option<EventId>)>,
+    /// Events published with `direct: true` for the key, in the order of their first such
+    /// `published`; `main_direct`: those whose first publish of all was direct (`main`'s).
+    pub direct: Vec<EventId>,
+    pub main_direct: Vec<EventId>,
     /// When and from which event its effect was first applied.
     pub applied: Option<(SimTime, EventId)>,
     pub reviewed: bool,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+impl Key {
+    pub fn results(&self) -> usize {
+        self.commits.len()
+    }
+
+    /// The first commit: when, by which job, which output.
+    pub fn first_commit(&self) -> Option<(SimTime, JobId, u64)> {
+        self.commits.first().map(|c| (c.0, c.1, c.2))
+    }
+
+    /// The key's payload: the first commit's, else the first enqueue's (`main`: whichever of
+    /// the two came last).
+    pub fn payload(&self, flavor: Flavor) -> Option<Payload> {
+        match (flavor, self.commit_payload, self.enqueue_payload) {
+            (Flavor::Main, Some(_), Some(e)) if self.commit_came_first => Some(e),
+            (_, Some(c), _) => Some(c),
+            (_, None, e) => e,
+        }
+    }
+
+    /// The key's event: the first commit's that wrote one, else the first direct one (`main`:
+    /// the latest commit's, else the first direct first publish).
+    pub fn event(&self, flavor: Flavor) -> Option<EventId> {
+        match flavor {
+            Flavor::Spec => self
+                .commits
+                .iter()
+                .find_map(|c| c.3)
+                .or(self.direct.first().copied()),
+            Flavor::Main => self
+                .commits
+                .iter()
+                .rev()
+                .find_map(|c| c.3)
+                .or(self.main_direct.first().copied()),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
 pub struct OutboxEvent {
+    /// A `result_committed` wrote it.
+    pub written: bool,
     pub published: bool,
-    pub applied: bool,
+    pub applies: u32,
+    pub reviews: u32,
+    pub last_applied: SimTime,
+    /// Its origins: (key, job) of each commit that wrote it and each direct publish of it.
+    pub origins: Vec<(IdempotencyKey, JobId)>,
+}
+
+impl OutboxEvent {
+    pub fn has_origin(&self, key: &IdempotencyKey, job: JobId) -> bool {
+        self.origins.iter().any(|o| o.0 == *key && o.1 == job)
+    }
 }
 
 /// How many records of each kind, for the figures.
@@ -155,13 +210,27 @@ pub struct Facts {
     pub config: RunConfig,
     pub jobs: BTreeMap<JobId, Job>,
     pub keys: BTreeMap<IdempotencyKey, Key>,
-    /// Keys in the order the history first named them in a record that creates a key's facts
-    /// (an enqueue, a commit, a direct publish, an apply, a review).
+    /// Keys in the order a record's `key` field first named them (the specification's order).
     pub key_order: Vec<IdempotencyKey>,
+    /// Keys in the order their facts were created (an enqueue, a commit, a direct first
+    /// publish, an apply, a review: `main`'s order).
+    pub main_key_order: Vec<IdempotencyKey>,
+    /// The keys in each order (to find them fast).
+    named_keys: BTreeSet<IdempotencyKey>,
+    main_keys: BTreeSet<IdempotencyKey>,
     pub events: BTreeMap<EventId, OutboxEvent>,
     /// The DLQ's entries, oldest first, as the records put them in and took them out.
     pub dlq: VecDeque<JobId>,
     pub dlq_most: u64,
+    /// The outbox's unmarked events, oldest first.
+    pub pending: VecDeque<EventId>,
+    /// The start of each extraction under way, by job and token.
+    pub extracting: BTreeMap<(JobId, Fence), SimTime>,
+    /// The latencies `summary.json` reports, recomputed: each lease's wait since the job's
+    /// visible time, each extraction's inference, each review's wait since its apply.
+    pub queue_waits: Vec<u64>,
+    pub inferences: Vec<u64>,
+    pub review_waits: Vec<u64>,
     /// Per tenant, the times of its accepted reprocesses.
     pub reprocesses: BTreeMap<TenantId, Vec<SimTime>>,
     pub counts: Counts,
@@ -187,11 +256,27 @@ impl Facts {
         self.keys.get(key)
     }
 
+    /// The key's facts, created if new (and, for `main`'s order, created there).
     fn key_mut(&mut self, key: IdempotencyKey) -> &mut Key {
-        if !self.keys.contains_key(&key) {
-            self.key_order.push(key);
+        if self.main_keys.insert(key) {
+            self.main_key_order.push(key);
         }
         self.keys.entry(key).or_default()
+    }
+
+    /// A record names `key` in its `key` field.
+    fn named(&mut self, key: IdempotencyKey) {
+        if self.named_keys.insert(key) {
+            self.key_order.push(key);
+        }
+    }
+
+    /// The keys in `flavor`'s order.
+    pub fn keys_in_order(&self, flavor: Flavor) -> &[IdempotencyKey] {
+        match flavor {
+            Flavor::Spec => &self.key_order,
+            Flavor::Main => &self.main_key_order,
+        }
     }
 
     /// Whether the history says when a waiting job becomes visible (`visible` records), or the
@@ -250,6 +335,15 @@ impl Facts {
         }
     }
 
+    /// A commit or a dedupe by `worker` of `job`: its own result if the worker holds its latest
+    /// lease.
+    fn own_commit(&mut self, job: JobId, worker: WorkerId) {
+        let j = self.job_mut(job);
+        if j.leases > 0 && j.holder == worker {
+            j.own_result = true;
+        }
+    }
+
     /// A terminal record: the first one stays; the lease is released.
     fn terminal(&mut self, job: JobId, state: Terminal, at: SimTime) {
         let j = self.job_mut(job);
@@ -264,6 +358,9 @@ impl Facts {
     pub fn apply(&mut self, r: &Record) {
         let at = r.at;
         *self.counts.by_type.entry(r.event.type_name()).or_default() += 1;
+        if let Some(key) = named_key(&r.event) {
+            self.named(key);
+        }
         match &r.event {
             Event::RunStarted { config } => self.config = (**config).clone(),
             Event::Enqueued {
@@ -299,6 +396,8 @@ impl Facts {
                     terminal: None,
                     failure: None,
                     failures: 0,
+                    own_result: false,
+                    issued: BTreeSet::new(),
                     dlq: DlqEntry::None,
                     reprocess_of: *reprocess_of,
                     audited: false,
@@ -315,7 +414,7 @@ impl Facts {
                 k.newest = Some(*job);
                 if !k.enqueued {
                     k.enqueued = true;
-                    k.payload = Some(payload);
+                    k.enqueue_payload = Some(payload);
                 }
             }
             Event::EnqueueReplaced {
@@ -337,7 +436,11 @@ impl Facts {
             Event::Leased {
                 job, worker, fence, ..
             } => {
+                let wait = at.saturating_sub(self.job(*job).visible_from);
+                self.queue_waits.push(wait);
                 let j = self.job_mut(*job);
+                j.own_result = false;
+                j.issued.insert((*fence, *worker));
                 j.leases += 1;
                 j.fence = *fence;
                 j.holder = *worker;
@@ -396,20 +499,41 @@ impl Facts {
                 j.failures += 1;
             }
             Event::ResultCommitted {
-                job, key, output, event, ..
+                job,
+                worker,
+                key,
+                output,
+                event,
+                ..
             } => {
+                self.own_commit(*job, *worker);
                 let payload = self.job(*job).payload;
                 self.counts.outbox_events += event.is_some() as u64;
                 let k = self.key_mut(*key);
-                if k.first_commit.is_none() {
-                    k.first_commit = Some((at, *job, *output));
-                    k.payload = Some(payload);
+                if k.commits.is_empty() {
+                    k.commit_payload = Some(payload);
+                    k.commit_came_first = !k.enqueued;
                 }
-                k.results += 1;
+                k.commits.push((at, *job, *output, *event));
                 if let Some(e) = event {
-                    k.result_event = Some(*e);
-                    k.events += 1;
+                    let e_ = self.events.entry(*e).or_default();
+                    e_.written = true;
+                    e_.origins.push((*key, *job));
+                    self.pending.push_back(*e);
                 }
+            }
+            Event::CommitDeduped { job, worker, .. } => self.own_commit(*job, *worker),
+            Event::ExtractStarted { job, fence, .. } => {
+                self.extracting.insert((*job, *fence), at);
+            }
+            Event::ExtractDone {
+                job,
+                fence,
+                inference,
+                ..
+            } => {
+                self.extracting.remove(&(*job, *fence));
+                self.inferences.push(*inference);
             }
             Event::Acked { job, .. } => self.terminal(*job, Terminal::Acked, at),
             Event::RetryScheduled {
@@ -457,25 +581,51 @@ impl Facts {
                 self.job_mut(*job).dlq = DlqEntry::Evicted;
             }
             Event::Published {
-                event, key, direct, ..
+                event,
+                key,
+                job,
+                direct,
+                ..
             } => {
                 self.counts.publishes += 1;
                 self.counts.published += *direct as u64;
                 let e = self.events.entry(*event).or_default();
                 let first = !e.published;
                 e.published = true;
-                if *direct && first {
-                    let k = self.key_mut(*key);
-                    k.events += 1;
-                    k.result_event.get_or_insert(*event);
+                if *direct {
+                    e.origins.push((*key, *job));
+                    if first {
+                        self.key_mut(*key).main_direct.push(*event);
+                    }
+                    // Not a creation in `main`'s order.
+                    let k = self.keys.entry(*key).or_default();
+                    if !k.direct.contains(event) {
+                        k.direct.push(*event);
+                    }
                 }
             }
-            Event::MarkedPublished { count } => self.counts.published += *count as u64,
+            Event::MarkedPublished { count } => {
+                self.counts.published += *count as u64;
+                for _ in 0..*count {
+                    self.pending.pop_front();
+                }
+            }
             Event::EffectApplied { event, key, .. } => {
-                self.events.entry(*event).or_default().applied = true;
+                let e = self.events.entry(*event).or_default();
+                e.applies += 1;
+                e.last_applied = at;
                 self.key_mut(*key).applied.get_or_insert((at, *event));
             }
-            Event::ReviewDone { key, .. } => self.key_mut(*key).reviewed = true,
+            Event::ReviewDone { event, key, .. } => {
+                let e = self.events.entry(*event).or_default();
+                let wait = match e.applies > e.reviews {
+                    true => at.saturating_sub(e.last_applied),
+                    false => 0,
+                };
+                e.reviews += 1;
+                self.review_waits.push(wait);
+                self.key_mut(*key).reviewed = true;
+            }
             Event::PayloadMutated { job, content, .. } => {
                 self.job_mut(*job).payload.content = *content;
             }
@@ -504,5 +654,23 @@ impl Facts {
             .get(&tenant)
             .map_or(0, |ts| ts.iter().filter(|t| t.saturating_add(limit.window) > at).count());
         Some((n as u64, limit.max, limit.window))
+    }
+}
+
+/// The key a record names in its `key` field, if it has one.
+fn named_key(e: &Event) -> Option<IdempotencyKey> {
+    match e {
+        Event::Enqueued { key, .. }
+        | Event::EnqueueDeduped { key, .. }
+        | Event::EnqueueConflict { key, .. }
+        | Event::EnqueueReplaced { key, .. }
+        | Event::ResultCommitted { key, .. }
+        | Event::CommitDeduped { key, .. }
+        | Event::CommitConflict { key, .. }
+        | Event::Published { key, .. }
+        | Event::EffectApplied { key, .. }
+        | Event::DuplicateEvent { key, .. }
+        | Event::ReviewDone { key, .. } => Some(*key),
+        _ => None,
     }
 }

@@ -8,7 +8,8 @@
 
 use super::facts::{Facts, Terminal};
 use super::{Ctx, Verdicts};
-use durasim::check::{Invariant, Sometimes};
+use super::Inv;
+use durasim::check::Sometimes;
 use durasim::history::Event;
 use durasim::vocab::counters::{Counter, Group, Tally};
 use durasim::vocab::faults::{Held, HeldCounts, Struck};
@@ -133,20 +134,19 @@ pub fn figures(f: &Facts) -> (BTreeMap<Counter, u64>, HeldCounts) {
 /// `summary_matches_history`: every figure the history determines against what the run's
 /// metrics reported, in `summary.json`'s order.
 pub fn summary(
-    f: &Facts,
+    end: (u64, usize),
     own: &BTreeMap<Counter, u64>,
     own_held: &HeldCounts,
     reported: &Tally,
     reported_held: &HeldCounts,
     out: &mut Verdicts,
 ) {
-    let (end, _) = f.ended.unwrap_or((0, false));
     for group in Group::ALL {
         for (c, _) in Counter::of_group(group) {
             if let Some(v) = own.get(&c).filter(|v| **v != reported.get(c)) {
                 out.raise(
-                    Invariant::SummaryMatchesHistory,
-                    (end, None),
+                    Inv::SummaryMatchesHistory,
+                    end,
                     None,
                     None,
                     format!("{c:?}: reported {}, the history gives {v}", reported.get(c)),
@@ -157,8 +157,8 @@ pub fn summary(
             for h in Held::ALL {
                 if own_held.get(h) != reported_held.get(h) {
                     out.raise(
-                        Invariant::SummaryMatchesHistory,
-                        (end, None),
+                        Inv::SummaryMatchesHistory,
+                        end,
                         None,
                         None,
                         format!("{h:?}: reported {}, the history gives {}", reported_held.get(h), own_held.get(h)),

@@ -13,7 +13,7 @@
 use super::facts::Job;
 use super::{Ctx, Verdicts};
 use durasim::base::ids::{Fence, JobId, WorkerId};
-use durasim::check::Invariant;
+use super::Inv;
 use durasim::history::Event;
 
 pub fn judge(cx: &Ctx, out: &mut Verdicts) {
@@ -33,7 +33,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if j.leases > 0 && *fence <= j.fence {
                 cx.job_violation(
                     out,
-                    Invariant::FencingTokenIncreases,
+                    Inv::FencingTokenIncreases,
                     *job,
                     format!("{job} leased with {fence}, not above its previous {}", j.fence),
                 );
@@ -42,7 +42,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if j.lease_held && at <= end {
                 cx.job_violation(
                     out,
-                    Invariant::SingleLiveLease,
+                    Inv::SingleLiveLease,
                     *job,
                     format!("{job} leased at {at} {u} while {} is live until {end} {u}", j.fence),
                 );
@@ -51,7 +51,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if n > c.attempts_max {
                 cx.job_violation(
                     out,
-                    Invariant::AttemptsBounded,
+                    Inv::AttemptsBounded,
                     *job,
                     format!("{job}'s lease {n} (attempts_max {})", c.attempts_max),
                 );
@@ -59,7 +59,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if at > j.deadline_at {
                 cx.job_violation(
                     out,
-                    Invariant::DeadlineRespected,
+                    Inv::DeadlineRespected,
                     *job,
                     format!("{job} leased at {at} {u}, past its deadline {} {u}", j.deadline_at),
                 );
@@ -67,7 +67,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if let Some((state, when)) = j.terminal {
                 cx.job_violation(
                     out,
-                    Invariant::TerminalOnce,
+                    Inv::TerminalOnce,
                     *job,
                     format!("{job} leased after it was {state:?} at {when} {u}"),
                 );
@@ -75,7 +75,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if let Some(a) = attempt.filter(|a| *a != n) {
                 cx.job_violation(
                     out,
-                    Invariant::RecordedValuesMatch,
+                    Inv::RecordedValuesMatch,
                     *job,
                     format!("{job}'s lease says attempt {a}, but it is lease {n}"),
                 );
@@ -96,14 +96,14 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 if !j.lease_held {
                     cx.job_violation(
                         out,
-                        Invariant::FencedWrites,
+                        Inv::FencedWrites,
                         *job,
                         format!("heartbeat of {job} with {fence} after that lease was released or expired"),
                     );
                 } else if at > j.lease_end(c) {
                     cx.job_violation(
                         out,
-                        Invariant::FencedWrites,
+                        Inv::FencedWrites,
                         *job,
                         format!("heartbeat of {job} with {fence} at {at} {u}, after its lease ended at {} {u}", j.lease_end(c)),
                     );
@@ -139,14 +139,14 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if *fence != j.fence || !j.lease_held {
                 cx.job_violation(
                     out,
-                    Invariant::RecordedValuesMatch,
+                    Inv::RecordedValuesMatch,
                     *job,
                     format!("lease_expired of {job} with {fence}, which is not its held lease"),
                 );
             } else if at <= j.lease_end(c) {
                 cx.job_violation(
                     out,
-                    Invariant::RecordedValuesMatch,
+                    Inv::RecordedValuesMatch,
                     *job,
                     format!("lease_expired of {job} at {at} {u}, but its lease is live until {} {u}", j.lease_end(c)),
                 );
@@ -170,21 +170,21 @@ fn fenced_write(
     if j.leases == 0 {
         cx.job_violation(
             out,
-            Invariant::FencedWrites,
+            Inv::FencedWrites,
             job,
             format!("{what} of {job} with {fence}, but it was never leased"),
         );
     } else if fence != j.fence {
         cx.job_violation(
             out,
-            Invariant::FencedWrites,
+            Inv::FencedWrites,
             job,
             format!("{what} of {job} with {fence}, but its latest lease holds {}", j.fence),
         );
     } else if let Some(w) = worker.filter(|w| *w != j.holder) {
         cx.job_violation(
             out,
-            Invariant::FencedWrites,
+            Inv::FencedWrites,
             job,
             format!("{what} of {job} with {fence} from {w}, but {fence} was issued to {}", j.holder),
         );
@@ -192,7 +192,7 @@ fn fenced_write(
     if let Some((state, when)) = j.terminal {
         cx.job_violation(
             out,
-            Invariant::TerminalOnce,
+            Inv::TerminalOnce,
             job,
             format!("{what} of {job} accepted after it was {state:?} at {when} {}", cx.unit()),
         );
@@ -204,7 +204,7 @@ fn terminal_record(cx: &Ctx, out: &mut Verdicts, job: JobId, now: &str) {
     if let Some((state, when)) = cx.facts.job(job).terminal {
         cx.job_violation(
             out,
-            Invariant::TerminalOnce,
+            Inv::TerminalOnce,
             job,
             format!("{job} {now} after it was {state:?} at {when} {}", cx.unit()),
         );
@@ -223,7 +223,7 @@ pub fn recorded_time(
     if let Some(v) = recorded.filter(|v| *v != expected) {
         cx.job_violation(
             out,
-            Invariant::RecordedValuesMatch,
+            Inv::RecordedValuesMatch,
             job,
             format!("{job}'s {field} is {v}, but the history gives {expected}"),
         );

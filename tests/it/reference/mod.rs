@@ -1,24 +1,32 @@
-//! The reference checker: a plain restatement of every rule of durasim's checker, written from
-//! docs/history-format.md and `durasim::check::Invariant`'s sentences, that the real (packed,
-//! streaming) checker must agree with, invariant by invariant and first violation by first
-//! violation (issue 27).
+//! The reference checker: a plain restatement of every rule of docs/checker-rules.md (the
+//! specification the real checker implements), that the real, packed, streaming checker must
+//! agree with, invariant by invariant and first violation by first violation (issue 27).
 //!
 //! Owns: the executable specification and the agreement tests. [`judge`] reads a history (the
 //! reader's `Record`s, the header first, and the reader's names) and returns a [`RefReport`]:
-//! per invariant a count and the first violation (its time, job, key and the index of the record
-//! that proves it), the `sometimes` counts and the figures `summary.json` reports. The state is
-//! ordinary maps (`facts.rs`, the one writer of it); each invariant family reads it in a file of
-//! its own (`leases.rs`, `policy.rs`, `effects.rs`, `dlq.rs`, `depth.rs`, `figures.rs`), before
-//! the record is applied: every rule judges a record against the facts as the records before it
-//! left them. `agree.rs` compares a reference report with the real `CheckReport`; `scenarios.rs`,
+//! per invariant ([`Inv`], the specification's 28, by name) a count and the first violation (the
+//! index of the record it was raised at, its time, job and key), the `sometimes` counts and the
+//! figures `summary.json` reports. The facts are ordinary maps (`facts.rs`, their one writer);
+//! each invariant family reads them in a file of its own (`leases.rs`, `policy.rs`,
+//! `effects.rs`, `chain.rs`, `dlq.rs`, `depth.rs`, `figures.rs`) before the record is applied:
+//! every rule judges a record against the facts as the records before it left them.
+//! `agree.rs` compares a reference report with the real `CheckReport`; `scenarios.rs`,
 //! `chaos.rs` and `generated.rs` are the agreement tests (docs/testing.md, "The reference
 //! checker", says how to run the full counts).
+//!
+//! [`Flavor`]: the specification is ahead of the checker on `main` in a few clauses (the
+//! `acked_with_result` of an attempt's own commit, which key is first, a key's payload and event,
+//! the four new invariants, the new recorded values). The reference implements both and picks
+//! by asking the real checker whether it knows `delivery_chain`: once the checker of issue 27
+//! lands, the specification is the only flavor, and `Flavor::Main` and its branches go.
+//!
 //! Shares no code with `durasim::check`: it imports from there only the output names it compares
 //! (`Invariant`, `Sometimes`, `CheckReport`); the backoff formulas, the error classes, the payload
 //! hash and the depth are restated here. Clarity over speed: no packing, no fast paths.
 //! Does not: read files (the tests hand it records read by `durasim::history::reader`).
 
 mod agree;
+mod chain;
 mod chaos;
 mod depth;
 mod dlq;
@@ -33,7 +41,7 @@ mod scenarios;
 pub use agree::{assert_agree, disagreements};
 
 use durasim::base::ids::{JobId, SimTime};
-use durasim::check::{Invariant, Sometimes};
+use durasim::check::Sometimes;
 use durasim::history::{Event, Record};
 use durasim::vocab::counters::{Counter, Tally};
 use durasim::vocab::faults::HeldCounts;
@@ -41,15 +49,142 @@ use durasim::vocab::key::{IdempotencyKey, KeyNames};
 use facts::Facts;
 use std::collections::BTreeMap;
 
+/// The invariants of docs/checker-rules.md, in its order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Inv {
+    SingleResultPerKey,
+    EventPerResult,
+    NoDuplicateEffect,
+    EveryResultDelivered,
+    FencedWrites,
+    SingleLiveLease,
+    AttemptsBounded,
+    DeadlineRespected,
+    TerminalOnce,
+    TenantIsolation,
+    RedactedDlq,
+    AuditedReprocess,
+    PayloadConflictRejected,
+    FirstResultWins,
+    NoSilentDrop,
+    FencingTokenIncreases,
+    BackoffRespected,
+    RetryPolicyFollowed,
+    AckedWithResult,
+    DlqBounded,
+    ReprocessJustified,
+    DepthMatchesHistory,
+    RecordedValuesMatch,
+    SummaryMatchesHistory,
+    DeliveryChain,
+    FencesIssued,
+    RejectionJustified,
+    LeaseEndDetected,
+}
+
+impl Inv {
+    pub const ALL: [Inv; 28] = [
+        Inv::SingleResultPerKey,
+        Inv::EventPerResult,
+        Inv::NoDuplicateEffect,
+        Inv::EveryResultDelivered,
+        Inv::FencedWrites,
+        Inv::SingleLiveLease,
+        Inv::AttemptsBounded,
+        Inv::DeadlineRespected,
+        Inv::TerminalOnce,
+        Inv::TenantIsolation,
+        Inv::RedactedDlq,
+        Inv::AuditedReprocess,
+        Inv::PayloadConflictRejected,
+        Inv::FirstResultWins,
+        Inv::NoSilentDrop,
+        Inv::FencingTokenIncreases,
+        Inv::BackoffRespected,
+        Inv::RetryPolicyFollowed,
+        Inv::AckedWithResult,
+        Inv::DlqBounded,
+        Inv::ReprocessJustified,
+        Inv::DepthMatchesHistory,
+        Inv::RecordedValuesMatch,
+        Inv::SummaryMatchesHistory,
+        Inv::DeliveryChain,
+        Inv::FencesIssued,
+        Inv::RejectionJustified,
+        Inv::LeaseEndDetected,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Inv::SingleResultPerKey => "single_result_per_key",
+            Inv::EventPerResult => "event_per_result",
+            Inv::NoDuplicateEffect => "no_duplicate_effect",
+            Inv::EveryResultDelivered => "every_result_delivered",
+            Inv::FencedWrites => "fenced_writes",
+            Inv::SingleLiveLease => "single_live_lease",
+            Inv::AttemptsBounded => "attempts_bounded",
+            Inv::DeadlineRespected => "deadline_respected",
+            Inv::TerminalOnce => "terminal_once",
+            Inv::TenantIsolation => "tenant_isolation",
+            Inv::RedactedDlq => "redacted_dlq",
+            Inv::AuditedReprocess => "audited_reprocess",
+            Inv::PayloadConflictRejected => "payload_conflict_rejected",
+            Inv::FirstResultWins => "first_result_wins",
+            Inv::NoSilentDrop => "no_silent_drop",
+            Inv::FencingTokenIncreases => "fencing_token_increases",
+            Inv::BackoffRespected => "backoff_respected",
+            Inv::RetryPolicyFollowed => "retry_policy_followed",
+            Inv::AckedWithResult => "acked_with_result",
+            Inv::DlqBounded => "dlq_bounded",
+            Inv::ReprocessJustified => "reprocess_justified",
+            Inv::DepthMatchesHistory => "depth_matches_history",
+            Inv::RecordedValuesMatch => "recorded_values_match",
+            Inv::SummaryMatchesHistory => "summary_matches_history",
+            Inv::DeliveryChain => "delivery_chain",
+            Inv::FencesIssued => "fences_issued",
+            Inv::RejectionJustified => "rejection_justified",
+            Inv::LeaseEndDetected => "lease_end_detected",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Inv> {
+        Inv::ALL.into_iter().find(|i| i.name() == name)
+    }
+}
+
+/// Which rules the reference applies: the specification's, or (where it is ahead) the checker
+/// on `main`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// docs/checker-rules.md.
+    Spec,
+    /// The checker on `main` before issue 27: `acked_with_result` against any result of the
+    /// job's key; keys visited in the order their facts were created (an enqueue, a commit, a
+    /// direct first publish, an apply, a review); a key's payload the latest set of its first
+    /// enqueue's and its first commit's; its event the latest commit's; none of the four new
+    /// invariants and of the new recorded values.
+    Main,
+}
+
+impl Flavor {
+    /// The real checker's: the specification once it knows `delivery_chain`.
+    pub fn of_real_checker() -> Flavor {
+        match durasim::check::Invariant::parse("delivery_chain") {
+            Some(_) => Flavor::Spec,
+            None => Flavor::Main,
+        }
+    }
+}
+
 /// One violation as the reference finds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RefViolation {
     pub at: SimTime,
     pub job: Option<JobId>,
     pub key: Option<IdempotencyKey>,
-    /// The index (in the records judged, the header being 0) of the record that proves it; none
-    /// for a violation found at the end of the history.
-    pub record: Option<usize>,
+    /// The index (in the records judged, the header being 0) of the record it was raised at
+    /// (`run_ended`'s for an eventually rule).
+    pub record: usize,
     pub message: String,
 }
 
@@ -62,7 +197,7 @@ pub struct RefVerdict {
 /// The reference's conclusion on one history.
 #[derive(Clone, Debug, Default)]
 pub struct RefReport {
-    pub verdicts: BTreeMap<Invariant, RefVerdict>,
+    pub verdicts: BTreeMap<Inv, RefVerdict>,
     pub sometimes: BTreeMap<Sometimes, u64>,
     /// Every figure of `summary.json` the history determines.
     pub figures: BTreeMap<Counter, u64>,
@@ -70,12 +205,12 @@ pub struct RefReport {
 }
 
 impl RefReport {
-    pub fn verdict(&self, i: Invariant) -> RefVerdict {
+    pub fn verdict(&self, i: Inv) -> RefVerdict {
         self.verdicts.get(&i).cloned().unwrap_or_default()
     }
 
-    pub fn violated(&self) -> Vec<Invariant> {
-        Invariant::ALL
+    pub fn violated(&self) -> Vec<Inv> {
+        Inv::ALL
             .into_iter()
             .filter(|i| self.verdict(*i).count > 0)
             .collect()
@@ -85,15 +220,15 @@ impl RefReport {
 /// Where the violations of one history are collected, in the order they are found.
 #[derive(Default)]
 pub struct Verdicts {
-    by_invariant: BTreeMap<Invariant, RefVerdict>,
+    by_invariant: BTreeMap<Inv, RefVerdict>,
 }
 
 impl Verdicts {
-    /// One violation of `invariant`, proved by record `record` (none: found at the end).
+    /// One violation of `invariant`, raised at the record of index `record`, time `at`.
     pub fn raise(
         &mut self,
-        invariant: Invariant,
-        (at, record): (SimTime, Option<usize>),
+        invariant: Inv,
+        (at, record): (SimTime, usize),
         job: Option<JobId>,
         key: Option<IdempotencyKey>,
         message: impl Into<String>,
@@ -118,6 +253,7 @@ pub struct Ctx<'a> {
     pub r: &'a Record,
     pub index: usize,
     pub names: Option<&'a KeyNames>,
+    pub flavor: Flavor,
 }
 
 impl Ctx<'_> {
@@ -126,8 +262,13 @@ impl Ctx<'_> {
     }
 
     /// The record's place, for [`Verdicts::raise`].
-    pub fn here(&self) -> (SimTime, Option<usize>) {
-        (self.r.at, Some(self.index))
+    pub fn here(&self) -> (SimTime, usize) {
+        (self.r.at, self.index)
+    }
+
+    /// Whether the rules are the specification's.
+    pub fn spec(&self) -> bool {
+        self.flavor == Flavor::Spec
     }
 
     /// The key `job` was enqueued under (none if no `enqueued` created it).
@@ -139,7 +280,7 @@ impl Ctx<'_> {
     pub fn job_violation(
         &self,
         out: &mut Verdicts,
-        invariant: Invariant,
+        invariant: Inv,
         job: JobId,
         message: impl Into<String>,
     ) {
@@ -161,11 +302,12 @@ impl Ctx<'_> {
 /// Judges a whole history: `records` as the reader returns them (the header, `run_started`,
 /// first; `run_ended` last), `names` the reader's (to recompute payload hashes; none: hashes
 /// are not recomputed), `reported` the figures a run's metrics reported (none: not compared, and
-/// `summary_matches_history` holds).
+/// `summary_matches_history` holds), under `flavor`'s rules.
 pub fn judge(
     records: &[Record],
     names: Option<&KeyNames>,
     reported: Option<(&Tally, &HeldCounts)>,
+    flavor: Flavor,
 ) -> RefReport {
     let mut facts = Facts::default();
     let mut out = Verdicts::default();
@@ -179,10 +321,14 @@ pub fn judge(
                 r,
                 index,
                 names,
+                flavor,
             };
             leases::judge(&cx, &mut out);
             policy::judge(&cx, &mut out);
             effects::judge(&cx, &mut out);
+            if flavor == Flavor::Spec {
+                chain::judge(&cx, &mut out);
+            }
             dlq::judge(&cx, &mut out);
             depth::judge(&cx, &mut out);
             for s in figures::sometimes(&cx) {
@@ -191,11 +337,13 @@ pub fn judge(
         }
         facts.apply(r);
     }
-    effects::finish(&facts, &mut out);
-    dlq::finish(&facts, &mut out);
+    // The eventually rules, at `run_ended` (the last record).
+    let end = (facts.ended.map_or(0, |e| e.0), records.len().saturating_sub(1));
+    effects::finish(&facts, end, flavor, &mut out);
+    dlq::finish(&facts, end, &mut out);
     let (figures, held) = figures::figures(&facts);
     if let Some((tally, reported_held)) = reported {
-        figures::summary(&facts, &figures, &held, tally, reported_held, &mut out);
+        figures::summary(end, &figures, &held, tally, reported_held, &mut out);
     }
     RefReport {
         verdicts: out.by_invariant,

@@ -14,7 +14,7 @@
 
 use super::{Ctx, Verdicts};
 use durasim::base::ids::{Fence, JobId};
-use durasim::check::Invariant;
+use super::Inv;
 use durasim::history::Event;
 use durasim::profile::{AttemptsCount, BackoffFormula, JitterMode};
 use durasim::vocab::config::{Jitter, RunConfig};
@@ -54,7 +54,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if at < j.visible_from {
                 cx.job_violation(
                     out,
-                    Invariant::BackoffRespected,
+                    Inv::BackoffRespected,
                     *job,
                     format!("{job} leased at {at} {u}, before its visible time {} {u}", j.visible_from),
                 );
@@ -67,7 +67,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if let Some(got) = class.filter(|got| *got != expected) {
                 cx.job_violation(
                     out,
-                    Invariant::RecordedValuesMatch,
+                    Inv::RecordedValuesMatch,
                     *job,
                     format!("{job} failed with {error}, a {expected} error, recorded as {got}"),
                 );
@@ -76,7 +76,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if *error == "deadline_exceeded" && at <= j.deadline_at {
                 cx.job_violation(
                     out,
-                    Invariant::RetryPolicyFollowed,
+                    Inv::RetryPolicyFollowed,
                     *job,
                     format!("{job} failed with deadline_exceeded at {at} {u}, before its deadline {} {u}", j.deadline_at),
                 );
@@ -98,7 +98,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if let Some(a) = attempt.filter(|a| current && *a != n) {
                 cx.job_violation(
                     out,
-                    Invariant::RecordedValuesMatch,
+                    Inv::RecordedValuesMatch,
                     *job,
                     format!("{job}'s retry says attempt {a}, but it was leased {n} times"),
                 );
@@ -109,7 +109,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if current && delay.is_none_or(|d| d < least || d > most) {
                 cx.job_violation(
                     out,
-                    Invariant::BackoffRespected,
+                    Inv::BackoffRespected,
                     *job,
                     format!("{job}'s retry after attempt {n} at {at} {u} is visible at {visible_at} {u}; the backoff allows a delay of {least}..={most} {u}"),
                 );
@@ -131,7 +131,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             if let Some(a) = attempts.filter(|a| current && *a != j.leases) {
                 cx.job_violation(
                     out,
-                    Invariant::RecordedValuesMatch,
+                    Inv::RecordedValuesMatch,
                     *job,
                     format!("{job}'s DLQ entry says {a} attempts, but it was leased {} times", j.leases),
                 );
@@ -156,7 +156,7 @@ fn decision(cx: &Ctx, out: &mut Verdicts, job: JobId, fence: Option<Fence>, actu
         match actual {
             Decision::Cancel if at <= j.deadline_at => cx.job_violation(
                 out,
-                Invariant::RetryPolicyFollowed,
+                Inv::RetryPolicyFollowed,
                 job,
                 format!("{job} cancelled at {at} {u}, before its deadline {} {u}", j.deadline_at),
             ),
@@ -165,7 +165,7 @@ fn decision(cx: &Ctx, out: &mut Verdicts, job: JobId, fence: Option<Fence>, actu
             {
                 cx.job_violation(
                     out,
-                    Invariant::RetryPolicyFollowed,
+                    Inv::RetryPolicyFollowed,
                     job,
                     format!("{job} went to the DLQ as {reason} when picked, after {} of {max} attempts", j.leases),
                 )
@@ -181,7 +181,7 @@ fn decision(cx: &Ctx, out: &mut Verdicts, job: JobId, fence: Option<Fence>, actu
     let Some(f) = j.failure.filter(|f| f.fence == fence) else {
         cx.job_violation(
             out,
-            Invariant::RetryPolicyFollowed,
+            Inv::RetryPolicyFollowed,
             job,
             format!("{actual:?} of {job} by the holder of {fence} answers no failed attempt"),
         );
@@ -206,7 +206,7 @@ fn decision(cx: &Ctx, out: &mut Verdicts, job: JobId, fence: Option<Fence>, actu
     if !same {
         cx.job_violation(
             out,
-            Invariant::RetryPolicyFollowed,
+            Inv::RetryPolicyFollowed,
             job,
             format!("{job}'s attempt failed with {} at {} {u}: the policy calls for {expected:?}, it went to {actual:?}", f.error, f.at),
         );
