@@ -1,12 +1,11 @@
 //! The queue depth, restated: `depth_matches_history`, and a `visible` record for
 //! `recorded_values_match`.
 //!
-//! Owns: the rule as docs/history-format.md states it: each `depth_sampled` equals the jobs
-//! visible, unleased and not terminal at that moment, from the records (with `visible` and
-//! `lease_expired` when the header declares them; otherwise from the visible times and the
-//! recomputed lease ends: `facts.rs` moves a job to visible the moment its visible time comes or
-//! the moment after its lease ends), a sample in the very tick such a transition falls due
-//! counting it or not.
+//! Owns: the rule as docs/checker-rules.md ("The depth") states it: each `depth_sampled` equals
+//! the jobs in place ready (`facts.rs` keeps the places: moved by the records, and by the
+//! transitions inferred when the header does not declare `visible` or `lease_expired`, the
+//! moment a visible time comes or the moment after a lease ends), a sample in the very tick
+//! such a transition falls due counting it or not.
 //! Does not: keep the jobs' places (`facts.rs` does).
 
 use super::facts::Place;
@@ -19,9 +18,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
     let at = cx.at();
     match &cx.r.event {
         Event::DepthSampled { depth } => {
-            let unfinished = f.jobs.values().filter(|j| j.terminal.is_none());
+            // The places, as the records left them: a job leased or retried after its terminal
+            // record is counted by its place, as the specification's depth says.
             let (mut low, mut maybe) = (0, 0);
-            for j in unfinished {
+            for j in f.jobs.values() {
                 if j.place == Place::Ready {
                     low += 1;
                 } else if f.due(j) == Some(at) {
