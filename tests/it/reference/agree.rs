@@ -30,8 +30,14 @@ pub fn disagreements(
             continue;
         };
         let (a, b) = (real.verdict(i), reference.verdict(r));
-        let shown_real = a.first.as_ref().map(|f| (f.at, f.job, f.key, &f.message, f.evidence.first()));
-        let shown_ref = b.first.as_ref().map(|f| (f.at, f.job, f.key, f.record, &f.message));
+        let shown_real = a
+            .first
+            .as_ref()
+            .map(|f| (f.at, f.job, f.key, &f.message, f.evidence.first()));
+        let shown_ref = b
+            .first
+            .as_ref()
+            .map(|f| (f.at, f.job, f.key, f.record, &f.message));
         match (&a.first, &b.first) {
             (None, None) => {}
             (Some(x), Some(y)) => {
@@ -49,8 +55,16 @@ pub fn disagreements(
             _ => out.push(format!(
                 "{}: real {} ({shown_real:?}), reference {} ({shown_ref:?})",
                 i.name(),
-                if a.first.is_some() { "violated" } else { "holds" },
-                if b.first.is_some() { "violated" } else { "holds" },
+                if a.first.is_some() {
+                    "violated"
+                } else {
+                    "holds"
+                },
+                if b.first.is_some() {
+                    "violated"
+                } else {
+                    "holds"
+                },
             )),
         }
         if counts && a.count != b.count && a.first.is_some() == b.first.is_some() {

@@ -100,7 +100,9 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     cx.here(),
                     None,
                     Some(*key),
-                    format!("{event} recognised as a duplicate, but it was not applied for the key"),
+                    format!(
+                        "{event} recognised as a duplicate, but it was not applied for the key"
+                    ),
                 );
             }
         }
@@ -131,19 +133,23 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             let terminal = j.terminal.map(|t| t.0);
             use super::facts::Terminal::*;
             let problem = if held.is_some_and(|h| h != j.fence) {
-                Some(format!("held {held:?}, but the job's latest token is {}", j.fence))
+                Some(format!(
+                    "held {held:?}, but the job's latest token is {}",
+                    j.fence
+                ))
             } else {
                 match *reason {
-                    "stale_fence" if *presented == j.fence => {
-                        Some(format!("stale_fence, but {presented} is the job's latest token"))
-                    }
+                    "stale_fence" if *presented == j.fence => Some(format!(
+                        "stale_fence, but {presented} is the job's latest token"
+                    )),
                     "acked" | "dead_lettered" | "cancelled" => {
                         let kind = match *reason {
                             "acked" => Acked,
                             "dead_lettered" => DeadLettered,
                             _ => Cancelled,
                         };
-                        (terminal != Some(kind)).then(|| format!("{reason}, but the job is {terminal:?}"))
+                        (terminal != Some(kind))
+                            .then(|| format!("{reason}, but the job is {terminal:?}"))
                     }
                     "waiting" | "ready" | "leased" if terminal.is_some() => {
                         Some(format!("{reason}, but the job is {terminal:?}"))
@@ -153,7 +159,9 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                             && j.lease_held
                             && at <= j.lease_end(&f.config) =>
                     {
-                        Some(format!("{reason}, but the presented lease {presented} is live"))
+                        Some(format!(
+                            "{reason}, but the presented lease {presented} is live"
+                        ))
                     }
                     _ => None,
                 }

@@ -9,8 +9,8 @@
 //! Does not: keep the jobs' places (`facts.rs` does).
 
 use super::facts::Place;
-use super::{Ctx, Verdicts};
 use super::Inv;
+use super::{Ctx, Verdicts};
 use durasim::history::Event;
 
 pub fn judge(cx: &Ctx, out: &mut Verdicts) {
@@ -45,7 +45,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     out,
                     Inv::RecordedValuesMatch,
                     *job,
-                    format!("{job} recorded visible at {at}, but it was {:?} with visible time {}", j.place, j.visible_from),
+                    format!(
+                        "{job} recorded visible at {at}, but it was {:?} with visible time {}",
+                        j.place, j.visible_from
+                    ),
                 );
             }
         }

@@ -12,8 +12,8 @@
 //! Does not: judge why a job was dead-lettered (`policy.rs`).
 
 use super::facts::{DlqEntry, Facts, Terminal};
-use super::{Ctx, Verdicts};
 use super::Inv;
+use super::{Ctx, Verdicts};
 use durasim::history::Event;
 use durasim::vocab::key::IdempotencyKey;
 
@@ -54,7 +54,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     out,
                     Inv::RecordedValuesMatch,
                     *job,
-                    format!("the eviction of {job} says capacity {got}, the header {:?}", c.dlq_capacity),
+                    format!(
+                        "the eviction of {job} says capacity {got}, the header {:?}",
+                        c.dlq_capacity
+                    ),
                 );
             }
             let j = f.job(*job);
@@ -68,10 +71,17 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     Some(_) if !held => Some(format!("{job} is not in the DLQ")),
                     Some(r) => match j.terminal {
                         Some((Terminal::DeadLettered, dead_at)) => {
-                            let from = if r.from_enqueue { j.enqueued_at } else { dead_at };
+                            let from = if r.from_enqueue {
+                                j.enqueued_at
+                            } else {
+                                dead_at
+                            };
                             let age = at.saturating_sub(from);
                             (age <= r.after).then(|| {
-                                format!("{age} {u} old, not older than the retention {} {u}", r.after)
+                                format!(
+                                    "{age} {u} old, not older than the retention {} {u}",
+                                    r.after
+                                )
                             })
                         }
                         _ => Some(format!("{job} was never dead-lettered")),
@@ -82,18 +92,14 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     "the DLQ held {} of {cap}: only a full DLQ evicts",
                     f.dlq.len()
                 )),
-                (None, Some(_)) if f.dlq.front() != Some(job) => {
-                    Some(format!("{job} is not the oldest entry ({:?})", f.dlq.front()))
-                }
+                (None, Some(_)) if f.dlq.front() != Some(job) => Some(format!(
+                    "{job} is not the oldest entry ({:?})",
+                    f.dlq.front()
+                )),
                 (None, Some(_)) => None,
             };
             if let Some(p) = problem {
-                cx.job_violation(
-                    out,
-                    Inv::DlqBounded,
-                    *job,
-                    format!("{job} evicted: {p}"),
-                );
+                cx.job_violation(out, Inv::DlqBounded, *job, format!("{job} evicted: {p}"));
             }
             if !j.reprocessed {
                 cx.job_violation(
@@ -119,14 +125,21 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             } else if o.reprocessed {
                 Some(format!("{old_job} was reprocessed already"))
             } else if n.reprocess_of != Some(*old_job) {
-                Some(format!("{new_job} is not recorded as created from {old_job}"))
+                Some(format!(
+                    "{new_job} is not recorded as created from {old_job}"
+                ))
             } else if n.key.version != o.key.version + 1
                 || n.key.document != o.key.document
                 || n.tenant != o.tenant
             {
-                Some(format!("{new_job} is not {old_job}'s tenant and document at version + 1"))
+                Some(format!(
+                    "{new_job} is not {old_job}'s tenant and document at version + 1"
+                ))
             } else if n.payload != o.payload {
-                Some(format!("{new_job} carries {}, {old_job} {}", n.payload, o.payload))
+                Some(format!(
+                    "{new_job} carries {}, {old_job} {}",
+                    n.payload, o.payload
+                ))
             } else {
                 None
             };
@@ -191,7 +204,9 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     out,
                     Inv::ReprocessJustified,
                     *job,
-                    format!("{job}'s reprocess refused as {reason}, which the history does not show"),
+                    format!(
+                        "{job}'s reprocess refused as {reason}, which the history does not show"
+                    ),
                 );
             }
         }

@@ -12,9 +12,9 @@
 
 use super::facts::{Facts, Payload};
 use super::leases::recorded_time;
+use super::Inv;
 use super::{Ctx, Flavor, Verdicts};
 use durasim::base::ids::{JobId, OperationId};
-use super::Inv;
 use durasim::history::Event;
 use durasim::profile::Unique;
 use durasim::vocab::key::IdempotencyKey;
@@ -57,7 +57,9 @@ fn recorded_hash(
             cx.here(),
             Some(job),
             Some(*key),
-            format!("payload hash {recorded}, but {p} of the key's document hashes to {expected:016x}"),
+            format!(
+                "payload hash {recorded}, but {p} of the key's document hashes to {expected:016x}"
+            ),
         );
     }
 }
@@ -359,7 +361,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     cx.here(),
                     Some(*job),
                     Some(*key),
-                    format!("a commit by {job} with {p} deduplicated onto a result of {:?}", k.payload(cx.flavor)),
+                    format!(
+                        "a commit by {job} with {p} deduplicated onto a result of {:?}",
+                        k.payload(cx.flavor)
+                    ),
                 ),
                 Some(_) => {}
             }
@@ -402,7 +407,9 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     out,
                     Inv::AckedWithResult,
                     *job,
-                    format!("{job} acked without its own attempt's committed or deduplicated result"),
+                    format!(
+                        "{job} acked without its own attempt's committed or deduplicated result"
+                    ),
                 );
             }
         }
@@ -427,10 +434,13 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     cx.here(),
                     Some(*job),
                     Some(*key),
-                    format!("{event} applied, but {} was applied already", match earlier {
-                        Some((when, e)) => format!("the key's effect (at {when}, from {e})"),
-                        None => format!("{event}"),
-                    }),
+                    format!(
+                        "{event} applied, but {} was applied already",
+                        match earlier {
+                            Some((when, e)) => format!("the key's effect (at {when}, from {e})"),
+                            None => format!("{event}"),
+                        }
+                    ),
                 );
             }
             if let Some((_, first_job, first_output)) = k.and_then(|k| k.first_commit()) {

@@ -428,10 +428,8 @@ impl Facts {
                     content: *content,
                 };
             }
-            Event::Visible { job } => {
-                if self.job(*job).place == Place::Waiting {
-                    self.set_place(*job, Place::Ready);
-                }
+            Event::Visible { job } if self.job(*job).place == Place::Waiting => {
+                self.set_place(*job, Place::Ready);
             }
             Event::Leased {
                 job, worker, fence, ..
@@ -649,10 +647,11 @@ impl Facts {
     /// the limit (none without one).
     pub fn recent_reprocesses(&self, tenant: TenantId, at: SimTime) -> Option<(u64, u32, u64)> {
         let limit = self.config.reprocess_limit?;
-        let n = self
-            .reprocesses
-            .get(&tenant)
-            .map_or(0, |ts| ts.iter().filter(|t| t.saturating_add(limit.window) > at).count());
+        let n = self.reprocesses.get(&tenant).map_or(0, |ts| {
+            ts.iter()
+                .filter(|t| t.saturating_add(limit.window) > at)
+                .count()
+        });
         Some((n as u64, limit.max, limit.window))
     }
 }

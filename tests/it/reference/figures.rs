@@ -7,8 +7,8 @@
 //! Does not: judge the other invariants.
 
 use super::facts::{Facts, Terminal};
-use super::{Ctx, Verdicts};
 use super::Inv;
+use super::{Ctx, Verdicts};
 use durasim::check::Sometimes;
 use durasim::history::Event;
 use durasim::vocab::counters::{Counter, Group, Tally};
@@ -40,19 +40,15 @@ pub fn sometimes(cx: &Ctx) -> Vec<Sometimes> {
             }
         }
         Event::Heartbeat { .. } => out.push(Sometimes::HeartbeatRenewed),
-        Event::Rejected { job, presented, .. } => {
-            if f.job(*job).fence != *presented {
-                out.push(Sometimes::StaleFenceRejected);
-            }
+        Event::Rejected { job, presented, .. } if f.job(*job).fence != *presented => {
+            out.push(Sometimes::StaleFenceRejected);
         }
         Event::ExtractStarted { stalled: true, .. } => out.push(Sometimes::Held(Held::Stall)),
         // A stall counts at its `extract_started` (a recorder may leave `stall_began` out).
         Event::Held(h) if h.fault != Held::Stall => out.push(Sometimes::Held(h.fault)),
         Event::CommitDeduped { .. } => out.push(Sometimes::CommitDeduped),
-        Event::Acked { job, .. } => {
-            if f.job(*job).reprocess_of.is_some() {
-                out.push(Sometimes::ReprocessSucceeded);
-            }
+        Event::Acked { job, .. } if f.job(*job).reprocess_of.is_some() => {
+            out.push(Sometimes::ReprocessSucceeded);
         }
         Event::RetryScheduled { .. } => out.push(Sometimes::RetryScheduled),
         Event::DeadLettered { .. } => out.push(Sometimes::DeadLettered),
@@ -161,7 +157,11 @@ pub fn summary(
                         end,
                         None,
                         None,
-                        format!("{h:?}: reported {}, the history gives {}", reported_held.get(h), own_held.get(h)),
+                        format!(
+                            "{h:?}: reported {}, the history gives {}",
+                            reported_held.get(h),
+                            own_held.get(h)
+                        ),
                     );
                 }
             }

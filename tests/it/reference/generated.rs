@@ -96,9 +96,11 @@ fn generated_histories_agree_with_the_reference() {
         // implements it).
         let spec = match flavor {
             Flavor::Spec => j.reference,
-            Flavor::Main => judge_plan(&p, Flavor::Spec)
-                .map_err(TestCaseError::fail)?
-                .reference,
+            Flavor::Main => {
+                judge_plan(&p, Flavor::Spec)
+                    .map_err(TestCaseError::fail)?
+                    .reference
+            }
         };
         let mut t = tally.borrow_mut();
         for i in Inv::ALL {
@@ -174,10 +176,16 @@ fn an_untwisted_settled_plan_holds_every_invariant() {
             .filter(|i| !skip(i.name()))
             .collect();
         let unheld = j.records.iter().any(|r| {
-            matches!(r.event, durasim::history::Event::Rejected { held: None, .. })
+            matches!(
+                r.event,
+                durasim::history::Event::Rejected { held: None, .. }
+            )
         });
         let unsent = j.records.iter().any(|r| {
-            matches!(r.event, durasim::history::Event::Published { send: None, .. })
+            matches!(
+                r.event,
+                durasim::history::Event::Published { send: None, .. }
+            )
         });
         for (c, own) in &j.reference.figures {
             let known = (*c == Counter::StaleRejections && unheld)

@@ -11,9 +11,9 @@
 //! Does not: judge the retry policy or the backoff (`policy.rs`).
 
 use super::facts::Job;
+use super::Inv;
 use super::{Ctx, Verdicts};
 use durasim::base::ids::{Fence, JobId, WorkerId};
-use super::Inv;
 use durasim::history::Event;
 
 pub fn judge(cx: &Ctx, out: &mut Verdicts) {
@@ -35,7 +35,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     out,
                     Inv::FencingTokenIncreases,
                     *job,
-                    format!("{job} leased with {fence}, not above its previous {}", j.fence),
+                    format!(
+                        "{job} leased with {fence}, not above its previous {}",
+                        j.fence
+                    ),
                 );
             }
             let end = j.lease_end(c);
@@ -44,7 +47,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     out,
                     Inv::SingleLiveLease,
                     *job,
-                    format!("{job} leased at {at} {u} while {} is live until {end} {u}", j.fence),
+                    format!(
+                        "{job} leased at {at} {u} while {} is live until {end} {u}",
+                        j.fence
+                    ),
                 );
             }
             let n = j.leases + 1;
@@ -61,7 +67,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     out,
                     Inv::DeadlineRespected,
                     *job,
-                    format!("{job} leased at {at} {u}, past its deadline {} {u}", j.deadline_at),
+                    format!(
+                        "{job} leased at {at} {u}, past its deadline {} {u}",
+                        j.deadline_at
+                    ),
                 );
             }
             if let Some((state, when)) = j.terminal {
@@ -80,7 +89,14 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     format!("{job}'s lease says attempt {a}, but it is lease {n}"),
                 );
             }
-            recorded_time(cx, out, *job, "lease_until", *lease_until, at.saturating_add(c.lease));
+            recorded_time(
+                cx,
+                out,
+                *job,
+                "lease_until",
+                *lease_until,
+                at.saturating_add(c.lease),
+            );
             recorded_time(cx, out, *job, "visible_at", *visible_at, j.visible_from);
         }
         Event::Heartbeat {
@@ -109,7 +125,14 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     );
                 }
             }
-            recorded_time(cx, out, *job, "lease_until", *lease_until, at.saturating_add(c.lease));
+            recorded_time(
+                cx,
+                out,
+                *job,
+                "lease_until",
+                *lease_until,
+                at.saturating_add(c.lease),
+            );
         }
         Event::Acked { job, worker, fence } => {
             fenced_write(cx, out, *job, Some(*worker), *fence, "ack");
@@ -148,7 +171,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     out,
                     Inv::RecordedValuesMatch,
                     *job,
-                    format!("lease_expired of {job} at {at} {u}, but its lease is live until {} {u}", j.lease_end(c)),
+                    format!(
+                        "lease_expired of {job} at {at} {u}, but its lease is live until {} {u}",
+                        j.lease_end(c)
+                    ),
                 );
             }
         }
@@ -179,14 +205,20 @@ fn fenced_write(
             out,
             Inv::FencedWrites,
             job,
-            format!("{what} of {job} with {fence}, but its latest lease holds {}", j.fence),
+            format!(
+                "{what} of {job} with {fence}, but its latest lease holds {}",
+                j.fence
+            ),
         );
     } else if let Some(w) = worker.filter(|w| *w != j.holder) {
         cx.job_violation(
             out,
             Inv::FencedWrites,
             job,
-            format!("{what} of {job} with {fence} from {w}, but {fence} was issued to {}", j.holder),
+            format!(
+                "{what} of {job} with {fence} from {w}, but {fence} was issued to {}",
+                j.holder
+            ),
         );
     }
     if let Some((state, when)) = j.terminal {
@@ -194,7 +226,10 @@ fn fenced_write(
             out,
             Inv::TerminalOnce,
             job,
-            format!("{what} of {job} accepted after it was {state:?} at {when} {}", cx.unit()),
+            format!(
+                "{what} of {job} accepted after it was {state:?} at {when} {}",
+                cx.unit()
+            ),
         );
     }
 }

@@ -284,13 +284,7 @@ impl Ctx<'_> {
         job: JobId,
         message: impl Into<String>,
     ) {
-        out.raise(
-            invariant,
-            self.here(),
-            Some(job),
-            self.key_of(job),
-            message,
-        );
+        out.raise(invariant, self.here(), Some(job), self.key_of(job), message);
     }
 
     /// The time unit's suffix, for messages.
@@ -338,7 +332,10 @@ pub fn judge(
         facts.apply(r);
     }
     // The eventually rules, at `run_ended` (the last record).
-    let end = (facts.ended.map_or(0, |e| e.0), records.len().saturating_sub(1));
+    let end = (
+        facts.ended.map_or(0, |e| e.0),
+        records.len().saturating_sub(1),
+    );
     effects::finish(&facts, end, flavor, &mut out);
     dlq::finish(&facts, end, &mut out);
     let (figures, held) = figures::figures(&facts);

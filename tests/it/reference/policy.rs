@@ -12,9 +12,9 @@
 //! thousandths).
 //! Does not: judge who may write (`leases.rs`).
 
+use super::Inv;
 use super::{Ctx, Verdicts};
 use durasim::base::ids::{Fence, JobId};
-use super::Inv;
 use durasim::history::Event;
 use durasim::profile::{AttemptsCount, BackoffFormula, JitterMode};
 use durasim::vocab::config::{Jitter, RunConfig};
@@ -56,7 +56,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     out,
                     Inv::BackoffRespected,
                     *job,
-                    format!("{job} leased at {at} {u}, before its visible time {} {u}", j.visible_from),
+                    format!(
+                        "{job} leased at {at} {u}, before its visible time {} {u}",
+                        j.visible_from
+                    ),
                 );
             }
         }
@@ -133,7 +136,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     out,
                     Inv::RecordedValuesMatch,
                     *job,
-                    format!("{job}'s DLQ entry says {a} attempts, but it was leased {} times", j.leases),
+                    format!(
+                        "{job}'s DLQ entry says {a} attempts, but it was leased {} times",
+                        j.leases
+                    ),
                 );
             }
         }
@@ -158,16 +164,20 @@ fn decision(cx: &Ctx, out: &mut Verdicts, job: JobId, fence: Option<Fence>, actu
                 out,
                 Inv::RetryPolicyFollowed,
                 job,
-                format!("{job} cancelled at {at} {u}, before its deadline {} {u}", j.deadline_at),
+                format!(
+                    "{job} cancelled at {at} {u}, before its deadline {} {u}",
+                    j.deadline_at
+                ),
             ),
-            Decision::DeadLetter(Some(reason))
-                if j.leases < max || reason == "permanent_error" =>
-            {
+            Decision::DeadLetter(Some(reason)) if j.leases < max || reason == "permanent_error" => {
                 cx.job_violation(
                     out,
                     Inv::RetryPolicyFollowed,
                     job,
-                    format!("{job} went to the DLQ as {reason} when picked, after {} of {max} attempts", j.leases),
+                    format!(
+                        "{job} went to the DLQ as {reason} when picked, after {} of {max} attempts",
+                        j.leases
+                    ),
                 )
             }
             _ => {}

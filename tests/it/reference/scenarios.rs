@@ -17,7 +17,10 @@ const SUITE_JOBS: u64 = 60;
 
 /// The cap on each run's jobs: the suite's, or `DURASIM_REF_JOBS`.
 fn job_cap(default_jobs: u64) -> u64 {
-    match std::env::var("DURASIM_REF_JOBS").ok().map(|v| v.parse::<u64>()) {
+    match std::env::var("DURASIM_REF_JOBS")
+        .ok()
+        .map(|v| v.parse::<u64>())
+    {
         None => SUITE_JOBS.min(default_jobs),
         Some(Ok(0)) => default_jobs.min(5_000),
         Some(Ok(n)) => n.min(default_jobs),

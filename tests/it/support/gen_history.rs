@@ -40,7 +40,11 @@ pub struct HeaderPlan {
 
 #[derive(Clone, Debug)]
 pub enum BackoffPlan {
-    Capped { base: u64, cap: u64, jitter: u8 },
+    Capped {
+        base: u64,
+        cap: u64,
+        jitter: u8,
+    },
     Formula {
         formula: u8,
         unit: u64,
@@ -110,7 +114,11 @@ fn header_plan() -> impl Strategy<Value = HeaderPlan> {
     (
         (
             any::<bool>(),
-            [prop::bool::weighted(0.5), prop::bool::weighted(0.5), prop::bool::weighted(0.7)],
+            [
+                prop::bool::weighted(0.5),
+                prop::bool::weighted(0.5),
+                prop::bool::weighted(0.7),
+            ],
             prop_oneof![Just(100u64), Just(500), 20u64..2000],
             3u64..30,
             1u32..6,
@@ -194,7 +202,7 @@ impl Plan {
         if self.settle {
             w.settle();
         }
-        let quiescent = self.settle || self.seed % 3 == 0;
+        let quiescent = self.settle || self.seed.is_multiple_of(3);
         w.record("run_ended", json!({ "quiescent": quiescent }));
         w.lines.iter().map(|v| v.to_string()).collect()
     }
@@ -228,7 +236,14 @@ impl Rng {
 }
 
 const TENANTS: [&str; 3] = ["acme", "globex", "initech"];
-const DOCUMENTS: [&str; 6] = ["doc-1", "invoice-9", "doc-7", "scan/2024.pdf", "doc-12", "x_y-z"];
+const DOCUMENTS: [&str; 6] = [
+    "doc-1",
+    "invoice-9",
+    "doc-7",
+    "scan/2024.pdf",
+    "doc-12",
+    "x_y-z",
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -288,11 +303,14 @@ struct Job {
     reprocessed: bool,
 }
 
+/// A key's first commit: its job, output, event, and the committing payload.
+type FirstCommit = (usize, u64, Option<usize>, (&'static str, u64));
+
 #[derive(Clone, Debug, Default)]
 struct Key {
     newest: Option<usize>,
     /// The first commit: its job, output, event, and the committing payload.
-    first: Option<(usize, u64, Option<usize>, (&'static str, u64))>,
+    first: Option<FirstCommit>,
     applied: bool,
 }
 
@@ -395,7 +413,11 @@ impl<'p> World<'p> {
         let h = self.h;
         let s = self.scale;
         let mut emits = Vec::new();
-        for (on, name) in h.emits.iter().zip(["visible", "lease_expired", "depth_sampled"]) {
+        for (on, name) in h
+            .emits
+            .iter()
+            .zip(["visible", "lease_expired", "depth_sampled"])
+        {
             if *on {
                 emits.push(name);
             }
@@ -429,7 +451,14 @@ impl<'p> World<'p> {
                 step,
                 failures,
             } => {
-                let formulas = ["exp2", "exp2_offset", "pow4", "exp_e", "immediate", "visibility"];
+                let formulas = [
+                    "exp2",
+                    "exp2_offset",
+                    "pow4",
+                    "exp_e",
+                    "immediate",
+                    "visibility",
+                ];
                 let jitters = ["none", "full", "equal", "symmetric", "up", "additive"];
                 config.insert(
                     "backoff".into(),
@@ -464,7 +493,13 @@ impl<'p> World<'p> {
             config.insert("permanent_error".into(), json!("retry"));
         }
         if h.unique > 0 {
-            let modes = ["forever", "none", "while_active", "conflict_while_running", "replace"];
+            let modes = [
+                "forever",
+                "none",
+                "while_active",
+                "conflict_while_running",
+                "replace",
+            ];
             config.insert("unique".into(), json!(modes[h.unique as usize]));
         }
         let header = json!({
@@ -517,7 +552,10 @@ impl<'p> World<'p> {
             return json!(format!("{:x}", self.rng.next()));
         }
         match self.computed() {
-            true => json!(format!("{:016x}", payload_hash(document, operation, content))),
+            true => json!(format!(
+                "{:016x}",
+                payload_hash(document, operation, content)
+            )),
             false => Value::Null,
         }
     }
@@ -688,7 +726,11 @@ impl<'p> World<'p> {
             enqueued_at: self.now,
             deadline_at: self.now + self.deadline,
             visible_from,
-            place: if delayed { Place::Waiting } else { Place::Ready },
+            place: if delayed {
+                Place::Waiting
+            } else {
+                Place::Ready
+            },
             leases: 0,
             failures: 0,
             fence: 0,
@@ -734,8 +776,16 @@ impl<'p> World<'p> {
             if self.keys.get(&key).is_some_and(|k| k.newest.is_some()) {
                 return self.resubmit(key, tenant, None);
             }
-            let operation = if self.rng.chance(85) { "extract" } else { "classify" };
-            let content = if self.rng.chance(50) { 0 } else { self.rng.below(5) };
+            let operation = if self.rng.chance(85) {
+                "extract"
+            } else {
+                "classify"
+            };
+            let content = if self.rng.chance(50) {
+                0
+            } else {
+                self.rng.below(5)
+            };
             self.new_job(tenant, document, version, operation, content, None);
             return;
         }
@@ -1030,7 +1080,8 @@ impl<'p> World<'p> {
                     self.pending.push_back(again);
                 }
                 let k = self.keys.entry(key.clone()).or_default();
-                k.first.get_or_insert((j, output, event, (job.operation, job.content)));
+                k.first
+                    .get_or_insert((j, output, event, (job.operation, job.content)));
                 self.jobs[j].phase = Phase::Committed;
                 if naive {
                     // The worker publishes itself, with no outbox row.
@@ -1144,7 +1195,10 @@ impl<'p> World<'p> {
             } => {
                 let (u, o) = (unit * s, offset * s);
                 let cap = cap.map_or(u64::MAX, |c| c * s);
-                let e = [2_718u64, 7_389, 20_086, 54_598, 148_413, 403_429, 1_096_633, 2_980_958, 8_103_084, 22_026_466];
+                let e = [
+                    2_718u64, 7_389, 20_086, 54_598, 148_413, 403_429, 1_096_633, 2_980_958,
+                    8_103_084, 22_026_466,
+                ];
                 let d = match formula {
                     0 => u.saturating_mul(1 << (n - 1).min(40)),
                     1 => o + u.saturating_mul(1 << n.min(40)),
@@ -1325,9 +1379,21 @@ impl<'p> World<'p> {
             Some(Term::Cancelled) => "cancelled",
             None => "stale_fence",
         };
-        let reason = if self.twisted(40) { "stale_fence" } else { reason };
-        let held = if self.twisted(30) { job.fence + 1 } else { job.fence };
-        let held = if self.computed() || self.twist { json!(held) } else { Value::Null };
+        let reason = if self.twisted(40) {
+            "stale_fence"
+        } else {
+            reason
+        };
+        let held = if self.twisted(30) {
+            job.fence + 1
+        } else {
+            job.fence
+        };
+        let held = if self.computed() || self.twist {
+            json!(held)
+        } else {
+            Value::Null
+        };
         self.record(
             "rejected",
             json!({ "job": job.ext, "worker": w, "op": op, "presented": fence, "held": held, "reason": reason }),
@@ -1368,7 +1434,12 @@ impl<'p> World<'p> {
                 return self.publish(e, direct);
             }
         }
-        if let Some(e) = self.pending.iter().copied().find(|e| !self.events[*e].published) {
+        if let Some(e) = self
+            .pending
+            .iter()
+            .copied()
+            .find(|e| !self.events[*e].published)
+        {
             return self.publish(e, false);
         }
         let published = self
@@ -1467,7 +1538,10 @@ impl<'p> World<'p> {
             5 | 6 => self.refuse(),
             7 if self.twist && self.h.dlq_capacity.is_some() => {
                 // An eviction from a DLQ that is not full, or not of its oldest entry.
-                if let Some(j) = self.pick_job(true).filter(|_| self.evicted < self.dead_lettered) {
+                if let Some(j) = self
+                    .pick_job(true)
+                    .filter(|_| self.evicted < self.dead_lettered)
+                {
                     let ext = self.jobs[j].ext.clone();
                     let c = self.h.dlq_capacity;
                     self.evicted += 1;
@@ -1501,9 +1575,9 @@ impl<'p> World<'p> {
             return 0;
         };
         let window = window * self.scale;
-        self.reprocesses
-            .get(&tenant)
-            .map_or(0, |ts| ts.iter().filter(|t| *t + window > self.now).count() as u64)
+        self.reprocesses.get(&tenant).map_or(0, |ts| {
+            ts.iter().filter(|t| *t + window > self.now).count() as u64
+        })
     }
 
     fn reprocess(&mut self) {
@@ -1525,7 +1599,11 @@ impl<'p> World<'p> {
         let next = self.key_of(old.tenant, old.document, old.version + 1);
         let exists = self.keys.get(&next).is_some_and(|k| k.newest.is_some());
         if (limited || exists) && !self.twisted(50) {
-            let reason = if limited { "rate_limited" } else { "version_exists" };
+            let reason = if limited {
+                "rate_limited"
+            } else {
+                "version_exists"
+            };
             return self.record(
                 "reprocess_refused",
                 json!({ "job": old.ext, "operator": "ops-bot", "reason": reason }),
@@ -1554,12 +1632,19 @@ impl<'p> World<'p> {
             json!({ "old_job": old.ext, "new_job": new_ext, "operator": operator }),
         );
         self.jobs[o].reprocessed = true;
-        self.reprocesses.entry(old.tenant).or_default().push(self.now);
+        self.reprocesses
+            .entry(old.tenant)
+            .or_default()
+            .push(self.now);
     }
 
     fn refuse(&mut self) {
         if self.rng.chance(10) {
-            let reason = if self.twisted(50) { "evicted" } else { "no_such_job" };
+            let reason = if self.twisted(50) {
+                "evicted"
+            } else {
+                "no_such_job"
+            };
             return self.record(
                 "reprocess_refused",
                 json!({ "operator": "ops-bot", "reason": reason }),
@@ -1580,7 +1665,11 @@ impl<'p> World<'p> {
         if x.dlq == 2 {
             reasons.push("evicted");
         }
-        if self.h.reprocess_limit.is_some_and(|(max, _)| self.recent(x.tenant) >= max as u64) {
+        if self
+            .h
+            .reprocess_limit
+            .is_some_and(|(max, _)| self.recent(x.tenant) >= max as u64)
+        {
             reasons.push("rate_limited");
         }
         let missing = reasons.is_empty() || self.rng.chance(15);
@@ -1589,7 +1678,13 @@ impl<'p> World<'p> {
         }
         let mut reason = self.rng.pick(&reasons);
         if self.twisted(60) {
-            reason = self.rng.pick(&["evicted", "already_reprocessed", "version_exists", "rate_limited", "no_such_job"]);
+            reason = self.rng.pick(&[
+                "evicted",
+                "already_reprocessed",
+                "version_exists",
+                "rate_limited",
+                "no_such_job",
+            ]);
         }
         let operator = if reason == "missing_operator" && !self.twist {
             Value::Null
@@ -1610,7 +1705,11 @@ impl<'p> World<'p> {
         let after = after * self.scale;
         let old = self.dlq.iter().copied().find(|j| {
             let x = &self.jobs[*j];
-            let from = if from_enqueue { x.enqueued_at } else { x.dead_at };
+            let from = if from_enqueue {
+                x.enqueued_at
+            } else {
+                x.dead_at
+            };
             self.now - from > after || self.twist
         });
         if let Some(j) = old.filter(|_| self.evicted < self.dead_lettered) {
@@ -1692,7 +1791,12 @@ impl<'p> World<'p> {
             self.advance(j);
         }
         for _ in 0..4 * (self.events.len() + 2) {
-            if let Some(e) = self.pending.iter().copied().find(|e| !self.events[*e].published) {
+            if let Some(e) = self
+                .pending
+                .iter()
+                .copied()
+                .find(|e| !self.events[*e].published)
+            {
                 self.publish(e, false);
                 continue;
             }

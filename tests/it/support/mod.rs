@@ -16,8 +16,8 @@
 // Each module uses only some of these.
 #![allow(dead_code)]
 
-pub mod history;
 pub mod gen_history;
+pub mod history;
 pub mod history_props;
 pub mod scenario_props;
 pub mod splitmix;
