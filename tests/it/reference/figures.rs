@@ -11,7 +11,7 @@ use super::Inv;
 use super::{Ctx, Verdicts};
 use durasim::check::Sometimes;
 use durasim::history::Event;
-use durasim::vocab::counters::{Counter, Group, Tally};
+use durasim::vocab::counters::{Counter, Group};
 use durasim::vocab::faults::{Held, HeldCounts, Struck};
 use std::collections::BTreeMap;
 
@@ -127,31 +127,67 @@ pub fn figures(f: &Facts) -> (BTreeMap<Counter, u64>, HeldCounts) {
     (out, held)
 }
 
+/// A latency distribution's figures, as `summary.json` shows them: the count, the exact
+/// minimum and maximum, the p50, p95 and p99 of an hdrhistogram of 3 significant figures fed
+/// every value (kept within the extremes), and its mean to the thousandth.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RefStats {
+    pub count: u64,
+    pub min: u64,
+    pub p50: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub max: u64,
+    pub mean: f64,
+}
+
+pub fn stats(values: &[u64]) -> RefStats {
+    let (Some(min), Some(max)) = (values.iter().min(), values.iter().max()) else {
+        return RefStats::default();
+    };
+    let mut h = hdrhistogram::Histogram::<u64>::new(3).expect("3 significant figures");
+    for v in values {
+        h.record(*v)
+            .expect("an auto-resizing histogram takes any value");
+    }
+    let q = |p: f64| h.value_at_quantile(p).clamp(*min, *max);
+    RefStats {
+        count: values.len() as u64,
+        min: *min,
+        p50: q(0.50),
+        p95: q(0.95),
+        p99: q(0.99),
+        max: *max,
+        mean: (h.mean() * 1000.0).round() / 1000.0,
+    }
+}
+
 /// `summary_matches_history`: every figure the history determines against what the run's
-/// metrics reported, in `summary.json`'s order.
+/// metrics reported, in `summary.json`'s order, then (the specification's flavor) the three
+/// latency distributions.
 pub fn summary(
     end: (u64, usize),
-    own: &BTreeMap<Counter, u64>,
-    own_held: &HeldCounts,
-    reported: &Tally,
-    reported_held: &HeldCounts,
+    (own, own_held, own_distributions): (&BTreeMap<Counter, u64>, &HeldCounts, &[RefStats; 3]),
+    reported: &super::Reported,
+    flavor: super::Flavor,
     out: &mut Verdicts,
 ) {
     for group in Group::ALL {
         for (c, _) in Counter::of_group(group) {
-            if let Some(v) = own.get(&c).filter(|v| **v != reported.get(c)) {
+            let got = reported.counts.get(c);
+            if let Some(v) = own.get(&c).filter(|v| **v != got) {
                 out.raise(
                     Inv::SummaryMatchesHistory,
                     end,
                     None,
                     None,
-                    format!("{c:?}: reported {}, the history gives {v}", reported.get(c)),
+                    format!("{c:?}: reported {got}, the history gives {v}"),
                 );
             }
         }
         if group == Group::Crashes {
             for h in Held::ALL {
-                if own_held.get(h) != reported_held.get(h) {
+                if own_held.get(h) != reported.held.get(h) {
                     out.raise(
                         Inv::SummaryMatchesHistory,
                         end,
@@ -159,11 +195,29 @@ pub fn summary(
                         None,
                         format!(
                             "{h:?}: reported {}, the history gives {}",
-                            reported_held.get(h),
+                            reported.held.get(h),
                             own_held.get(h)
                         ),
                     );
                 }
+            }
+        }
+    }
+    if flavor == super::Flavor::Spec {
+        let names = ["queueWaitMs", "inferenceMs", "reviewWaitMs"];
+        for ((name, own), got) in names
+            .iter()
+            .zip(own_distributions)
+            .zip(&reported.distributions)
+        {
+            if own != got {
+                out.raise(
+                    Inv::SummaryMatchesHistory,
+                    end,
+                    None,
+                    None,
+                    format!("{name}: reported {got:?}, the history gives {own:?}"),
+                );
             }
         }
     }

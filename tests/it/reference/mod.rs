@@ -39,10 +39,12 @@ mod policy;
 mod scenarios;
 
 pub use agree::{assert_agree, disagreements};
+pub use figures::RefStats;
 
 use durasim::base::ids::{JobId, SimTime};
 use durasim::check::Sometimes;
 use durasim::history::{Event, Record};
+use durasim::observe::metrics::Metrics;
 use durasim::vocab::counters::{Counter, Tally};
 use durasim::vocab::faults::HeldCounts;
 use durasim::vocab::key::{IdempotencyKey, KeyNames};
@@ -202,6 +204,39 @@ pub struct RefReport {
     /// Every figure of `summary.json` the history determines.
     pub figures: BTreeMap<Counter, u64>,
     pub held: HeldCounts,
+    /// queueWaitMs, inferenceMs and reviewWaitMs, recomputed from the history.
+    pub distributions: [RefStats; 3],
+}
+
+/// What a run (or `verify`) reported, for `summary_matches_history`: its counts, held faults'
+/// counts and latency distributions.
+pub struct Reported<'a> {
+    pub counts: &'a Tally,
+    pub held: &'a HeldCounts,
+    pub distributions: [RefStats; 3],
+}
+
+impl Reported<'_> {
+    /// The figures of a run's (or `verify`'s) metrics.
+    pub fn of(m: &Metrics) -> Reported<'_> {
+        let s = |l: &durasim::observe::metrics::Latency| {
+            let s = l.stats();
+            RefStats {
+                count: s.count,
+                min: s.min,
+                p50: s.p50,
+                p95: s.p95,
+                p99: s.p99,
+                max: s.max,
+                mean: s.mean,
+            }
+        };
+        Reported {
+            counts: &m.counts,
+            held: &m.held,
+            distributions: [s(&m.queue_wait), s(&m.inference), s(&m.review_wait)],
+        }
+    }
 }
 
 impl RefReport {
@@ -300,7 +335,7 @@ impl Ctx<'_> {
 pub fn judge(
     records: &[Record],
     names: Option<&KeyNames>,
-    reported: Option<(&Tally, &HeldCounts)>,
+    reported: Option<Reported>,
     flavor: Flavor,
 ) -> RefReport {
     let mut facts = Facts::default();
@@ -339,13 +374,20 @@ pub fn judge(
     effects::finish(&facts, end, flavor, &mut out);
     dlq::finish(&facts, end, &mut out);
     let (figures, held) = figures::figures(&facts);
-    if let Some((tally, reported_held)) = reported {
-        figures::summary(end, &figures, &held, tally, reported_held, &mut out);
+    let distributions = [
+        figures::stats(&facts.queue_waits),
+        figures::stats(&facts.inferences),
+        figures::stats(&facts.review_waits),
+    ];
+    if let Some(reported) = reported {
+        let own = (&figures, &held, &distributions);
+        figures::summary(end, own, &reported, flavor, &mut out);
     }
     RefReport {
         verdicts: out.by_invariant,
         sometimes,
         figures,
         held,
+        distributions,
     }
 }
