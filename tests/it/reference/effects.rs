@@ -396,10 +396,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 existing_result(cx, out, *job, key, existing_payload, None);
             }
         }
-        Event::Acked { job, .. } => {
+        Event::Acked { job, worker, fence } => {
             let j = f.job(*job);
             let without = match cx.flavor {
-                Flavor::Spec => !j.own_result,
+                Flavor::Spec => j.own_result.get(&(*fence, *worker)) != Some(&true),
                 Flavor::Main => f.key(&j.key).is_none_or(|k| k.results() == 0),
             };
             if without {

@@ -92,10 +92,14 @@ pub struct Job {
     pub failure: Option<Failure>,
     /// `attempt_failed` records.
     pub failures: u32,
-    /// The holder of the latest lease committed or deduplicated its result since that lease.
-    pub own_result: bool,
-    /// Every (token, worker) a `leased` record gave the job.
+    /// Per lease issued, (token, worker): whether its worker committed or deduplicated a result
+    /// of the job since (a commit by a worker counts for the latest lease issued to it).
+    pub own_result: BTreeMap<(Fence, WorkerId), bool>,
+    /// `main`'s: the holder of the latest lease committed or deduplicated since that lease.
+    pub main_own_result: bool,
+    /// Every (token, worker) a `leased` record gave the job, and in the order given.
     pub issued: BTreeSet<(Fence, WorkerId)>,
+    pub lease_order: Vec<(Fence, WorkerId)>,
     pub dlq: DlqEntry,
     pub reprocess_of: Option<JobId>,
     /// A `reprocessed` record names it as the new job.
@@ -335,12 +339,16 @@ impl Facts {
         }
     }
 
-    /// A commit or a dedupe by `worker` of `job`: its own result if the worker holds its latest
-    /// lease.
+    /// A commit or a dedupe by `worker` of `job`: the latest lease issued to that worker has
+    /// its own result (`main`: only the holder of the job's latest lease).
     fn own_commit(&mut self, job: JobId, worker: WorkerId) {
         let j = self.job_mut(job);
         if j.leases > 0 && j.holder == worker {
-            j.own_result = true;
+            j.main_own_result = true;
+        }
+        let latest = j.lease_order.iter().rev().find(|(_, w)| *w == worker).copied();
+        if let Some(lease) = latest {
+            j.own_result.insert(lease, true);
         }
     }
 
@@ -396,8 +404,10 @@ impl Facts {
                     terminal: None,
                     failure: None,
                     failures: 0,
-                    own_result: false,
+                    own_result: BTreeMap::new(),
+                    main_own_result: false,
                     issued: BTreeSet::new(),
+                    lease_order: Vec::new(),
                     dlq: DlqEntry::None,
                     reprocess_of: *reprocess_of,
                     audited: false,
@@ -437,8 +447,10 @@ impl Facts {
                 let wait = at.saturating_sub(self.job(*job).visible_from);
                 self.queue_waits.push(wait);
                 let j = self.job_mut(*job);
-                j.own_result = false;
+                j.own_result.insert((*fence, *worker), false);
+                j.main_own_result = false;
                 j.issued.insert((*fence, *worker));
+                j.lease_order.push((*fence, *worker));
                 j.leases += 1;
                 j.fence = *fence;
                 j.holder = *worker;
