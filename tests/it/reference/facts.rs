@@ -209,9 +209,64 @@ pub struct Counts {
     pub rate_limited: u64,
 }
 
+/// When the queue notices a lease's end (the header's `lease_detection`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detection {
+    /// Just after the lease's end.
+    Timer { slack: u64 },
+    /// At the first multiple of `every` after the lease's end.
+    Sweep { every: u64, slack: u64 },
+    /// At the first multiple of `every` after both the end and the first multiple after the
+    /// last renewal.
+    TwoPass { every: u64, slack: u64 },
+}
+
+impl Detection {
+    /// The header's `lease_detection`, from the header as the history file writes it (`None`:
+    /// not stated; a timer's slack is 1 unless stated, a sweeper's 0).
+    fn of(config: &RunConfig) -> Option<Detection> {
+        let line = durasim::history::format::header_line(config);
+        let header: serde_json::Value = serde_json::from_str(&line).ok()?;
+        let d = header.get("config")?.get("lease_detection")?;
+        let every = d.get("every").and_then(|v| v.as_u64()).unwrap_or(0);
+        let slack = d.get("slack").and_then(|v| v.as_u64());
+        match d.get("kind")?.as_str()? {
+            "timer" => Some(Detection::Timer {
+                slack: slack.unwrap_or(1),
+            }),
+            "sweep" => Some(Detection::Sweep {
+                every,
+                slack: slack.unwrap_or(0),
+            }),
+            "two_pass" => Some(Detection::TwoPass {
+                every,
+                slack: slack.unwrap_or(0),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The latest time a lease last renewed at `renewed_at`, live through `end`, may be
+    /// recorded as expired.
+    pub fn deadline(self, renewed_at: SimTime, end: SimTime) -> SimTime {
+        let after = |t: SimTime, every: u64| (t / every.max(1) + 1).saturating_mul(every);
+        match self {
+            Detection::Timer { slack } => end.saturating_add(slack),
+            Detection::Sweep { every, slack } => after(end, every).saturating_add(slack),
+            Detection::TwoPass { every, slack } => {
+                after(end.max(after(renewed_at, every)), every).saturating_add(slack)
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Facts {
     pub config: RunConfig,
+    /// The header's `lease_detection`, judged only with `lease_expired` in `emits`.
+    pub detection: Option<Detection>,
+    /// Each held lease's detection deadline: (deadline, job) → the lease's token and renewal.
+    pub deadlines: BTreeMap<(SimTime, JobId), (Fence, SimTime)>,
     pub jobs: BTreeMap<JobId, Job>,
     pub keys: BTreeMap<IdempotencyKey, Key>,
     /// Keys in the order a record's `key` field first named them (the specification's order).
@@ -346,7 +401,12 @@ impl Facts {
         if j.leases > 0 && j.holder == worker {
             j.main_own_result = true;
         }
-        let latest = j.lease_order.iter().rev().find(|(_, w)| *w == worker).copied();
+        let latest = j
+            .lease_order
+            .iter()
+            .rev()
+            .find(|(_, w)| *w == worker)
+            .copied();
         if let Some(lease) = latest {
             j.own_result.insert(lease, true);
         }
@@ -364,13 +424,49 @@ impl Facts {
 
     /// Takes one record in.
     pub fn apply(&mut self, r: &Record) {
+        self.apply_record(r);
+        // A lease taken or renewed by this record gets its detection deadline.
+        if let (Event::Leased { job, fence, .. } | Event::Heartbeat { job, fence, .. }, Some(d)) =
+            (&r.event, self.detection)
+        {
+            let j = self.job(*job);
+            if j.lease_held && j.fence == *fence && j.renewed_at == r.at {
+                let at = d.deadline(j.renewed_at, j.lease_end(&self.config));
+                self.deadlines.retain(|(_, k), _| k != job);
+                self.deadlines.insert((at, *job), (*fence, r.at));
+            }
+        }
+    }
+
+    /// The detection deadlines passed before `at`, of leases still held as they were set, in
+    /// (deadline, job) order; every deadline passed is forgotten.
+    pub fn overdue(&mut self, at: SimTime) -> Vec<(SimTime, JobId)> {
+        let mut out = Vec::new();
+        while let Some((&(deadline, job), &(fence, renewed_at))) = self.deadlines.first_key_value()
+        {
+            if deadline >= at {
+                break;
+            }
+            self.deadlines.pop_first();
+            let j = self.job(job);
+            if j.lease_held && j.fence == fence && j.renewed_at == renewed_at {
+                out.push((deadline, job));
+            }
+        }
+        out
+    }
+
+    fn apply_record(&mut self, r: &Record) {
         let at = r.at;
         *self.counts.by_type.entry(r.event.type_name()).or_default() += 1;
         if let Some(key) = named_key(&r.event) {
             self.named(key);
         }
         match &r.event {
-            Event::RunStarted { config } => self.config = (**config).clone(),
+            Event::RunStarted { config } => {
+                self.config = (**config).clone();
+                self.detection = Detection::of(config).filter(|_| config.emits.lease_expired);
+            }
             Event::Enqueued {
                 job,
                 tenant,

@@ -141,7 +141,8 @@ fn generated_histories_agree_with_the_reference() {
     }
 }
 
-/// The generator's own check: with no twist, a plan that settles writes a history on which
+/// The generator's own check (300 plans, or a tenth of `DURASIM_REF_HISTORIES`): with no twist,
+/// a plan that settles writes a history on which
 /// every invariant holds (the reference's word, in the specification's flavor, and the real
 /// checker's). Without a DLQ capacity or retention: a full or expiring DLQ loses the job by
 /// design (`no_silent_drop`).
@@ -154,7 +155,8 @@ fn an_untwisted_settled_plan_holds_every_invariant() {
         p.header.dlq_retention = None;
         p
     });
-    let result = runner(300).run(&strategy, |p| {
+    let cases = (env_number("DURASIM_REF_HISTORIES", SUITE_HISTORIES) / 10).max(300);
+    let result = runner(cases).run(&strategy, |p| {
         let j = judge_plan(&p, Flavor::Spec).map_err(TestCaseError::fail)?;
         // `summary_matches_history` is checked figure by figure below: `verify`'s metrics
         // take three figures from optional fields the checker recomputes (the report of issue

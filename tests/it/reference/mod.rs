@@ -342,9 +342,20 @@ pub fn judge(
     let mut out = Verdicts::default();
     let mut sometimes: BTreeMap<Sometimes, u64> = BTreeMap::new();
     for (index, r) in records.iter().enumerate() {
-        // Visibility and lease ends that fell due before this record's time happened.
+        // Visibility and lease ends that fell due before this record's time happened; lease
+        // detection deadlines passed.
         facts.advance_to(r.at);
+        let overdue = facts.overdue(r.at);
         if !matches!(r.event, Event::RunStarted { .. }) {
+            for (deadline, job) in overdue {
+                out.raise(
+                    Inv::LeaseEndDetected,
+                    (r.at, index),
+                    Some(job),
+                    facts.jobs.get(&job).map(|j| j.key),
+                    format!("{job}'s lease had to be recorded as expired by {deadline}, but it is still held"),
+                );
+            }
             let cx = Ctx {
                 facts: &facts,
                 r,

@@ -36,6 +36,10 @@ pub struct HeaderPlan {
     pub declared_workers: bool,
     pub workers: usize,
     pub tenants: usize,
+    /// `lease_detection`: kind (0 timer, 1 sweep, 2 two passes), period (in leases / 4), slack
+    /// (none: the reader's default). Written only where the reader knows the field (the checker
+    /// of issue 27).
+    pub detection: Option<(u8, u64, Option<u64>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -131,13 +135,18 @@ fn header_plan() -> impl Strategy<Value = HeaderPlan> {
             prop::option::weighted(0.2, (50u64..3000, any::<bool>())),
             prop::option::weighted(0.3, (1u32..3, 100u64..5000)),
         ),
-        (any::<bool>(), 1usize..5, 1usize..4),
+        (
+            any::<bool>(),
+            1usize..5,
+            1usize..4,
+            prop::option::weighted(0.5, (0u8..3, 1u64..8, prop::option::of(0u64..50))),
+        ),
     )
         .prop_map(
             |(
                 (micros, emits, lease, deadline_leases, attempts_max),
                 (backoff, permanent_retry, unique, dlq_capacity, dlq_retention, reprocess_limit),
-                (declared_workers, workers, tenants),
+                (declared_workers, workers, tenants, detection),
             )| HeaderPlan {
                 micros,
                 emits,
@@ -153,8 +162,14 @@ fn header_plan() -> impl Strategy<Value = HeaderPlan> {
                 declared_workers,
                 workers,
                 tenants,
+                detection,
             },
         )
+}
+
+/// Whether the reader knows the header's `lease_detection` (the checker of issue 27 does).
+fn reads_lease_detection() -> bool {
+    durasim::check::Invariant::parse("lease_end_detected").is_some()
 }
 
 fn action() -> impl Strategy<Value = Action> {
@@ -492,6 +507,20 @@ impl<'p> World<'p> {
         if h.permanent_retry {
             config.insert("permanent_error".into(), json!("retry"));
         }
+        if let Some((kind, every, slack)) = h.detection.filter(|_| reads_lease_detection()) {
+            let mut d = Map::new();
+            d.insert(
+                "kind".into(),
+                json!(["timer", "sweep", "two_pass"][kind as usize]),
+            );
+            if kind > 0 {
+                d.insert("every".into(), json!((every * self.lease / 4).max(1)));
+            }
+            if let Some(slack) = slack {
+                d.insert("slack".into(), json!(slack * s));
+            }
+            config.insert("lease_detection".into(), Value::Object(d));
+        }
         if h.unique > 0 {
             let modes = [
                 "forever",
@@ -581,12 +610,14 @@ impl<'p> World<'p> {
             return;
         }
         let mut due: Vec<(u64, usize, bool)> = Vec::new();
+        // (A twist: the queue notices a lease's end late, past its detection bound.)
+        let late = self.twisted(30);
         for (i, j) in self.jobs.iter().enumerate() {
             if self.h.emits[0] && j.place == Place::Waiting && j.visible_from <= to {
                 due.push((j.visible_from.max(self.now), i, true));
             }
             let end = j.renewed_at + self.lease;
-            if self.h.emits[1] && j.lease_held && end < to {
+            if self.h.emits[1] && j.lease_held && end < to && !late {
                 due.push(((end + 1).max(self.now), i, false));
             }
         }
@@ -1200,14 +1231,16 @@ impl<'p> World<'p> {
                     8_103_084, 22_026_466,
                 ];
                 let d = match formula {
-                    0 => u.saturating_mul(1 << (n - 1).min(40)),
-                    1 => o + u.saturating_mul(1 << n.min(40)),
-                    2 => u.saturating_mul((n.saturating_sub(*index_from) as u64).pow(4)) + o,
-                    3 => u * e[n.min(10) as usize - 1] / 1000,
+                    0 => u.saturating_mul(1 << (n - 1).min(40)).min(cap),
+                    1 => (o + u.saturating_mul(1 << n.min(40))).min(cap),
+                    2 => (u.saturating_mul((n.saturating_sub(*index_from) as u64).pow(4)) + o)
+                        .min(cap),
+                    3 => (u * e[n.min(10) as usize - 1] / 1000).min(cap),
                     4 => 0,
+                    // What is left of the lease, uncapped.
                     _ => left,
                 };
-                jit(*jitter, d.min(cap), *pct, step * s)
+                jit(*jitter, d, *pct, step * s)
             }
         }
     }
