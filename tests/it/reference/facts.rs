@@ -284,7 +284,8 @@ pub struct Facts {
     /// The outbox's unmarked events, oldest first.
     pub pending: VecDeque<EventId>,
     /// The start of each extraction under way, by job and token.
-    pub extracting: BTreeMap<(JobId, Fence), SimTime>,
+    pub extracting: BTreeMap<WorkerId, (JobId, Fence, SimTime)>, // TEMP D1
+    pub extracting_more: BTreeMap<(JobId, Fence), SimTime>, // TEMP D1
     /// The latencies `summary.json` reports, recomputed: each lease's wait since the job's
     /// visible time, each extraction's inference, each review's wait since its apply.
     pub queue_waits: Vec<u64>,
@@ -629,16 +630,27 @@ impl Facts {
                 }
             }
             Event::CommitDeduped { job, worker, .. } => self.own_commit(*job, *worker),
-            Event::ExtractStarted { job, fence, .. } => {
-                self.extracting.insert((*job, *fence), at);
+            Event::ExtractStarted { job, fence, worker, .. } => {
+                if let Some((j, f, st)) = self.extracting.get(worker).copied() {
+                    if (j, f) != (*job, *fence) {
+                        self.extracting_more.insert((j, f), st);
+                    }
+                }
+                self.extracting.insert(*worker, (*job, *fence, at));
             }
             Event::ExtractDone {
                 job,
                 fence,
                 inference,
+                worker,
                 ..
             } => {
-                self.extracting.remove(&(*job, *fence));
+                if self.extracting.get(worker).is_some_and(|x| (x.0, x.1) == (*job, *fence)) {
+                    self.extracting.remove(worker);
+                } else {
+                    self.extracting.retain(|_, x| (x.0, x.1) != (*job, *fence));
+                }
+                self.extracting_more.remove(&(*job, *fence));
                 self.inferences.push(*inference);
             }
             Event::Acked { job, .. } => self.terminal(*job, Terminal::Acked, at),

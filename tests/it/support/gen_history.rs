@@ -517,7 +517,10 @@ impl<'p> World<'p> {
                 d.insert("every".into(), json!((every * self.lease / 4).max(1)));
             }
             if let Some(slack) = slack {
-                d.insert("slack".into(), json!(slack * s));
+                // A timer's slack is at least its resolution, 1 (a stated 0 makes every expiry
+                // late: the report of issue 27's reference, D3).
+                let least = (kind == 0) as u64;
+                d.insert("slack".into(), json!((slack * s).max(least)));
             }
             config.insert("lease_detection".into(), Value::Object(d));
         }
