@@ -131,22 +131,19 @@ impl Checker {
     pub fn observe_named(&mut self, r: &Record, names: Option<&KeyNames>) {
         self.facts.catch_up(r.at);
         let bit = rules::kind(&r.event);
-        let c = Ctx {
-            r,
-            facts: &self.facts,
-            names,
-        };
-        let (verdicts, record) = (&mut self.verdicts[..], self.record);
+        let c = Ctx::new(r, &self.facts, names);
+        let mut out = Out::new(&mut self.verdicts[..], self.record, &[]);
         macro_rules! judge {
             ($family:expr) => {
                 if reads(&$family) & bit != 0 {
-                    let mut out = Out::new(verdicts, record, owns(&$family));
+                    out.owns = owns(&$family);
                     $family.judge(&c, &mut out);
                 }
             };
         }
         each_family!(self.families, judge);
-        self.facts.apply(r);
+        let found = c.key_located();
+        self.facts.apply(r, found);
         self.families.detection.after(r, &self.facts);
         if let Event::RunEnded { quiescent } = r.event {
             self.ended = Some((r.at, quiescent, self.record));

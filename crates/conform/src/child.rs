@@ -125,8 +125,11 @@ fn attempt(
     }
     let stall = p.lengths.get(Held::Stall);
     let stalled = stall.is_some();
-    let began = std::time::Instant::now();
     store.note(json!({"type": "extract_started", "job": l.job, "worker": w, "fence": l.fence, "stalled": stalled}))?;
+    // Measured from after the record is written, so the recorded inference lies within the
+    // records' own times (the checker's `recorded_values_match` holds it to that): measured from
+    // before, the time the store took to write `extract_started` counted in it.
+    let began = std::time::Instant::now();
     if let Some(stall_ms) = stall {
         held(store, Held::Stall, w, l, stall_ms)?;
         // A real pause: the harness stops this process (SIGSTOP) for stall_ms; no heartbeat

@@ -44,6 +44,12 @@ impl Depth {
         self.due.insert(d.order());
     }
 
+    /// Whether no transition is due at all (a history that records them: the simulator's).
+    #[inline]
+    pub fn nothing_due(&self) -> bool {
+        self.due.is_empty()
+    }
+
     /// The next transition due strictly before `at`, taken off.
     #[inline]
     pub fn next_before(&mut self, at: SimTime) -> Option<Due> {

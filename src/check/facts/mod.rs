@@ -21,7 +21,7 @@ pub(super) use event_track::EventTracks;
 pub(super) use job_track::{DlqEntry, Failure, JobTrack, Lease, Place, Terminal};
 pub use key_track::PayloadId;
 pub(super) use key_track::{KeyRare, KeyTrack, Written};
-pub(super) use tracks::KeyCursor;
+pub(super) use tracks::{At as KeyLoc, KeyCursor};
 
 use crate::base::fastmap::FastMap;
 use crate::base::ids::{EventId, Fence, JobId, SimTime, WorkerId};
@@ -34,6 +34,7 @@ use std::collections::VecDeque;
 use tracks::Tracks;
 
 /// Every fact the rules read, and the reducer that writes them.
+#[derive(Default)]
 pub(in crate::check) struct Facts {
     config: RunConfig,
     tracks: Tracks,
@@ -56,24 +57,6 @@ pub(in crate::check) struct Facts {
     /// worker id runs several at once.
     extracting: Vec<Option<(JobId, Fence, SimTime)>>,
     extracting_more: FastMap<(u32, u64), SimTime>,
-}
-
-impl Default for Facts {
-    fn default() -> Self {
-        Facts {
-            config: RunConfig::default(),
-            tracks: Tracks::default(),
-            events: EventTracks::default(),
-            dlq: VecDeque::new(),
-            dlq_max: 0,
-            depth: depth::Depth::default(),
-            failures: None,
-            earlier: FastMap::default(),
-            latest_to: FastMap::default(),
-            extracting: Vec::new(),
-            extracting_more: FastMap::default(),
-        }
-    }
 }
 
 /// The readers.
@@ -104,6 +87,12 @@ impl Facts {
             .unwrap_or_else(|| panic!("history names {job} before it was enqueued"))
     }
 
+    /// The job's latest lease, if it is held.
+    #[inline]
+    pub fn held_lease(&self, job: JobId) -> Option<Lease> {
+        self.tracks.held_lease(job)
+    }
+
     /// Job ids seen.
     pub fn jobs(&self) -> usize {
         self.tracks.len()
@@ -125,6 +114,19 @@ impl Facts {
         self.tracks.key(key, hint)
     }
 
+    /// Where the key's facts are (none: never named), for [`Facts::key_found`] and
+    /// [`Facts::apply`] to share one look-up.
+    #[inline]
+    pub fn locate(&self, key: &IdempotencyKey, hint: Option<JobId>) -> Option<KeyLoc> {
+        self.tracks.find(key, hint)
+    }
+
+    /// The facts of the key [`Facts::locate`] found.
+    #[inline]
+    pub fn key_found(&self, at: Option<KeyLoc>) -> KeyTrack {
+        self.tracks.key_found(at)
+    }
+
     /// The key's commits after the first and its events published directly.
     pub fn key_rare(&self, key: &IdempotencyKey) -> Option<&KeyRare> {
         self.tracks.key_rare(key)
@@ -141,10 +143,14 @@ impl Facts {
         self.tracks.next_key(c)
     }
 
-    /// Whether event `e` has origin (`key`, `job`): a commit under `key` by `job` wrote it, or
-    /// `job` published it directly for `key` (`job` none: by any job).
-    pub fn has_origin(&self, e: EventId, key: &IdempotencyKey, job: Option<JobId>) -> bool {
-        let k = self.tracks.key(key, job);
+    /// Whether event `e` has origin (`key`, `job`): a commit under `key` (whose facts are `k`)
+    /// by `job` wrote it, or `job` published it directly for `key` (`job` none: by any job).
+    pub fn has_origin(
+        &self,
+        (key, k): (&IdempotencyKey, &KeyTrack),
+        e: EventId,
+        job: Option<JobId>,
+    ) -> bool {
         let same = |j: JobId, ev: Option<EventId>| ev == Some(e) && job.is_none_or(|x| x == j);
         if k.first.is_some_and(|c| same(c.job, c.event)) {
             return true;
@@ -251,7 +257,11 @@ impl Facts {
 impl Facts {
     /// Applies the transitions inferred before `at` (docs/checker-rules.md, "The depth"): run
     /// before the rules judge a record at `at`.
+    #[inline]
     pub fn catch_up(&mut self, at: SimTime) {
+        if self.depth.nothing_due() {
+            return;
+        }
         while let Some(d) = self.depth.next_before(at) {
             if self.depth_valid(&d) {
                 self.move_to(JobId(d.job), Place::Ready);
@@ -301,17 +311,16 @@ impl Facts {
         }
     }
 
-    /// A lease or an accepted renewal: with no `lease_expired` records, the job is visible again
-    /// the moment after its lease ends.
-    fn renewed(&mut self, job: JobId, t: &JobTrack) {
+    /// A lease or an accepted renewal at `at` of lease `fence`: with no `lease_expired` records,
+    /// the job is visible again the moment after its lease ends.
+    #[inline]
+    fn renewed(&mut self, job: JobId, fence: Fence, at: SimTime) {
         if !self.config.emits.lease_expired {
-            let (Some(end), Some(f)) = (t.lease_end(&self.config), t.fence()) else {
-                return;
-            };
+            let end = at.saturating_add(self.config.lease);
             self.depth.push(Due {
                 at: end.saturating_add(1),
                 job: job.0,
-                fence: Some(f.0),
+                fence: Some(fence.0),
             });
         }
     }
@@ -376,9 +385,18 @@ impl Facts {
         }
     }
 
-    /// Applies one record to the facts (docs/checker-rules.md, "The facts").
-    pub fn apply(&mut self, r: &Record) {
+    /// Applies one record to the facts (docs/checker-rules.md, "The facts"). `found`: where the
+    /// key the record names is, if the rules already looked it up ([`Facts::locate`]).
+    pub fn apply(&mut self, r: &Record, found: Option<Option<KeyLoc>>) {
         let at = r.at;
+        macro_rules! register {
+            ($key:expr, $hint:expr) => {
+                match found {
+                    Some(f) => self.tracks.register_found($key, f),
+                    None => self.tracks.register($key, $hint),
+                }
+            };
+        }
         match &r.event {
             Event::RunStarted { config } => {
                 self.config = (**config).clone();
@@ -415,7 +433,7 @@ impl Facts {
             }
             Event::EnqueueDeduped { key, existing, .. }
             | Event::EnqueueConflict { key, existing, .. } => {
-                self.tracks.register(key, Some(*existing));
+                register!(key, Some(*existing));
             }
             Event::EnqueueReplaced {
                 key,
@@ -424,7 +442,7 @@ impl Facts {
                 content,
                 ..
             } => {
-                self.tracks.register(key, Some(*existing));
+                register!(key, Some(*existing));
                 let p = PayloadId {
                     operation: *operation,
                     content: *content,
@@ -452,26 +470,26 @@ impl Facts {
                     t.lease_held = true;
                     t.failure = None;
                     t.own_result = false;
-                    (before, *t)
+                    before
                 });
-                if let Some((l, own)) = t.0 {
+                if let Some((l, own)) = t {
                     self.earlier.insert((job.0, l.fence.0, l.holder.0), own);
                     self.latest_to.insert((job.0, l.holder.0), l.fence.0);
                 }
                 self.move_to(*job, Place::Leased);
-                self.renewed(*job, &t.1);
+                self.renewed(*job, *fence, at);
             }
             Event::Heartbeat { job, fence, .. } => {
                 let renewed = self.update(*job, |t| match t.lease.as_mut() {
                     Some(l) if l.fence == *fence && t.terminal.is_none() => {
                         l.renewed_at = at;
                         l.renewed = true;
-                        Some(*t)
+                        true
                     }
-                    _ => None,
+                    _ => false,
                 });
-                if let Some(t) = renewed {
-                    self.renewed(*job, &t);
+                if renewed {
+                    self.renewed(*job, *fence, at);
                 }
             }
             Event::LeaseExpired { job, fence } => {
@@ -535,7 +553,7 @@ impl Facts {
                 event,
                 ..
             } => {
-                let k = self.tracks.register(key, Some(*job));
+                let k = register!(key, Some(*job));
                 self.note_own_result(*job, *worker);
                 let payload = self.tracks.get(*job).map(|t| t.payload).expect("enqueued");
                 let w = Written {
@@ -551,11 +569,11 @@ impl Facts {
             Event::CommitDeduped {
                 job, worker, key, ..
             } => {
-                self.tracks.register(key, Some(*job));
+                register!(key, Some(*job));
                 self.note_own_result(*job, *worker);
             }
             Event::CommitConflict { job, key, .. } => {
-                self.tracks.register(key, Some(*job));
+                register!(key, Some(*job));
             }
             Event::Acked { job, .. } => self.end(*job, Terminal::Acked, at),
             Event::RetryScheduled {
@@ -602,7 +620,7 @@ impl Facts {
                 direct,
                 ..
             } => {
-                let k = self.tracks.register(key, Some(*job));
+                let k = register!(key, Some(*job));
                 self.events.publish(*event);
                 if *direct {
                     let w = Written {
@@ -617,17 +635,17 @@ impl Facts {
             Event::EffectApplied {
                 event, key, job, ..
             } => {
-                let k = self.tracks.register(key, Some(*job));
+                let k = register!(key, Some(*job));
                 self.events.apply(*event, at);
                 self.tracks.apply(&k, *event);
             }
             Event::DuplicateEvent { key, .. } => {
-                self.tracks.register(key, None);
+                register!(key, None);
             }
             Event::ReviewDone {
                 event, key, job, ..
             } => {
-                let k = self.tracks.register(key, Some(*job));
+                let k = register!(key, Some(*job));
                 self.events.review(*event);
                 self.tracks.review(&k);
             }
@@ -651,6 +669,3 @@ impl Facts {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -125,7 +125,7 @@ impl Heads {
 
 /// Where a key's track is.
 #[derive(Clone, Copy, Debug)]
-enum At {
+pub(in crate::check) enum At {
     /// In its first job's record.
     Home(u32),
     Orphan(u32),
@@ -329,6 +329,18 @@ impl Tracks {
         );
     }
 
+    /// The job's latest lease if it is held (read without unpacking a finished job whose lease
+    /// is not held, as nearly every finished job's is not).
+    #[inline]
+    pub fn held_lease(&self, job: JobId) -> Option<super::Lease> {
+        let r = self.exists(job)?;
+        match r.flags & (LIVE | LEASE_HELD) {
+            0 => None,
+            f if f & LIVE != 0 => self.live[r.visible_from as usize].held().copied(),
+            _ => self.unpack_job(job.0, r).held().copied(),
+        }
+    }
+
     /// Where the job stands for the depth (`None`: never enqueued).
     #[inline]
     pub fn place(&self, job: JobId) -> Option<Place> {
@@ -433,7 +445,7 @@ impl Tracks {
     /// Where `key`'s track is; `hint` is a job the record at hand names with the key, whose
     /// record holds the key's track when the key is its (the usual case: no search).
     #[inline]
-    fn find(&self, key: &IdempotencyKey, hint: Option<JobId>) -> Option<At> {
+    pub fn find(&self, key: &IdempotencyKey, hint: Option<JobId>) -> Option<At> {
         if let Some(j) = hint {
             let r = self.records.get(j.index());
             if r.is_some_and(|r| {
@@ -456,7 +468,15 @@ impl Tracks {
     /// order the history first named them.
     #[inline]
     pub fn register(&mut self, key: &IdempotencyKey, hint: Option<JobId>) -> KeyAt {
-        if let Some(at) = self.find(key, hint) {
+        let found = self.find(key, hint);
+        self.register_found(key, found)
+    }
+
+    /// [`Tracks::register`] when the key's place was already looked up (`found`, by
+    /// [`Tracks::find`] since the last change).
+    #[inline]
+    pub fn register_found(&mut self, key: &IdempotencyKey, found: Option<At>) -> KeyAt {
+        if let Some(at) = found {
             return KeyAt(at, *key);
         }
         let (slot, new) = self.orphans.index.insert(*key);
@@ -528,6 +548,12 @@ impl Tracks {
     pub fn key(&self, key: &IdempotencyKey, hint: Option<JobId>) -> KeyTrack {
         self.find(key, hint)
             .map_or_else(KeyTrack::default, |at| self.unpack_key(at))
+    }
+
+    /// The track of a key found at `at`.
+    #[inline]
+    pub fn key_found(&self, at: Option<At>) -> KeyTrack {
+        at.map_or_else(KeyTrack::default, |at| self.unpack_key(at))
     }
 
     /// The key's commits after the first and its events published directly (empty if none).
@@ -653,3 +679,8 @@ impl Tracks {
 /// A registered key: where its track is, and the key.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct KeyAt(At, IdempotencyKey);
+
+#[cfg(test)]
+mod key_tests;
+#[cfg(test)]
+mod tests;

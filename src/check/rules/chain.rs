@@ -35,6 +35,7 @@ impl Family for Chain {
         | k::REVIEW_DONE;
     const OWNS: &'static [Invariant] = &[Invariant::DeliveryChain];
 
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         let events = c.facts.events();
         match &c.r.event {
@@ -105,7 +106,11 @@ impl Family for Chain {
                             "the effect of {event} was applied, but {event} was never published"
                         )
                     });
-                } else if !c.facts.has_origin(*event, key, Some(*job)) {
+                } else if !c.facts.has_origin(
+                    (key, &c.key_track(key, Some(*job))),
+                    *event,
+                    Some(*job),
+                ) {
                     out.at_record(DC, c, (Some(*job), Some(*key)), || {
                         format!("the effect of {event} was applied for {job} under the key, but no result of {job} under the key wrote or published {event}")
                     });
@@ -116,7 +121,10 @@ impl Family for Chain {
                     out.at_record(DC, c, (None, Some(*key)), || {
                         format!("the consumer recognised {event} as a duplicate, but it never applied it")
                     });
-                } else if !c.facts.has_origin(*event, key, None) {
+                } else if !c
+                    .facts
+                    .has_origin((key, &c.key_track(key, None)), *event, None)
+                {
                     out.at_record(DC, c, (None, Some(*key)), || {
                         format!("the consumer recognised {event} as a duplicate under the key, but no result under the key wrote or published it")
                     });
@@ -129,7 +137,11 @@ impl Family for Chain {
                         0 => format!("the review of {event} finished, but its effect was never applied"),
                         _ => format!("the review of {event} finished for the {} time, but its effect was applied {applies} times", reviews + 1),
                     });
-                } else if !c.facts.has_origin(*event, key, Some(*job)) {
+                } else if !c.facts.has_origin(
+                    (key, &c.key_track(key, Some(*job))),
+                    *event,
+                    Some(*job),
+                ) {
                     out.at_record(DC, c, (Some(*job), Some(*key)), || {
                         format!("the review of {event} finished for {job} under the key, but no result of {job} under the key wrote or published {event}")
                     });
@@ -143,7 +155,7 @@ impl Family for Chain {
 /// A commit (or its dedupe or refusal) by `job` under `key`: the key must be the job's own,
 /// and the job leased.
 fn committed(c: &Ctx, out: &mut Out, job: JobId, key: &IdempotencyKey, what: &str) {
-    let t = c.facts.job_at(job);
+    let t = c.track(job);
     if t.key != *key {
         out.at_record(DC, c, (Some(job), Some(*key)), || {
             format!("{job} {what} under a key it was not enqueued with")
@@ -158,7 +170,7 @@ fn committed(c: &Ctx, out: &mut Out, job: JobId, key: &IdempotencyKey, what: &st
 /// Whether an earlier `result_committed` under `key` by `job` with `output` wrote `event` (none:
 /// wrote no event).
 fn wrote(c: &Ctx, key: &IdempotencyKey, job: JobId, output: u64, event: Option<EventId>) -> bool {
-    let k = c.facts.key(key, Some(job));
+    let k = c.key_track(key, Some(job));
     let same = |j: JobId, o: u64, e: Option<EventId>| j == job && o == output && e == event;
     if k.first.is_some_and(|f| same(f.job, f.output, f.event)) {
         return true;

@@ -24,6 +24,7 @@ impl Family for Depth {
     const READS: u64 = k::DEPTH_SAMPLED;
     const OWNS: &'static [Invariant] = &[Invariant::DepthMatchesHistory];
 
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         let Event::DepthSampled { depth } = c.r.event else {
             return;

@@ -41,7 +41,7 @@ impl Family for Detection {
     const OWNS: &'static [Invariant] = &[Invariant::LeaseEndDetected];
 
     /// Before each record: the deadlines it passes, of leases still held as they were.
-    #[inline]
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         if self.deadlines.front().is_none_or(|d| d.at >= c.at()) {
             return;
@@ -51,18 +51,20 @@ impl Family for Detection {
 }
 
 impl Detection {
-    #[cold]
     fn overdue(&mut self, c: &Ctx, out: &mut Out) {
         let mut overdue = Vec::new();
         while let Some(d) = self.deadlines.front().copied().filter(|d| d.at < c.at()) {
             self.deadlines.pop_front();
-            let held = c.facts.job(JobId(d.job)).is_some_and(|t| {
-                t.held()
-                    .is_some_and(|l| l.fence == Fence(d.fence) && l.renewed_at == d.renewed_at)
-            });
+            let held = c
+                .facts
+                .held_lease(JobId(d.job))
+                .is_some_and(|l| l.fence == Fence(d.fence) && l.renewed_at == d.renewed_at);
             if held {
                 overdue.push(d);
             }
+        }
+        if overdue.is_empty() {
+            return;
         }
         overdue.sort_unstable();
         let (at, u) = (c.at(), c.unit());

@@ -66,6 +66,7 @@ impl Family for Dlq {
         Invariant::ReprocessJustified,
     ];
 
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         match &c.r.event {
             Event::DeadLettered { job, reason, .. } => dead_lettered(c, out, *job, reason),
@@ -138,7 +139,7 @@ fn evicted(c: &Ctx, out: &mut Out, job: JobId, retention: Option<u64>) {
     let u = c.unit();
     let config = c.config().dlq_capacity;
     let entries = c.facts.dlq();
-    let t = c.facts.job_at(job);
+    let t = c.track(job);
     let held = t.dlq == DlqEntry::Held;
     let problem = match (retention, config) {
         (Some(_), _) => expiry_problem(c, job, &t, held, retention),
@@ -243,8 +244,8 @@ impl Dlq {
     }
 
     fn reprocessed(&mut self, c: &Ctx, out: &mut Out, old_job: JobId, new_job: JobId, op: &str) {
-        let o = c.facts.job_at(old_job);
-        let n = c.facts.job_at(new_job);
+        let o = c.track(old_job);
+        let n = c.track(new_job);
         let problem = if op.trim().is_empty() {
             Some("the audit entry has no operator".to_string())
         } else if !matches!(o.terminal, Some((Terminal::DeadLettered, _))) {
@@ -318,7 +319,7 @@ impl Dlq {
             }
             return;
         };
-        let t = c.facts.job_at(job);
+        let t = c.track(job);
         let operator_missing = operator.is_none_or(|o| o.trim().is_empty());
         let true_reason = match reason {
             "missing_operator" => operator_missing,
@@ -332,7 +333,7 @@ impl Dlq {
                     version: t.key.version + 1,
                     ..t.key
                 };
-                c.facts.key(&next, None).enqueued
+                c.key_track(&next, None).enqueued
             }
             // `no_such_job` with a job the history enqueued.
             _ => false,

@@ -61,11 +61,12 @@ impl Family for Effects {
         Invariant::AckedWithResult,
     ];
 
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         let u = c.unit();
         match &c.r.event {
             Event::ResultCommitted { job, key, .. } => {
-                if let Some(first) = c.facts.key(key, Some(*job)).first {
+                if let Some(first) = c.key_track(key, Some(*job)).first {
                     out.at_record(Invariant::SingleResultPerKey, c, (Some(*job), Some(*key)), || {
                         format!(
                             "a second result was committed for the key by {job}; the first was by {} at {} {u}",
@@ -80,7 +81,7 @@ impl Family for Effects {
                 job,
                 output,
             } => {
-                let k = c.facts.key(key, Some(*job));
+                let k = c.key_track(key, Some(*job));
                 let twice = c.facts.events().applies(*event) > 0;
                 if twice || k.applied.is_some() {
                     out.at_record(Invariant::NoDuplicateEffect, c, (Some(*job), Some(*key)), || {
@@ -100,9 +101,9 @@ impl Family for Effects {
                 }
             }
             Event::Acked { job, worker, fence } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 if !c.facts.own_result(*job, &t, *fence, *worker) {
-                    let results = c.facts.key(&t.key, Some(*job)).results;
+                    let results = c.key_track(&t.key, Some(*job)).results;
                     out.job(Invariant::AckedWithResult, c, *job, || match results {
                         0 => format!("{job} was acked, but its key has no committed result: the work is marked done with no effect"),
                         _ => format!("{job} was acked with {fence} by {worker}, but that attempt neither committed a result nor deduplicated onto the key's: the ack rests on another attempt's result"),

@@ -36,6 +36,7 @@ impl Family for Fences {
         | k::REJECTED;
     const OWNS: &'static [Invariant] = &[Invariant::FencesIssued, Invariant::RejectionJustified];
 
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         let (job, worker, fence, what) = match &c.r.event {
             Event::ExtractStarted {
@@ -77,7 +78,7 @@ impl Family for Fences {
 }
 
 fn issued(c: &Ctx, out: &mut Out, job: JobId, worker: WorkerId, fence: Fence, what: &str) {
-    let t = c.facts.job_at(job);
+    let t = c.track(job);
     if !c.facts.issued(job, &t, fence, worker) {
         out.job(Invariant::FencesIssued, c, job, || {
             format!("{what} for {job} with {fence} by {worker}, but no lease of {job} gave {fence} to {worker}")
@@ -94,7 +95,7 @@ fn justified(
     reason: &str,
 ) {
     const RJ: Invariant = Invariant::RejectionJustified;
-    let t = c.facts.job_at(job);
+    let t = c.track(job);
     let latest = t.fence();
     if let (Some(h), Some(l)) = (held, latest) {
         if h != l {

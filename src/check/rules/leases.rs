@@ -65,31 +65,32 @@ impl Family for Leases {
         Invariant::TerminalOnce,
     ];
 
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         match &c.r.event {
             Event::Leased { job, fence, .. } => leased(c, out, *job, *fence),
             Event::Heartbeat {
                 job, worker, fence, ..
             } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 fenced(c, out, *job, &t, Some(*worker), *fence, "heartbeat");
                 heartbeat_live(c, out, *job, &t, *fence);
             }
             Event::Acked { job, worker, fence } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 fenced(c, out, *job, &t, Some(*worker), *fence, "ack");
                 terminal_again(c, out, *job, &t, Terminal::Acked);
             }
             Event::RetryScheduled {
                 job, worker, fence, ..
             } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 fenced(c, out, *job, &t, Some(*worker), *fence, "retry");
             }
             Event::DeadLettered {
                 job, worker, fence, ..
             } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 if let Some(f) = fence {
                     fenced(c, out, *job, &t, *worker, *f, "dead-letter");
                 }
@@ -98,7 +99,7 @@ impl Family for Leases {
             Event::Cancelled {
                 job, worker, fence, ..
             } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 if let Some(f) = fence {
                     fenced(c, out, *job, &t, *worker, *f, "cancel");
                 }
@@ -110,7 +111,7 @@ impl Family for Leases {
 }
 
 fn leased(c: &Ctx, out: &mut Out, job: JobId, fence: Fence) {
-    let t = c.facts.job_at(job);
+    let t = c.track(job);
     let (at, u) = (c.at(), c.unit());
     if let Some(previous) = t.fence().filter(|p| fence <= *p) {
         out.job(Invariant::FencingTokenIncreases, c, job, || {

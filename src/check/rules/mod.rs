@@ -23,13 +23,15 @@ pub(super) mod sometimes;
 pub(super) mod summary;
 pub(super) mod tenancy;
 
-use super::facts::Facts;
+use super::facts::{Facts, JobTrack, KeyLoc, KeyTrack};
 use super::invariant::{Invariant, Kind};
 use super::verdict::{Verdict, Violation};
 use crate::base::ids::{JobId, SimTime};
 use crate::history::{Event, Record};
 use crate::vocab::config::RunConfig;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
+use std::borrow::Cow;
+use std::cell::OnceCell;
 
 /// An invariant's name (the contract users grep for), its kind and the sentence that states it.
 #[derive(Clone, Copy, Debug)]
@@ -53,15 +55,37 @@ pub(super) trait Family {
     fn finish(&mut self, _c: &End, _out: &mut Out) {}
 }
 
-/// What a record is judged with: the record, its number, the facts before it, the names.
+/// What a record is judged with: the record, the facts before it, the names, and the facts of
+/// the job and key it names, read once for every family.
 pub(super) struct Ctx<'a> {
     pub r: &'a Record,
     pub facts: &'a Facts,
     /// The history's names, to recompute payload hashes (none: not recomputed).
     pub names: Option<&'a KeyNames>,
+    /// The job the record names (its subject), and its facts once read (none: not enqueued).
+    job: Option<JobId>,
+    job_track: OnceCell<Option<Cow<'a, JobTrack>>>,
+    /// The key the record names, with the job that hints where it is, and its facts once read.
+    key: Option<(&'a IdempotencyKey, Option<JobId>)>,
+    key_loc: OnceCell<Option<KeyLoc>>,
+    key_track: OnceCell<KeyTrack>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    pub fn new(r: &'a Record, facts: &'a Facts, names: Option<&'a KeyNames>) -> Ctx<'a> {
+        let (job, key) = subject(&r.event);
+        Ctx {
+            r,
+            facts,
+            names,
+            job,
+            job_track: OnceCell::new(),
+            key: key.map(|k| (k, job)),
+            key_loc: OnceCell::new(),
+            key_track: OnceCell::new(),
+        }
+    }
+
     #[inline]
     pub fn at(&self) -> SimTime {
         self.r.at
@@ -75,6 +99,97 @@ impl Ctx<'_> {
     /// The unit of times in messages.
     pub fn unit(&self) -> &'static str {
         self.config().time_unit.suffix()
+    }
+
+    /// The facts of `job` (which the history enqueued) before the record.
+    #[inline]
+    pub fn track(&self, job: JobId) -> Cow<'_, JobTrack> {
+        match self.subject_track(job) {
+            Some(t) => Cow::Borrowed(t),
+            None => self.facts.job_at(job),
+        }
+    }
+
+    /// The subject's facts, read once, if `job` is the subject and exists.
+    #[inline]
+    fn subject_track(&self, job: JobId) -> Option<&JobTrack> {
+        if self.job != Some(job) {
+            return None;
+        }
+        let facts = self.facts;
+        self.job_track.get_or_init(|| facts.job(job)).as_deref()
+    }
+
+    /// Where the record's key is, if a rule looked it up: the reducer need not look again.
+    pub fn key_located(&self) -> Option<Option<KeyLoc>> {
+        self.key_loc.get().copied()
+    }
+
+    /// The key `job` was enqueued under (the record's own, for the `enqueued` that creates it).
+    pub fn job_key(&self, job: JobId) -> Option<IdempotencyKey> {
+        if let Event::Enqueued { job: j, key, .. } = &self.r.event {
+            if *j == job {
+                return Some(*key);
+            }
+        }
+        match self.subject_track(job) {
+            Some(t) => Some(t.key),
+            None => self.facts.job(job).map(|t| t.key),
+        }
+    }
+
+    /// The facts of `key` before the record (`hint`: a job the record names with it).
+    #[inline]
+    pub fn key_track(&self, key: &IdempotencyKey, hint: Option<JobId>) -> KeyTrack {
+        match self.key {
+            Some((k, h)) if k == key => *self.key_track.get_or_init(|| {
+                let loc = self.key_loc.get_or_init(|| self.facts.locate(k, h));
+                self.facts.key_found(*loc)
+            }),
+            _ => self.facts.key(key, hint),
+        }
+    }
+}
+
+/// The job and the key a record names, if any (the job a record about a key names with it).
+fn subject(e: &Event) -> (Option<JobId>, Option<&IdempotencyKey>) {
+    match e {
+        Event::Enqueued { job, key, .. } => (Some(*job), Some(key)),
+        Event::EnqueueDeduped { existing, key, .. }
+        | Event::EnqueueConflict { existing, key, .. }
+        | Event::EnqueueReplaced { existing, key, .. } => (Some(*existing), Some(key)),
+        Event::Visible { job }
+        | Event::Leased { job, .. }
+        | Event::LeaseExpired { job, .. }
+        | Event::Heartbeat { job, .. }
+        | Event::Rejected { job, .. }
+        | Event::ExtractStarted { job, .. }
+        | Event::ExtractDone { job, .. }
+        | Event::AttemptFailed { job, .. }
+        | Event::Acked { job, .. }
+        | Event::RetryScheduled { job, .. }
+        | Event::DeadLettered { job, .. }
+        | Event::Cancelled { job, .. }
+        | Event::DlqEvicted { job, .. }
+        | Event::WorkerCrashed { job, .. }
+        | Event::PayloadMutated { job, .. } => (Some(*job), None),
+        Event::ResultCommitted { job, key, .. }
+        | Event::CommitDeduped { job, key, .. }
+        | Event::CommitConflict { job, key, .. }
+        | Event::Published { job, key, .. }
+        | Event::EffectApplied { job, key, .. }
+        | Event::ReviewDone { job, key, .. } => (Some(*job), Some(key)),
+        Event::DuplicateEvent { key, .. } => (None, Some(key)),
+        Event::Held(h) => (Some(h.job), None),
+        Event::Struck(s) => (s.job, None),
+        Event::ReprocessRefused { job, .. } => (*job, None),
+        Event::Reprocessed { old_job, .. } => (Some(*old_job), None),
+        Event::RunStarted { .. }
+        | Event::WorkerRestarted { .. }
+        | Event::MarkedPublished { .. }
+        | Event::OutboxPruned { .. }
+        | Event::DepthSampled { .. }
+        | Event::RunEnded { .. } => (None, None),
     }
 }
 
@@ -104,7 +219,8 @@ impl End<'_> {
 pub(super) struct Out<'a> {
     verdicts: &'a mut [Verdict],
     record: u64,
-    owns: &'static [Invariant],
+    /// The invariants of the family judging (a debug build checks each violation's).
+    pub owns: &'static [Invariant],
 }
 
 impl<'a> Out<'a> {
@@ -164,7 +280,7 @@ impl<'a> Out<'a> {
         job: JobId,
         message: impl FnOnce() -> String,
     ) {
-        let key = c.facts.job(job).map(|t| t.key);
+        let key = c.job_key(job);
         self.at_record(invariant, c, (Some(job), key), message);
     }
 }

@@ -88,6 +88,7 @@ impl Family for Payloads {
         | k::COMMIT_CONFLICT;
     const OWNS: &'static [Invariant] = &[Invariant::PayloadConflictRejected];
 
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         const PCR: Invariant = Invariant::PayloadConflictRejected;
         match &c.r.event {
@@ -105,7 +106,7 @@ impl Family for Payloads {
             } => {
                 let p = payload(*operation, *content);
                 resolved(c, out, Resolved::Deduped, *existing, key);
-                let held = c.facts.job_at(*existing).payload;
+                let held = c.track(*existing).payload;
                 if held != p {
                     out.at_record(PCR, c, (Some(*existing), Some(*key)), || {
                         format!("an enqueue with {p} was deduplicated onto {existing}, whose payload is {held}")
@@ -121,7 +122,7 @@ impl Family for Payloads {
             } => {
                 let p = payload(*operation, *content);
                 let any_payload = resolved(c, out, Resolved::Refused, *existing, key);
-                if !any_payload && c.facts.job_at(*existing).payload == p {
+                if !any_payload && c.track(*existing).payload == p {
                     out.at_record(PCR, c, (Some(*existing), Some(*key)), || {
                         format!("an enqueue with {p} was refused as a conflict with {existing}, which has the same payload")
                     });
@@ -136,7 +137,7 @@ impl Family for Payloads {
             } => {
                 let p = payload(*operation, *content);
                 resolved(c, out, Resolved::Replaced, *existing, key);
-                let held = c.facts.job_at(*existing).payload;
+                let held = c.track(*existing).payload;
                 if held != p {
                     out.at_record(PCR, c, (Some(*existing), Some(*key)), || {
                         format!("an enqueue with {p} replaced the payload of {existing}, which was {held}: a different payload under the key was taken, not refused")
@@ -144,8 +145,8 @@ impl Family for Payloads {
                 }
             }
             Event::CommitDeduped { job, key, .. } => {
-                let mine = c.facts.job_at(*job).payload;
-                let k = c.facts.key(key, Some(*job));
+                let mine = c.track(*job).payload;
+                let k = c.key_track(key, Some(*job));
                 let named = (Some(*job), Some(*key));
                 if k.results == 0 {
                     out.at_record(PCR, c, named, || {
@@ -161,8 +162,8 @@ impl Family for Payloads {
                 }
             }
             Event::CommitConflict { job, key, .. } => {
-                let mine = c.facts.job_at(*job).payload;
-                let k = c.facts.key(key, Some(*job));
+                let mine = c.track(*job).payload;
+                let k = c.key_track(key, Some(*job));
                 if k.results == 0 || k.payload == Some(mine) {
                     out.at_record(PCR, c, (Some(*job), Some(*key)), || match k.results {
                         0 => format!("a commit by {job} was refused as a conflict, but the key has no committed result"),
@@ -209,7 +210,7 @@ fn judge_mode(
     job: JobId,
 ) -> bool {
     let mode = c.config().unique;
-    let t = c.facts.job_at(newest);
+    let t = c.track(newest);
     let (terminal, leased) = (t.terminal.is_some(), t.lease_held);
     let want = allowed(mode, terminal, leased);
     let ok = match want {

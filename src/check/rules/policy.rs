@@ -72,10 +72,11 @@ impl Family for Policy {
     const OWNS: &'static [Invariant] =
         &[Invariant::RetryPolicyFollowed, Invariant::BackoffRespected];
 
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         match &c.r.event {
             Event::Leased { job, .. } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 let (at, u) = (c.at(), c.unit());
                 if at < t.visible_from {
                     out.job(Invariant::BackoffRespected, c, *job, || {
@@ -87,7 +88,7 @@ impl Family for Policy {
                 }
             }
             Event::AttemptFailed { job, error, .. } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 let (at, u) = (c.at(), c.unit());
                 let deadline_at = t.deadline_at(c.config());
                 if *error == "deadline_exceeded" && at <= deadline_at {
@@ -102,19 +103,19 @@ impl Family for Policy {
                 visible_at,
                 ..
             } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 decided(c, out, *job, &t, Some(*fence), Decision::Retry);
                 backoff(c, out, *job, &t, *fence, *visible_at);
             }
             Event::DeadLettered {
                 job, fence, reason, ..
             } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 let code = lookup(&DLQ_REASONS, reason).unwrap_or("(not a code)");
                 decided(c, out, *job, &t, *fence, Decision::DeadLetter(code));
             }
             Event::Cancelled { job, fence, .. } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 decided(c, out, *job, &t, *fence, Decision::Cancel);
             }
             _ => {}

@@ -33,9 +33,12 @@ const RVM: Invariant = Invariant::RecordedValuesMatch;
 /// Slots of the cache of derived hashes (a job's at `job % HASHES`).
 const HASHES: usize = 4096;
 
+/// A hash derived at a job's enqueue: its job, its document and payload, the hash.
+type Derived = (JobId, u32, PayloadId, PayloadHash);
+
 pub(in crate::check) struct Recorded {
-    /// The hash derived at a job's enqueue: its job, its document and payload, the hash.
-    hashes: Box<[Option<(JobId, u32, PayloadId, PayloadHash)>]>,
+    /// The hashes derived at recent enqueues.
+    hashes: Box<[Option<Derived>]>,
 }
 
 impl Default for Recorded {
@@ -68,6 +71,7 @@ impl Family for Recorded {
         | k::STRUCK;
     const OWNS: &'static [Invariant] = &[Invariant::RecordedValuesMatch];
 
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         let at = c.at();
         match &c.r.event {
@@ -120,7 +124,7 @@ impl Family for Recorded {
                 };
                 let named = (Some(*existing), key);
                 self.hash(c, out, named, p, *payload, None);
-                let held = c.facts.job_at(*existing).payload;
+                let held = c.track(*existing).payload;
                 self.hash(c, out, named, held, *existing_payload, None);
             }
             Event::EnqueueReplaced {
@@ -145,7 +149,7 @@ impl Family for Recorded {
                 let named = (Some(*existing), key);
                 self.hash(c, out, named, p, *payload, None);
                 self.hash(c, out, named, was, *replaced_payload, None);
-                let held = c.facts.job_at(*existing).payload;
+                let held = c.track(*existing).payload;
                 if held != was {
                     out.at_record(RVM, c, (Some(*existing), Some(*key)), || {
                         format!("a replace says {existing} had {was}, but its payload was {held}")
@@ -159,7 +163,7 @@ impl Family for Recorded {
                 visible_at,
                 ..
             } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 let leases = t.leases + 1;
                 if let Some(a) = attempt.filter(|a| *a != leases) {
                     out.job(RVM, c, *job, || {
@@ -177,7 +181,7 @@ impl Family for Recorded {
                 time(c, out, *job, "lease_until", *lease_until, until);
             }
             Event::LeaseExpired { job, fence } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 let u = c.unit();
                 match (t.held(), t.lease_end(c.config())) {
                     (Some(l), Some(end)) if l.fence == *fence => {
@@ -200,7 +204,7 @@ impl Family for Recorded {
                 }
             }
             Event::Visible { job } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 if t.place != Place::Waiting || at < t.visible_from {
                     let u = c.unit();
                     out.job(RVM, c, *job, || {
@@ -227,7 +231,7 @@ impl Family for Recorded {
                 attempt,
                 ..
             } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 let n = t.leases;
                 if t.fence() == Some(*fence) {
                     if let Some(a) = attempt.filter(|a| *a != n) {
@@ -243,7 +247,7 @@ impl Family for Recorded {
                 attempts,
                 ..
             } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 let n = t.leases;
                 let current = fence.is_none_or(|f| t.fence() == Some(f));
                 if let Some(a) = attempts.filter(|a| current && *a != n) {
@@ -255,7 +259,7 @@ impl Family for Recorded {
             Event::Cancelled {
                 job, deadline_at, ..
             } => {
-                let expected = c.facts.job_at(*job).deadline_at(c.config());
+                let expected = c.track(*job).deadline_at(c.config());
                 time(c, out, *job, "deadline_at", *deadline_at, expected);
             }
             Event::DlqEvicted { job, capacity, .. } => {
@@ -295,7 +299,7 @@ impl Family for Recorded {
                 content,
                 payload,
             } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 let p = PayloadId {
                     operation: t.payload.operation,
                     content: *content,
@@ -322,9 +326,15 @@ impl Family for Recorded {
             Event::Struck(s) => match (s.fault, s.job) {
                 (Struck::ConsumerCrash, Some(job)) => {
                     let e = EventId(s.value);
-                    let t = c.facts.job_at(job);
+                    let t = c.track(job);
                     let applied = c.facts.events().applies(e) > 0;
-                    if !applied || !c.facts.has_origin(e, &t.key, Some(job)) {
+                    if !applied
+                        || !c.facts.has_origin(
+                            (&t.key, &c.key_track(&t.key, Some(job))),
+                            e,
+                            Some(job),
+                        )
+                    {
                         out.job(RVM, c, job, || {
                             format!("the consumer crashed right after applying {e} of {job}, but no effect_applied of that event and job came before")
                         });
@@ -407,7 +417,7 @@ impl Recorded {
         if recorded.is_none() || c.names.is_none() {
             return;
         }
-        let payload = c.facts.job_at(job).payload;
+        let payload = c.track(job).payload;
         let known = self.known(job, key, payload);
         self.hash(c, out, (Some(job), key), payload, recorded, known);
     }
@@ -426,7 +436,7 @@ impl Recorded {
         if payload.is_none() && event.is_none() {
             return;
         }
-        let k = c.facts.key(key, Some(job));
+        let k = c.key_track(key, Some(job));
         let (Some(first), Some(p)) = (k.first, k.payload) else {
             return;
         };

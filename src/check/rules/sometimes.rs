@@ -26,9 +26,32 @@ impl Counts {
 }
 
 impl Family for Counts {
-    const READS: u64 = super::k::ALL;
+    const READS: u64 = {
+        use super::k::*;
+        ENQUEUE_DEDUPED
+            | ENQUEUE_CONFLICT
+            | COMMIT_CONFLICT
+            | LEASED
+            | LEASE_EXPIRED
+            | HEARTBEAT
+            | REJECTED
+            | EXTRACT_STARTED
+            | HELD
+            | COMMIT_DEDUPED
+            | ACKED
+            | RETRY_SCHEDULED
+            | DEAD_LETTERED
+            | CANCELLED
+            | DLQ_EVICTED
+            | WORKER_CRASHED
+            | STRUCK
+            | DUPLICATE_EVENT
+            | REPROCESSED
+            | REPROCESS_REFUSED
+    };
     const OWNS: &'static [Invariant] = &[];
 
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, _out: &mut Out) {
         match &c.r.event {
             Event::EnqueueDeduped { .. } => self.add(Sometimes::EnqueueDeduped),
@@ -36,7 +59,7 @@ impl Family for Counts {
                 self.add(Sometimes::PayloadConflict)
             }
             Event::Leased { job, .. } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 if let (Some(l), Some(end)) = (t.held(), t.lease_end(c.config())) {
                     if c.at() > end && l.renewed {
                         self.add(Sometimes::RenewedLeaseExpired);
@@ -45,7 +68,7 @@ impl Family for Counts {
             }
             Event::LeaseExpired { job, fence } => {
                 self.add(Sometimes::LeaseExpired);
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 if let (Some(l), Some(end)) = (t.held(), t.lease_end(c.config())) {
                     if l.fence == *fence && c.at() > end && l.renewed {
                         self.add(Sometimes::RenewedLeaseExpired);
@@ -53,22 +76,18 @@ impl Family for Counts {
                 }
             }
             Event::Heartbeat { .. } => self.add(Sometimes::HeartbeatRenewed),
-            Event::Rejected { job, presented, .. } => {
-                // A writer whose token is not the job's latest was refused, whatever the reason
-                // the queue gave.
-                if c.facts.job_at(*job).fence() != Some(*presented) {
-                    self.add(Sometimes::StaleFenceRejected);
-                }
+            // A writer whose token is not the job's latest was refused, whatever the reason the
+            // queue gave.
+            Event::Rejected { job, presented, .. } if c.track(*job).fence() != Some(*presented) => {
+                self.add(Sometimes::StaleFenceRejected)
             }
             Event::ExtractStarted { stalled: true, .. } => self.add(Sometimes::Held(Held::Stall)),
             // A stall is counted at its `extract_started` (a recorder may leave `stall_began`
             // out); every other held fault at its own record.
             Event::Held(h) if h.fault != Held::Stall => self.add(Sometimes::Held(h.fault)),
             Event::CommitDeduped { .. } => self.add(Sometimes::CommitDeduped),
-            Event::Acked { job, .. } => {
-                if c.facts.job_at(*job).reprocessed_from.is_some() {
-                    self.add(Sometimes::ReprocessSucceeded);
-                }
+            Event::Acked { job, .. } if c.track(*job).reprocessed_from.is_some() => {
+                self.add(Sometimes::ReprocessSucceeded)
             }
             Event::RetryScheduled { .. } => self.add(Sometimes::RetryScheduled),
             Event::DeadLettered { .. } => self.add(Sometimes::DeadLettered),
@@ -79,7 +98,7 @@ impl Family for Counts {
             Event::DuplicateEvent { .. } => self.add(Sometimes::RepublishAbsorbed),
             Event::Reprocessed { .. } => self.add(Sometimes::Reprocessed),
             Event::ReprocessRefused { job: Some(job), .. } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 if t.terminal.is_some_and(|(s, _)| s == Terminal::Cancelled) {
                     self.add(Sometimes::OperatorAtCancelled);
                 }

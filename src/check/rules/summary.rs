@@ -125,12 +125,12 @@ impl Family for Summary {
     const READS: u64 = super::k::ALL;
     const OWNS: &'static [Invariant] = &[Invariant::SummaryMatchesHistory];
 
-    #[inline]
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, _out: &mut Out) {
         self.recount.count(c.r);
         match &c.r.event {
             Event::Leased { job, .. } => {
-                let t = c.facts.job_at(*job);
+                let t = c.track(*job);
                 self.queue_wait
                     .record(c.at().saturating_sub(t.visible_from));
             }
@@ -145,10 +145,8 @@ impl Family for Summary {
                 };
                 self.review_wait.record(wait);
             }
-            Event::Rejected { job, presented, .. } => {
-                if c.facts.job_at(*job).fence() != Some(*presented) {
-                    self.stale_rejections += 1;
-                }
+            Event::Rejected { job, presented, .. } if c.track(*job).fence() != Some(*presented) => {
+                self.stale_rejections += 1;
             }
             _ => {}
         }

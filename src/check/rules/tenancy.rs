@@ -21,6 +21,7 @@ impl Family for Tenancy {
     const READS: u64 = k::ENQUEUED | k::ENQUEUE_DEDUPED | k::ENQUEUE_CONFLICT | k::ENQUEUE_REPLACED;
     const OWNS: &'static [Invariant] = &[Invariant::TenantIsolation];
 
+    #[inline(always)]
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         let (tenant, key, existing, how) = match &c.r.event {
             Event::Enqueued {
