@@ -138,31 +138,35 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     out,
                     Inv::RejectionJustified,
                     *job,
-                    format!("a refusal of {job}'s call records held {h}, but its latest token is {}", j.fence),
+                    format!(
+                        "a refusal of {job}'s call records held {h}, but its latest token is {}",
+                        j.fence
+                    ),
                 );
             }
             // Clauses 2 to 5: the reason.
             let problem = match *reason {
-                "stale_fence" if *presented == j.fence => {
-                    Some(format!("stale_fence, but {presented} is the job's latest token"))
-                }
+                "stale_fence" if *presented == j.fence => Some(format!(
+                    "stale_fence, but {presented} is the job's latest token"
+                )),
                 "acked" | "dead_lettered" | "cancelled" => {
                     let kind = match *reason {
                         "acked" => Acked,
                         "dead_lettered" => DeadLettered,
                         _ => Cancelled,
                     };
-                    (terminal != Some(kind)).then(|| format!("{reason}, but the job is {terminal:?}"))
+                    (terminal != Some(kind))
+                        .then(|| format!("{reason}, but the job is {terminal:?}"))
                 }
                 "waiting" | "ready" | "leased" if terminal.is_some() => {
                     Some(format!("{reason}, but the job is {terminal:?}"))
                 }
                 "waiting" | "ready"
-                    if *presented == j.fence
-                        && j.lease_held
-                        && at <= j.lease_end(&f.config) =>
+                    if *presented == j.fence && j.lease_held && at <= j.lease_end(&f.config) =>
                 {
-                    Some(format!("{reason}, but the presented lease {presented} is live"))
+                    Some(format!(
+                        "{reason}, but the presented lease {presented} is live"
+                    ))
                 }
                 _ => None,
             };
@@ -193,9 +197,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             ..
         } => {
             issued(cx, out, *job, *worker, *fence);
-            let own = f.extracting.get(worker).filter(|x| (x.0, x.1) == (*job, *fence)).map(|x| x.2);
-            let start = own.or_else(|| f.extracting_more.get(&(*job, *fence)).copied()).or_else(|| f.extracting.values().find(|x| (x.0, x.1) == (*job, *fence)).map(|x| x.2));
-            if let Some(s) = start.as_ref() {
+            if let Some(s) = f.extracting.get(&(*worker, *job, *fence)) {
                 if *inference > at.saturating_sub(*s) {
                     cx.job_violation(
                         out,
@@ -211,8 +213,8 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 let e = EventId(s.value);
                 let x = f.events.get(&e);
                 let applied = x.is_some_and(|x| x.applies > 0);
-                let own_key = f.job(job).key; // TEMP D5
-                let of_job = x.is_some_and(|x| x.origins.iter().any(|o| o.1 == job && o.0 == own_key));
+                let key = f.job(job).key;
+                let of_job = x.is_some_and(|x| x.origins.contains(&(key, job)));
                 if !applied || !of_job {
                     cx.job_violation(
                         out,

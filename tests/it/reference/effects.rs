@@ -229,7 +229,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     Inv::RecordedValuesMatch,
                     cx.here(),
                     Some(*job),
-                    None, // TEMP D2
+                    Some(*key),
                     format!("{job}'s deadline_at is {v}, but the history gives {deadline}"),
                 );
             }

@@ -283,9 +283,8 @@ pub struct Facts {
     pub dlq_most: u64,
     /// The outbox's unmarked events, oldest first.
     pub pending: VecDeque<EventId>,
-    /// The start of each extraction under way, by job and token.
-    pub extracting: BTreeMap<WorkerId, (JobId, Fence, SimTime)>, // TEMP D1
-    pub extracting_more: BTreeMap<(JobId, Fence), SimTime>, // TEMP D1
+    /// The start of each extraction under way, by worker, job and token.
+    pub extracting: BTreeMap<(WorkerId, JobId, Fence), SimTime>,
     /// The latencies `summary.json` reports, recomputed: each lease's wait since the job's
     /// visible time, each extraction's inference, each review's wait since its apply.
     pub queue_waits: Vec<u64>,
@@ -630,13 +629,10 @@ impl Facts {
                 }
             }
             Event::CommitDeduped { job, worker, .. } => self.own_commit(*job, *worker),
-            Event::ExtractStarted { job, fence, worker, .. } => {
-                if let Some((j, f, st)) = self.extracting.get(worker).copied() {
-                    if (j, f) != (*job, *fence) {
-                        self.extracting_more.insert((j, f), st);
-                    }
-                }
-                self.extracting.insert(*worker, (*job, *fence, at));
+            Event::ExtractStarted {
+                job, fence, worker, ..
+            } => {
+                self.extracting.insert((*worker, *job, *fence), at);
             }
             Event::ExtractDone {
                 job,
@@ -645,12 +641,7 @@ impl Facts {
                 worker,
                 ..
             } => {
-                if self.extracting.get(worker).is_some_and(|x| (x.0, x.1) == (*job, *fence)) {
-                    self.extracting.remove(worker);
-                } else {
-                    self.extracting.retain(|_, x| (x.0, x.1) != (*job, *fence));
-                }
-                self.extracting_more.remove(&(*job, *fence));
+                self.extracting.remove(&(*worker, *job, *fence));
                 self.inferences.push(*inference);
             }
             Event::Acked { job, .. } => self.terminal(*job, Terminal::Acked, at),

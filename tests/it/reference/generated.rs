@@ -83,7 +83,12 @@ fn generated_histories_agree_with_the_reference() {
     let records = RefCell::new(0u64);
     let result = runner(cases).run(&plan(100), |p| {
         let j = judge_plan(&p, flavor).map_err(TestCaseError::fail)?;
-        let d = disagreements(&j.records, &j.real.check, &j.reference, flavor == Flavor::Main);
+        let d = disagreements(
+            &j.records,
+            &j.real.check,
+            &j.reference,
+            flavor == Flavor::Main,
+        );
         if !d.is_empty() {
             return Err(TestCaseError::fail(format!(
                 "the real checker and the reference disagree:\n  {}\n--- history\n{}",
