@@ -6,7 +6,7 @@
 //! (docs/testing.md: the full count is 10,000), from `DURASIM_REF_SEED0` (default 0).
 //! Does not: judge (the reference does).
 
-use super::{assert_agree, judge, Flavor, Reported};
+use super::{assert_agree, judge, Reported};
 use crate::support::{bug_switches, enable_bug, load};
 use durasim::run::{run_once, RunRequest};
 
@@ -41,7 +41,6 @@ fn chaos_seeds_with_and_without_bug_switches_agree_with_the_reference() {
             records,
             Some(&report.outcome.names),
             Some(Reported::of(&report.metrics)),
-            Flavor::of_real_checker(),
         );
         let what = format!("chaos seed {seed} --bug {}", bug.unwrap_or("(none)"));
         assert_agree(&what, records, &report.check, &reference);

@@ -13,7 +13,7 @@
 use super::facts::{Facts, Payload};
 use super::leases::recorded_time;
 use super::Inv;
-use super::{Ctx, Flavor, Verdicts};
+use super::{Ctx, Verdicts};
 use durasim::base::ids::{JobId, OperationId};
 use durasim::history::Event;
 use durasim::profile::Unique;
@@ -77,7 +77,7 @@ fn existing_result(
     let Some(k) = cx.facts.key(key).filter(|k| k.results() > 0) else {
         return;
     };
-    if let Some(p) = k.payload(cx.flavor) {
+    if let Some(p) = k.payload() {
         recorded_hash(cx, out, job, key, p, *existing_payload);
     }
     if let Some(Some(e)) = existing_event {
@@ -279,10 +279,8 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 );
             }
             recorded_hash(cx, out, *existing, key, p, *hash);
-            if cx.spec() {
-                let held = f.job(*existing).payload;
-                recorded_hash(cx, out, *existing, key, held, *existing_payload);
-            }
+            let held = f.job(*existing).payload;
+            recorded_hash(cx, out, *existing, key, held, *existing_payload);
         }
         Event::EnqueueReplaced {
             tenant,
@@ -356,22 +354,20 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     Some(*key),
                     format!("a commit by {job} deduplicated, but the key has no result"),
                 ),
-                Some(k) if k.payload(cx.flavor) != Some(p) => out.raise(
+                Some(k) if k.payload() != Some(p) => out.raise(
                     Inv::PayloadConflictRejected,
                     cx.here(),
                     Some(*job),
                     Some(*key),
                     format!(
                         "a commit by {job} with {p} deduplicated onto a result of {:?}",
-                        k.payload(cx.flavor)
+                        k.payload()
                     ),
                 ),
                 Some(_) => {}
             }
             recorded_hash(cx, out, *job, key, p, *hash);
-            if cx.spec() {
-                existing_result(cx, out, *job, key, existing_payload, Some(existing_event));
-            }
+            existing_result(cx, out, *job, key, existing_payload, Some(existing_event));
         }
         Event::CommitConflict {
             job,
@@ -382,7 +378,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
         } => {
             let p = f.job(*job).payload;
             let k = f.key(key).filter(|k| k.results() > 0);
-            if k.is_none_or(|k| k.payload(cx.flavor) == Some(p)) {
+            if k.is_none_or(|k| k.payload() == Some(p)) {
                 out.raise(
                     Inv::PayloadConflictRejected,
                     cx.here(),
@@ -392,16 +388,11 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 );
             }
             recorded_hash(cx, out, *job, key, p, *hash);
-            if cx.spec() {
-                existing_result(cx, out, *job, key, existing_payload, None);
-            }
+            existing_result(cx, out, *job, key, existing_payload, None);
         }
         Event::Acked { job, worker, fence } => {
             let j = f.job(*job);
-            let without = match cx.flavor {
-                Flavor::Spec => j.own_result.get(&(*fence, *worker)) != Some(&true),
-                Flavor::Main => f.key(&j.key).is_none_or(|k| k.results() == 0),
-            };
+            let without = j.own_result.get(&(*fence, *worker)) != Some(&true);
             if without {
                 cx.job_violation(
                     out,
@@ -469,14 +460,14 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
 }
 
 /// At the end: every committed result has its event, published, applied and reviewed (keys in
-/// `flavor`'s order), raised at `end` (`run_ended`'s time and index).
-pub fn finish(f: &Facts, end: (u64, usize), flavor: Flavor, out: &mut Verdicts) {
-    for key in f.keys_in_order(flavor) {
+/// the order records first named them), raised at `end` (`run_ended`'s time and index).
+pub fn finish(f: &Facts, end: (u64, usize), out: &mut Verdicts) {
+    for key in f.keys_in_order() {
         let k = &f.keys[key];
         let Some((when, job, _)) = k.first_commit() else {
             continue;
         };
-        match k.event(flavor) {
+        match k.event() {
             None => out.raise(
                 Inv::EventPerResult,
                 end,

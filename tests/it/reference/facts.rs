@@ -3,11 +3,9 @@
 //!
 //! Owns: the state every rule reads, as docs/checker-rules.md ("The facts") lists it. Nothing
 //! here judges: a rule reads the facts as the records before the one it judges left them, then
-//! `apply` takes the record in. Where `main`'s checker keeps a fact otherwise (a key's payload,
-//! event and order: `super::Flavor::Main`), both are kept, side by side.
+//! `apply` takes the record in.
 //! Does not: judge (the family files do) or count `sometimes` (`figures.rs`).
 
-use super::Flavor;
 use durasim::base::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use durasim::history::{Event, Op, Record};
 use durasim::vocab::config::RunConfig;
@@ -120,18 +118,16 @@ pub struct Key {
     /// An `enqueued` record named the key.
     pub enqueued: bool,
     /// The payload of the first `enqueued` under the key, and the committing job's payload at
-    /// the first commit; `commit_came_first`: the first commit came before the first enqueue.
+    /// the first commit.
     pub enqueue_payload: Option<Payload>,
     pub commit_payload: Option<Payload>,
-    pub commit_came_first: bool,
     /// The newest job an `enqueued` created under the key.
     pub newest: Option<JobId>,
     /// The `result_committed` records: when, by which job, which output, which event.
     pub commits: Vec<(SimTime, JobId, u64, Option<EventId>)>,
     /// Events published with `direct: true` for the key, in the order of their first such
-    /// `published`; `main_direct`: those whose first publish of all was direct (`main`'s).
+    /// `published`.
     pub direct: Vec<EventId>,
-    pub main_direct: Vec<EventId>,
     /// When and from which event its effect was first applied.
     pub applied: Option<(SimTime, EventId)>,
     pub reviewed: bool,
@@ -147,32 +143,17 @@ impl Key {
         self.commits.first().map(|c| (c.0, c.1, c.2))
     }
 
-    /// The key's payload: the first commit's, else the first enqueue's (`main`: whichever of
-    /// the two came last).
-    pub fn payload(&self, flavor: Flavor) -> Option<Payload> {
-        match (flavor, self.commit_payload, self.enqueue_payload) {
-            (Flavor::Main, Some(_), Some(e)) if self.commit_came_first => Some(e),
-            (_, Some(c), _) => Some(c),
-            (_, None, e) => e,
-        }
+    /// The key's payload: the first commit's, else the first enqueue's.
+    pub fn payload(&self) -> Option<Payload> {
+        self.commit_payload.or(self.enqueue_payload)
     }
 
-    /// The key's event: the first commit's that wrote one, else the first direct one (`main`:
-    /// the latest commit's, else the first direct first publish).
-    pub fn event(&self, flavor: Flavor) -> Option<EventId> {
-        match flavor {
-            Flavor::Spec => self
-                .commits
-                .iter()
-                .find_map(|c| c.3)
-                .or(self.direct.first().copied()),
-            Flavor::Main => self
-                .commits
-                .iter()
-                .rev()
-                .find_map(|c| c.3)
-                .or(self.main_direct.first().copied()),
-        }
+    /// The key's event: the first commit's that wrote one, else the first direct one.
+    pub fn event(&self) -> Option<EventId> {
+        self.commits
+            .iter()
+            .find_map(|c| c.3)
+            .or(self.direct.first().copied())
     }
 }
 
@@ -271,12 +252,8 @@ pub struct Facts {
     pub keys: BTreeMap<IdempotencyKey, Key>,
     /// Keys in the order a record's `key` field first named them (the specification's order).
     pub key_order: Vec<IdempotencyKey>,
-    /// Keys in the order their facts were created (an enqueue, a commit, a direct first
-    /// publish, an apply, a review: `main`'s order).
-    pub main_key_order: Vec<IdempotencyKey>,
-    /// The keys in each order (to find them fast).
+    /// The keys in that order (to find them fast).
     named_keys: BTreeSet<IdempotencyKey>,
-    main_keys: BTreeSet<IdempotencyKey>,
     pub events: BTreeMap<EventId, OutboxEvent>,
     /// The DLQ's entries, oldest first, as the records put them in and took them out.
     pub dlq: VecDeque<JobId>,
@@ -315,11 +292,8 @@ impl Facts {
         self.keys.get(key)
     }
 
-    /// The key's facts, created if new (and, for `main`'s order, created there).
+    /// The key's facts, created if new.
     fn key_mut(&mut self, key: IdempotencyKey) -> &mut Key {
-        if self.main_keys.insert(key) {
-            self.main_key_order.push(key);
-        }
         self.keys.entry(key).or_default()
     }
 
@@ -330,12 +304,9 @@ impl Facts {
         }
     }
 
-    /// The keys in `flavor`'s order.
-    pub fn keys_in_order(&self, flavor: Flavor) -> &[IdempotencyKey] {
-        match flavor {
-            Flavor::Spec => &self.key_order,
-            Flavor::Main => &self.main_key_order,
-        }
+    /// The keys in the order a record's `key` field first named them.
+    pub fn keys_in_order(&self) -> &[IdempotencyKey] {
+        &self.key_order
     }
 
     /// Whether the history says when a waiting job becomes visible (`visible` records), or the
@@ -618,7 +589,6 @@ impl Facts {
                 let k = self.key_mut(*key);
                 if k.commits.is_empty() {
                     k.commit_payload = Some(payload);
-                    k.commit_came_first = !k.enqueued;
                 }
                 k.commits.push((at, *job, *output, *event));
                 if let Some(e) = event {
@@ -699,14 +669,9 @@ impl Facts {
                 self.counts.publishes += 1;
                 self.counts.published += *direct as u64;
                 let e = self.events.entry(*event).or_default();
-                let first = !e.published;
                 e.published = true;
                 if *direct {
                     e.origins.push((*key, *job));
-                    if first {
-                        self.key_mut(*key).main_direct.push(*event);
-                    }
-                    // Not a creation in `main`'s order.
                     let k = self.keys.entry(*key).or_default();
                     if !k.direct.contains(event) {
                         k.direct.push(*event);

@@ -163,13 +163,11 @@ pub fn stats(values: &[u64]) -> RefStats {
 }
 
 /// `summary_matches_history`: every figure the history determines against what the run's
-/// metrics reported, in `summary.json`'s order, then (the specification's flavor) the three
-/// latency distributions.
+/// metrics reported, in `summary.json`'s order, then the three latency distributions.
 pub fn summary(
     end: (u64, usize),
     (own, own_held, own_distributions): (&BTreeMap<Counter, u64>, &HeldCounts, &[RefStats; 3]),
     reported: &super::Reported,
-    flavor: super::Flavor,
     out: &mut Verdicts,
 ) {
     for group in Group::ALL {
@@ -203,22 +201,20 @@ pub fn summary(
             }
         }
     }
-    if flavor == super::Flavor::Spec {
-        let names = ["queueWaitMs", "inferenceMs", "reviewWaitMs"];
-        for ((name, own), got) in names
-            .iter()
-            .zip(own_distributions)
-            .zip(&reported.distributions)
-        {
-            if own != got {
-                out.raise(
-                    Inv::SummaryMatchesHistory,
-                    end,
-                    None,
-                    None,
-                    format!("{name}: reported {got:?}, the history gives {own:?}"),
-                );
-            }
+    let names = ["queueWaitMs", "inferenceMs", "reviewWaitMs"];
+    for ((name, own), got) in names
+        .iter()
+        .zip(own_distributions)
+        .zip(&reported.distributions)
+    {
+        if own != got {
+            out.raise(
+                Inv::SummaryMatchesHistory,
+                end,
+                None,
+                None,
+                format!("{name}: reported {got:?}, the history gives {own:?}"),
+            );
         }
     }
 }

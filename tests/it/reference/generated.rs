@@ -8,7 +8,7 @@
 //! itself: a plan with no twist that settles writes a history every invariant holds on.
 //! Does not: judge (the reference does) or generate (the support module does).
 
-use super::{disagreements, judge, Flavor, Inv, RefReport, Reported};
+use super::{disagreements, judge, Inv, RefReport, Reported};
 use crate::support::gen_history::{plan, Plan};
 use crate::support::Counter;
 use durasim::history::reader::{HistoryReader, Limits};
@@ -46,7 +46,7 @@ pub struct Judgement {
 
 /// Writes `p`'s history, reads it back and judges it both ways; an error if the reader refuses
 /// it (the generator must write only well-formed histories).
-pub fn judge_plan(p: &Plan, flavor: Flavor) -> Result<Judgement, String> {
+pub fn judge_plan(p: &Plan) -> Result<Judgement, String> {
     let text = p.history().join("\n") + "\n";
     let (records, names): (Vec<Record>, KeyNames) =
         HistoryReader::from_reader("gen.jsonl", text.as_bytes(), Limits::default())
@@ -54,12 +54,7 @@ pub fn judge_plan(p: &Plan, flavor: Flavor) -> Result<Judgement, String> {
             .map_err(|e| format!("the reader refused a generated history: {e}\n{text}"))?;
     let mut reader = HistoryReader::from_reader("gen.jsonl", text.as_bytes(), Limits::default());
     let real = durasim::run::verify::judge(&mut reader).map_err(|e| e.to_string())?;
-    let reference = judge(
-        &records,
-        Some(&names),
-        Some(Reported::of(&real.metrics)),
-        flavor,
-    );
+    let reference = judge(&records, Some(&names), Some(Reported::of(&real.metrics)));
     Ok(Judgement {
         text,
         records,
@@ -77,18 +72,12 @@ fn env_number(name: &str, default: u32) -> u32 {
 #[test]
 fn generated_histories_agree_with_the_reference() {
     let cases = env_number("DURASIM_REF_HISTORIES", SUITE_HISTORIES);
-    let flavor = Flavor::of_real_checker();
     // Per invariant: histories it held on, histories it was violated on.
     let tally: RefCell<BTreeMap<Inv, (u64, u64)>> = RefCell::new(BTreeMap::new());
     let records = RefCell::new(0u64);
     let result = runner(cases).run(&plan(100), |p| {
-        let j = judge_plan(&p, flavor).map_err(TestCaseError::fail)?;
-        let d = disagreements(
-            &j.records,
-            &j.real.check,
-            &j.reference,
-            flavor == Flavor::Main,
-        );
+        let j = judge_plan(&p).map_err(TestCaseError::fail)?;
+        let d = disagreements(&j.records, &j.real.check, &j.reference, true);
         if !d.is_empty() {
             return Err(TestCaseError::fail(format!(
                 "the real checker and the reference disagree:\n  {}\n--- history\n{}",
@@ -97,16 +86,7 @@ fn generated_histories_agree_with_the_reference() {
             )));
         }
         *records.borrow_mut() += j.records.len() as u64;
-        // The shares, in the specification's flavor (the same judgement when the real checker
-        // implements it).
-        let spec = match flavor {
-            Flavor::Spec => j.reference,
-            Flavor::Main => {
-                judge_plan(&p, Flavor::Spec)
-                    .map_err(TestCaseError::fail)?
-                    .reference
-            }
-        };
+        let spec = j.reference;
         let mut t = tally.borrow_mut();
         for i in Inv::ALL {
             let e = t.entry(i).or_default();
@@ -131,12 +111,8 @@ fn generated_histories_agree_with_the_reference() {
         }
     }
     // Every invariant both holds and fails on a meaningful share of the generated histories
-    // (at least 1 in 100 each way); `lease_end_detected` needs a header field this branch's
-    // reader does not have yet.
+    // (at least 1 in 100 each way).
     for i in Inv::ALL {
-        if i == Inv::LeaseEndDetected {
-            continue;
-        }
         let (held, violated) = t.get(&i).copied().unwrap_or_default();
         assert!(
             held * 100 >= cases as u64 && violated * 100 >= cases as u64,
@@ -148,7 +124,7 @@ fn generated_histories_agree_with_the_reference() {
 
 /// The generator's own check (300 plans, or a tenth of `DURASIM_REF_HISTORIES`): with no twist,
 /// a plan that settles writes a history on which
-/// every invariant holds (the reference's word, in the specification's flavor, and the real
+/// every invariant holds (the reference's word and the real
 /// checker's). Without a DLQ capacity or retention: a full or expiring DLQ loses the job by
 /// design (`no_silent_drop`).
 #[test]
@@ -162,7 +138,7 @@ fn an_untwisted_settled_plan_holds_every_invariant() {
     });
     let cases = (env_number("DURASIM_REF_HISTORIES", SUITE_HISTORIES) / 10).max(300);
     let result = runner(cases).run(&strategy, |p| {
-        let j = judge_plan(&p, Flavor::Spec).map_err(TestCaseError::fail)?;
+        let j = judge_plan(&p).map_err(TestCaseError::fail)?;
         // `summary_matches_history` is checked figure by figure below: `verify`'s metrics
         // take three figures from optional fields the checker recomputes (the report of issue
         // 27's reference, findings F1, F3 and F5): a stale rejection from `rejected.held`, a

@@ -14,12 +14,6 @@
 //! `chaos.rs` and `generated.rs` are the agreement tests (docs/testing.md, "The reference
 //! checker", says how to run the full counts).
 //!
-//! [`Flavor`]: the specification is ahead of the checker on `main` in a few clauses (the
-//! `acked_with_result` of an attempt's own commit, which key is first, a key's payload and event,
-//! the four new invariants, the new recorded values). The reference implements both and picks
-//! by asking the real checker whether it knows `delivery_chain`: once the checker of issue 27
-//! lands, the specification is the only flavor, and `Flavor::Main` and its branches go.
-//!
 //! Shares no code with `durasim::check`: it imports from there only the output names it compares
 //! (`Invariant`, `Sometimes`, `CheckReport`); the backoff formulas, the error classes, the payload
 //! hash and the depth are restated here. Clarity over speed: no packing, no fast paths.
@@ -154,30 +148,6 @@ impl Inv {
     }
 }
 
-/// Which rules the reference applies: the specification's, or (where it is ahead) the checker
-/// on `main`'s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Flavor {
-    /// docs/checker-rules.md.
-    Spec,
-    /// The checker on `main` before issue 27: `acked_with_result` against any result of the
-    /// job's key; keys visited in the order their facts were created (an enqueue, a commit, a
-    /// direct first publish, an apply, a review); a key's payload the latest set of its first
-    /// enqueue's and its first commit's; its event the latest commit's; none of the four new
-    /// invariants and of the new recorded values.
-    Main,
-}
-
-impl Flavor {
-    /// The real checker's: the specification once it knows `delivery_chain`.
-    pub fn of_real_checker() -> Flavor {
-        match durasim::check::Invariant::parse("delivery_chain") {
-            Some(_) => Flavor::Spec,
-            None => Flavor::Main,
-        }
-    }
-}
-
 /// One violation as the reference finds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RefViolation {
@@ -288,7 +258,6 @@ pub struct Ctx<'a> {
     pub r: &'a Record,
     pub index: usize,
     pub names: Option<&'a KeyNames>,
-    pub flavor: Flavor,
 }
 
 impl Ctx<'_> {
@@ -299,11 +268,6 @@ impl Ctx<'_> {
     /// The record's place, for [`Verdicts::raise`].
     pub fn here(&self) -> (SimTime, usize) {
         (self.r.at, self.index)
-    }
-
-    /// Whether the rules are the specification's.
-    pub fn spec(&self) -> bool {
-        self.flavor == Flavor::Spec
     }
 
     /// The key `job` was enqueued under (none if no `enqueued` created it).
@@ -331,12 +295,11 @@ impl Ctx<'_> {
 /// Judges a whole history: `records` as the reader returns them (the header, `run_started`,
 /// first; `run_ended` last), `names` the reader's (to recompute payload hashes; none: hashes
 /// are not recomputed), `reported` the figures a run's metrics reported (none: not compared, and
-/// `summary_matches_history` holds), under `flavor`'s rules.
+/// `summary_matches_history` holds).
 pub fn judge(
     records: &[Record],
     names: Option<&KeyNames>,
     reported: Option<Reported>,
-    flavor: Flavor,
 ) -> RefReport {
     let mut facts = Facts::default();
     let mut out = Verdicts::default();
@@ -361,14 +324,11 @@ pub fn judge(
                 r,
                 index,
                 names,
-                flavor,
             };
             leases::judge(&cx, &mut out);
             policy::judge(&cx, &mut out);
             effects::judge(&cx, &mut out);
-            if flavor == Flavor::Spec {
-                chain::judge(&cx, &mut out);
-            }
+            chain::judge(&cx, &mut out);
             dlq::judge(&cx, &mut out);
             depth::judge(&cx, &mut out);
             for s in figures::sometimes(&cx) {
@@ -382,7 +342,7 @@ pub fn judge(
         facts.ended.map_or(0, |e| e.0),
         records.len().saturating_sub(1),
     );
-    effects::finish(&facts, end, flavor, &mut out);
+    effects::finish(&facts, end, &mut out);
     dlq::finish(&facts, end, &mut out);
     let (figures, held) = figures::figures(&facts);
     let distributions = [
@@ -392,7 +352,7 @@ pub fn judge(
     ];
     if let Some(reported) = reported {
         let own = (&figures, &held, &distributions);
-        figures::summary(end, own, &reported, flavor, &mut out);
+        figures::summary(end, own, &reported, &mut out);
     }
     RefReport {
         verdicts: out.by_invariant,

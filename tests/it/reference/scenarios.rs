@@ -7,7 +7,7 @@
 //! of jobs, capped at 5,000), as docs/testing.md says.
 //! Does not: judge (the reference does).
 
-use super::{assert_agree, judge, Flavor, Reported};
+use super::{assert_agree, judge, Reported};
 use crate::support::{bug_switches, enable_bug, load_file, scenario_files, toml_files};
 use durasim::run::{run_once, RunRequest};
 use std::path::PathBuf;
@@ -54,7 +54,6 @@ fn every_shipped_scenario_under_every_bug_switch_agrees_with_the_reference() {
                 records,
                 Some(&report.outcome.names),
                 Some(Reported::of(&report.metrics)),
-                Flavor::of_real_checker(),
             );
             let what = format!("{} --bug {}", path.display(), bug.unwrap_or("(none)"));
             assert_agree(&what, records, &report.check, &reference);
