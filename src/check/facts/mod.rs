@@ -56,7 +56,7 @@ pub(in crate::check) struct Facts {
     /// Each worker's extraction in progress (job, fence, start), and those beside it when a
     /// worker id runs several at once.
     extracting: Vec<Option<(JobId, Fence, SimTime)>>,
-    extracting_more: FastMap<(u32, u64), SimTime>,
+    extracting_more: FastMap<(u32, u32, u64), SimTime>,
 }
 
 /// The readers.
@@ -220,23 +220,16 @@ impl Facts {
     pub fn extracting(&self, worker: WorkerId, job: JobId, fence: Fence) -> Option<SimTime> {
         match self.extracting.get(worker.index()).copied().flatten() {
             Some((j, f, at)) if j == job && f == fence => Some(at),
-            _ => self.extracting_elsewhere(job, fence),
+            _ => self.extracting_beside(worker, job, fence),
         }
     }
 
-    /// An extraction not in the recording worker's slot: beside it, or another worker's.
+    /// An extraction of `worker`'s not in its slot: one it started before the one there.
     #[cold]
-    fn extracting_elsewhere(&self, job: JobId, fence: Fence) -> Option<SimTime> {
+    fn extracting_beside(&self, worker: WorkerId, job: JobId, fence: Fence) -> Option<SimTime> {
         self.extracting_more
-            .get(&(job.0, fence.0))
+            .get(&(worker.0, job.0, fence.0))
             .copied()
-            .or_else(|| {
-                self.extracting
-                    .iter()
-                    .flatten()
-                    .find(|(j, f, _)| *j == job && *f == fence)
-                    .map(|x| x.2)
-            })
     }
 
     /// Jobs ready (visible, unleased, unfinished) now.
@@ -376,18 +369,13 @@ impl Facts {
 
     /// The extraction of `job` with `fence` by `worker` ended (or never started).
     fn extraction_over(&mut self, worker: WorkerId, job: JobId, fence: Fence) {
-        match self.extracting.get_mut(worker.index()) {
-            Some(slot) if slot.is_some_and(|(j, f, _)| j == job && f == fence) => *slot = None,
-            _ => {
-                for slot in self.extracting.iter_mut() {
-                    if slot.is_some_and(|(j, f, _)| j == job && f == fence) {
-                        *slot = None;
-                    }
-                }
+        if let Some(slot) = self.extracting.get_mut(worker.index()) {
+            if slot.is_some_and(|(j, f, _)| j == job && f == fence) {
+                *slot = None;
             }
         }
         if !self.extracting_more.is_empty() {
-            self.extracting_more.remove(&(job.0, fence.0));
+            self.extracting_more.remove(&(worker.0, job.0, fence.0));
         }
     }
 
@@ -531,7 +519,7 @@ impl Facts {
                 }
                 if let Some((j, f, s)) = self.extracting[i] {
                     if (j, f) != (*job, *fence) {
-                        self.extracting_more.insert((j.0, f.0), s);
+                        self.extracting_more.insert((worker.0, j.0, f.0), s);
                     }
                 }
                 self.extracting[i] = Some((*job, *fence, at));

@@ -66,7 +66,10 @@ impl Detection {
         if overdue.is_empty() {
             return;
         }
+        // A lease renewed twice at one time (a `leased` and a `heartbeat` at its time) queued
+        // its deadline twice, with others between: one violation a lease and renewal.
         overdue.sort_unstable();
+        overdue.dedup();
         let (at, u) = (c.at(), c.unit());
         for d in overdue {
             let (job, fence) = (JobId(d.job), Fence(d.fence));

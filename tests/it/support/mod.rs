@@ -4,7 +4,9 @@
 //! outside tools a test needs (an ignored test fails, loudly, without its tool).
 //!
 //! Owns: test helpers only. `history` runs a scenario keeping its history file and judges a
-//! history as `durasim verify` does; `splitmix` is the fuzz smokes' generator;
+//! history as `durasim verify` does; `gen_history` is the property-test generator of arbitrary
+//! well-formed histories (the reference checker's agreement tests); `splitmix` is the fuzz
+//! smokes' generator;
 //! `scenario_props` and `history_props` are the fuzz properties, shared with
 //! `fuzz/fuzz_targets/{scenario,history}.rs` (which `#[path]`-include them).
 //!
@@ -14,6 +16,7 @@
 // Each module uses only some of these.
 #![allow(dead_code)]
 
+pub mod gen_history;
 pub mod history;
 pub mod history_props;
 pub mod scenario_props;

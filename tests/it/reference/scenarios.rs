@@ -1,0 +1,64 @@
+//! Agreement on every shipped scenario (`scenarios/*.toml`, `scenarios/incidents/*.toml`) under
+//! every bug switch (`durasim::vocab::bugs::TABLE`) and none: the run's own verdicts, `sometimes`
+//! counts and figures against the reference's on the run's history.
+//!
+//! Owns: the scenario × bug-switch matrix. In the suite each run is capped at
+//! [`SUITE_JOBS`] jobs; `DURASIM_REF_JOBS=N` caps at N instead (`0`: each scenario's own number
+//! of jobs, capped at 5,000), as docs/testing.md says.
+//! Does not: judge (the reference does).
+
+use super::{assert_agree, judge, Reported};
+use crate::support::{bug_switches, enable_bug, load_file, scenario_files, toml_files};
+use durasim::run::{run_once, RunRequest};
+use std::path::PathBuf;
+
+/// Jobs a run of the suite's matrix is capped at.
+const SUITE_JOBS: u64 = 60;
+
+/// The cap on each run's jobs: the suite's, or `DURASIM_REF_JOBS`.
+fn job_cap(default_jobs: u64) -> u64 {
+    match std::env::var("DURASIM_REF_JOBS")
+        .ok()
+        .map(|v| v.parse::<u64>())
+    {
+        None => SUITE_JOBS.min(default_jobs),
+        Some(Ok(0)) => default_jobs.min(5_000),
+        Some(Ok(n)) => n.min(default_jobs),
+        Some(Err(e)) => panic!("DURASIM_REF_JOBS: {e}"),
+    }
+}
+
+/// Every shipped scenario file.
+fn shipped() -> Vec<PathBuf> {
+    let mut files = scenario_files();
+    files.extend(toml_files("scenarios/incidents"));
+    files
+}
+
+#[test]
+fn every_shipped_scenario_under_every_bug_switch_agrees_with_the_reference() {
+    let mut runs = 0;
+    for path in shipped() {
+        let s = load_file(&path);
+        let bugs = std::iter::once(None).chain(bug_switches().iter().map(|b| Some(b.name)));
+        for bug in bugs {
+            let mut request = RunRequest::for_scenario(&s);
+            request.jobs = Some(job_cap(s.arrivals.jobs));
+            request.keep_trace = true;
+            if let Some(b) = bug {
+                enable_bug(&mut request.bugs, b);
+            }
+            let report = run_once(&s, &request, None);
+            let records = report.trace.as_deref().expect("the run kept its trace");
+            let reference = judge(
+                records,
+                Some(&report.outcome.names),
+                Some(Reported::of(&report.metrics)),
+            );
+            let what = format!("{} --bug {}", path.display(), bug.unwrap_or("(none)"));
+            assert_agree(&what, records, &report.check, &reference);
+            runs += 1;
+        }
+    }
+    assert!(runs >= 40 * 27, "{runs} runs");
+}
