@@ -70,6 +70,10 @@ impl Hazard {
                 Invariant::TerminalOnce,
                 Invariant::BackoffRespected,
                 Invariant::DlqBounded,
+                // A stale heartbeat taken by id renews the job's current lease, which its holder
+                // did not renew: the lease's end as the checker reads it passes undetected
+                // (found by the swarm once the checker judged lease_end_detected).
+                Invariant::LeaseEndDetected,
             ],
             Hazard::RescueRace => &[
                 Invariant::TerminalOnce,
