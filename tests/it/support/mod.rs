@@ -98,6 +98,31 @@ pub fn durasim_within(cwd: &Path, args: &[&str], limit: Duration) -> Output {
     }
 }
 
+/// `durasim ARGS` in the repository's root, run from a copy of the binary alone in `dir` (no
+/// `durasim-conform` beside it).
+pub fn lone_durasim(dir: &Path, args: &[&str]) -> Output {
+    let lone = dir.join("durasim");
+    std::fs::copy(bin(), &lone).unwrap();
+    // Another test of this binary may fork while the copy's file is still open for writing; the
+    // child holds that descriptor until it execs, and exec of the copy then fails with "text
+    // file busy" (ETXTBSY) for that moment. Retry, as Rust's own test suite does.
+    let mut tries = 0;
+    loop {
+        match Command::new(&lone)
+            .args(args)
+            .current_dir(root())
+            .stdin(Stdio::null())
+            .output()
+        {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => break other.unwrap(),
+        }
+    }
+}
+
 /// What a process printed: stdout, then stderr.
 pub fn text(o: &Output) -> String {
     format!(
