@@ -133,6 +133,10 @@ pub struct Plan {
     /// Test hook: the run of this seed panics. Not reachable from the command line.
     #[doc(hidden)]
     pub panic_on_seed: Option<u64>,
+    /// Test hook: edits each seed's kept history (its seed given) before the sweep reads it, as
+    /// a defect of the model would have written it. Not reachable from the command line.
+    #[doc(hidden)]
+    pub edit_history: Option<fn(u64, &mut Vec<crate::history::Record>)>,
 }
 
 impl Plan {
@@ -151,6 +155,7 @@ impl Plan {
             progress: None,
             wall_clock: None,
             panic_on_seed: None,
+            edit_history: None,
         }
     }
 

@@ -37,3 +37,55 @@ fn conform_help_needs_no_companion_program() {
         assert!(shown.contains(flag), "the harness has no {flag}: {shown}");
     }
 }
+
+/// Case 6: `durasim sweep` panicked (exit 101, no per-seed results) when a run's history held a
+/// write whose fence no lease handed out (`sweep/freeze.rs` looked the lease up by job and
+/// fence). A defect of the model under test is a verdict of its seed; the sweep goes on.
+#[test]
+fn an_inconsistent_history_is_a_verdict_not_a_crash_of_the_sweep() {
+    use durasim::history::Event;
+    use durasim::sweep::{self, freeze::HISTORY_CONSISTENT, Plan};
+    /// A model that records its failed attempts with a fence no lease handed out.
+    fn foreign_fences(_seed: u64, trace: &mut Vec<durasim::history::Record>) {
+        for r in trace.as_mut_slice() {
+            if let Event::AttemptFailed { fence, .. } | Event::WorkerCrashed { fence, .. } =
+                &mut r.event
+            {
+                fence.0 += 1_000_000;
+            }
+        }
+    }
+    let path = "scenarios/chaos.toml";
+    let mut plan = Plan::new(crate::support::load_file(path), path, (0, 12));
+    plan.threads = 2;
+    plan.edit_history = Some(foreign_fences);
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        sweep::sweep(&plan).unwrap()
+    }))
+    .expect("the sweep must not panic on an inconsistent history");
+    assert_eq!(out.json.seeds_run, 12);
+    assert_eq!(out.records.len(), 12, "every seed has its record");
+    let g = out
+        .json
+        .failures
+        .iter()
+        .find(|g| g.invariant == HISTORY_CONSISTENT)
+        .unwrap_or_else(|| panic!("no {HISTORY_CONSISTENT} group: {:?}", out.json.failures));
+    assert_eq!(g.class, "safety");
+    assert!(
+        g.signatures[0]
+            .first_message
+            .contains("no lease handed out"),
+        "{}",
+        g.signatures[0].first_message
+    );
+    assert!(!out.json.passed);
+    // `--freeze` of such a run is refused as a verdict too, never a panic.
+    let s = crate::support::load_file(path);
+    let mut request = durasim::run::RunRequest::for_scenario(&s);
+    request.keep_trace = true;
+    let mut report = durasim::run::run_once(&s, &request, None);
+    foreign_fences(0, report.trace.as_mut().unwrap());
+    let e = crate::support::freeze_run(&s, &request, &report, path).unwrap_err();
+    assert!(e.to_string().starts_with("inconsistent history: "), "{e}");
+}

@@ -1,8 +1,6 @@
 //! The binary as a user meets it: exit codes, bad input, outputs, replay.
 
-use crate::support::{
-    bin, bug_switches, durasim, root, scenario_files, temp_dir, text, write, BIN,
-};
+use crate::support::{bin, bug_switches, durasim, scenario_files, temp_dir, text, write, BIN};
 use std::path::Path;
 use std::process::Command;
 

@@ -22,7 +22,7 @@ use crate::shell::report::output_dir::{check_own_file, write_own_file, Kind, Out
 use crate::shell::report::render::render_dir;
 use crate::shell::report::run_dir::{attempt_rows, history_file, write_outputs};
 use crate::shell::report::summary::{summarize, RunIdentity, Summary};
-use crate::sweep::freeze::{freeze_run, replay_frozen, FROZEN_MARK};
+use crate::sweep::freeze::{freeze_run, replay_frozen, FreezeError, FROZEN_MARK};
 use anyhow::{anyhow, Context};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -95,8 +95,11 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         bar.finish_and_clear();
     }
     let mut frozen = None;
+    let mut inconsistent = false;
     if let Some(path) = &args.freeze {
-        frozen = Some(freeze(&scenario, &request, &report, path, &args.scenario)?);
+        let line = freeze(&scenario, &request, &report, path, &args.scenario)?;
+        inconsistent = line.is_err();
+        frozen = Some(line.unwrap_or_else(|e| e));
         if !needs_history(args) {
             report.trace = None;
         }
@@ -132,7 +135,8 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     if args.chart && !args.quiet {
         println!("  report     {}", written.join("index.html").display());
     }
-    let ok = unmet.is_empty();
+    // A history that cannot be frozen is a defect of the model: a verdict, like a violation.
+    let ok = unmet.is_empty() && !inconsistent;
     if !ok {
         println!("reproduce: {reproduce}");
     }
@@ -197,26 +201,36 @@ fn is_frozen(text: &str) -> bool {
 }
 
 /// `--freeze FILE`: writes the run as an explicit scenario, checks that it replays, and returns
-/// the line that says how closely (printed once the run's outputs are in place).
+/// the line that says how closely (printed once the run's outputs are in place); `Err(line)`
+/// when the run's history is inconsistent (a defect of the model: nothing is written, and the
+/// run fails).
 fn freeze(
     scenario: &Scenario,
     request: &RunRequest,
     report: &RunReport,
     path: &Path,
     scenario_file: &Path,
-) -> anyhow::Result<String> {
-    let frozen = freeze_run(
+) -> anyhow::Result<Result<String, String>> {
+    let frozen = match freeze_run(
         scenario,
         request,
         report,
         &scenario_file.display().to_string(),
-    )
-    .map_err(|e| anyhow!("{e}"))?;
+    ) {
+        Ok(f) => f,
+        Err(FreezeError::Inconsistent(e)) => {
+            return Ok(Err(format!(
+                "  frozen     not written ({}): {e}",
+                path.display()
+            )))
+        }
+        Err(e) => return Err(anyhow!("{e}")),
+    };
     write_own_file(path, &frozen.text, "frozen scenario", is_frozen).map_err(output_error)?;
     let how = replay_frozen(&frozen, &path.display().to_string()).map_err(|e| anyhow!("{e}"))?;
-    Ok(format!(
+    Ok(Ok(format!(
         "  frozen     {} ({} scripted faults): replay {how}",
         path.display(),
         frozen.scripted
-    ))
+    )))
 }
