@@ -3,7 +3,8 @@
 //! bundled scenarios loaded and listed, the bug switches as the public list states them, and
 //! outside tools a test needs (an ignored test fails, loudly, without its tool).
 //!
-//! Owns: test helpers only. `history` runs a scenario keeping its history file and judges a
+//! Owns: test helpers only. `alloc` is the binary's counting allocator (a step's peak bytes);
+//! `history` runs a scenario keeping its history file and judges a
 //! history as `durasim verify` does; `splitmix` is the fuzz smokes' generator;
 //! `scenario_props` and `history_props` are the fuzz properties, shared with
 //! `fuzz/fuzz_targets/{scenario,history}.rs` (which `#[path]`-include them).
@@ -14,6 +15,7 @@
 // Each module uses only some of these.
 #![allow(dead_code)]
 
+pub mod alloc;
 pub mod history;
 pub mod history_props;
 pub mod scenario_props;
