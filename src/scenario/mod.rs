@@ -12,6 +12,7 @@
 //! becomes a line (`position.rs`); run anything (see `sim`) or read files (the shell hands over
 //! the text).
 
+pub mod cost;
 mod dist;
 mod expect;
 mod faults;
@@ -26,6 +27,7 @@ mod swarm;
 mod validate;
 pub mod warnings;
 
+pub use cost::{Budget, Cost};
 pub use dist::Dist;
 pub use expect::{Expect, Expectations, PinnedHash, ReplayExpectation};
 pub use faults::{Faults, HeldFault, Outage};

@@ -137,6 +137,8 @@ pub struct Plan {
     /// a defect of the model would have written it. Not reachable from the command line.
     #[doc(hidden)]
     pub edit_history: Option<fn(u64, &mut Vec<crate::history::Record>)>,
+    /// The kernel events a seed may take (`--max-events`; `RunRequest::max_events`).
+    pub max_events: u64,
 }
 
 impl Plan {
@@ -156,6 +158,7 @@ impl Plan {
             wall_clock: None,
             panic_on_seed: None,
             edit_history: None,
+            max_events: crate::scenario::cost::DEFAULT_MAX_EVENTS,
         }
     }
 

@@ -142,6 +142,7 @@ pub fn seed_setup(plan: &Plan, seed: u64) -> (Scenario, RunRequest, Option<Swarm
         trace_filter: Some(freeze::fault_evidence),
         // The sweep's threads each run seeds: a seed's observers stay on its thread.
         observer_thread: false,
+        max_events: plan.max_events,
     };
     (scenario, request, draw)
 }

@@ -4,7 +4,7 @@
 //! `DURASIM_TEST_BIN=/path/to/durasim cargo test --test it bounded::` runs the tests that go
 //! through the binary against another build (an older one, to see each case fail there).
 
-use crate::support::{lone_durasim, temp_dir, text};
+use crate::support::{durasim_within, lone_durasim, temp_dir, text, write};
 
 /// Case 7: `durasim conform --help` exited 2 when the companion program was missing; its help
 /// never needs it.
@@ -88,4 +88,142 @@ fn an_inconsistent_history_is_a_verdict_not_a_crash_of_the_sweep() {
     foreign_fences(0, report.trace.as_mut().unwrap());
     let e = crate::support::freeze_run(&s, &request, &report, path).unwrap_err();
     assert!(e.to_string().starts_with("inconsistent history: "), "{e}");
+}
+
+/// Case 1: scenarios `check` accepted whose run grew without bound (a relay tick and a depth
+/// sample a period over 10^12 virtual ms; a sample a millisecond; a heartbeat a millisecond of a
+/// 10^12 ms extraction). Each is refused before any work, naming the fields that multiply and
+/// the bound; `--max-events` raises the budget; `check --verbose` prints the estimate.
+#[test]
+fn a_scenario_whose_run_would_exhaust_the_machine_is_refused_before_it_starts() {
+    let dir = temp_dir!("cost-bound");
+    let far = write(
+        &dir,
+        "far.toml",
+        "name = \"far\"\n[arrivals]\njobs = 0\n[[enqueue]]\nat_ms = 999999999000\ntenant = \"acme\"\n\
+         document = \"d\"\n[run]\ntime_limit_ms = 1000000000000\n",
+    );
+    let dense = write(
+        &dir,
+        "dense.toml",
+        "name = \"dense\"\n[metrics]\ndepth_sample_ms = 1\n[run]\ntime_limit_ms = 30000000\n",
+    );
+    let beats = write(
+        &dir,
+        "beats.toml",
+        "name = \"beats\"\n[arrivals]\njobs = 1\n[queue]\nheartbeat_ms = 1\nlease_ms = 10\n\
+         [stages]\ninference_ms = { dist = \"constant\", value = 1000000000000 }\n\
+         [relay]\ninterval_ms = 1000000000\n[metrics]\ndepth_sample_ms = 1000000000\n\
+         [run]\ntime_limit_ms = 1000000000000\n",
+    );
+    for (file, needles) in [
+        (
+            &far,
+            &[
+                "run.time_limit_ms 1000000000000",
+                "depth_sample_ms 100",
+                "far.toml:9",
+            ][..],
+        ),
+        (
+            &dense,
+            &[
+                "depth_sample_ms 1)",
+                "30000001 depth samples",
+                "dense.toml:3",
+            ][..],
+        ),
+        (
+            &beats,
+            &[
+                "heartbeats",
+                "queue.heartbeat_ms 1",
+                "--max-events 1000000000",
+            ][..],
+        ),
+    ] {
+        for cmd in [
+            &["check", file.as_str()][..],
+            &["run", file, "--out", "never"][..],
+        ] {
+            let o = durasim_within(&dir, cmd, std::time::Duration::from_secs(60));
+            let t = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{cmd:?}: {t}");
+            for n in needles {
+                assert!(t.contains(n), "{cmd:?}: lacks {n:?}: {t}");
+            }
+        }
+    }
+    assert!(!dir.join("never").exists());
+    // Raised, the budget admits it; the estimate is printed term by term.
+    let o = durasim_within(
+        &dir,
+        &["check", "--verbose", &dense, "--max-events", "4000000000"],
+        std::time::Duration::from_secs(60),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    for n in [
+        "30000001 depth samples",
+        "relay ticks",
+        "kernel events at most",
+        "bytes held",
+    ] {
+        assert!(t.contains(n), "check --verbose lacks {n:?}: {t}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Case 1: every bundled scenario is within the default budget, and its bound is an upper bound
+/// of what its run takes.
+#[test]
+fn every_bundled_scenario_is_within_the_budget_and_its_bound_holds() {
+    let budget = durasim::scenario::Budget::default();
+    for path in crate::support::scenario_files() {
+        let s = crate::support::load_file(&path);
+        let cost = s.cost(None);
+        assert_eq!(cost.refusal(budget), None, "{}", path.display());
+        if s.name == "bench-pipeline" {
+            continue;
+        }
+        let report = durasim::run::run_once(&s, &durasim::run::RunRequest::for_scenario(&s), None);
+        assert!(
+            report.outcome.heap_events <= cost.events,
+            "{}: {} events, bound {}",
+            path.display(),
+            report.outcome.heap_events,
+            cost.events
+        );
+        assert!(!report.outcome.over_budget);
+    }
+}
+
+/// Case 1: a run that passes its budget anyway (the bound counts an unlimited job's attempts as
+/// 1000; this one retries for ever) stops there with exit 2 and writes nothing.
+#[test]
+fn a_run_past_its_budget_stops_with_nothing_written() {
+    let dir = temp_dir!("past-budget");
+    let forever = write(
+        &dir,
+        "forever.toml",
+        "name = \"forever\"\n[arrivals]\njobs = 1\n[queue]\nmax_attempts = \"unlimited\"\n\
+         heartbeat_ms = 1000000\nlease_ms = 2000000\ndeadline_ms = 1000000000000\n\
+         [retry]\nbackoff_base_ms = 1\nbackoff_cap_ms = 1\n[faults]\ntransient_error = 1.0\n\
+         [relay]\ninterval_ms = 10000000\n[metrics]\ndepth_sample_ms = 10000000\n\
+         [run]\ntime_limit_ms = 1000000000\n",
+    );
+    let o = durasim_within(
+        &dir,
+        &["run", &forever, "--out", "out", "--max-events", "50000"],
+        std::time::Duration::from_secs(60),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("passed --max-events 50000"), "{t}");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(left, ["forever.toml"], "partial output left: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -189,6 +189,11 @@ pub struct Cli {
     /// Treat warnings (suspicious but valid scenario settings) as bad input: exit 2
     #[arg(long, global = true)]
     pub deny_warnings: bool,
+    /// The kernel events a run may take (default 1000000000; the depth samples it keeps, a
+    /// hundredth of it): a scenario whose bound is over is refused, a run that passes it stops
+    /// (exit 2, nothing written). The formula: docs/limits.md
+    #[arg(long, global = true, value_name = "N")]
+    pub max_events: Option<u64>,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -247,6 +252,9 @@ pub enum Command {
         /// The scenario files (scenarios/*.toml)
         #[arg(required = true, value_name = "SCENARIO")]
         scenarios: Vec<PathBuf>,
+        /// Also print each scenario's cost bound: events, samples, CSV rows, memory
+        #[arg(long)]
+        verbose: bool,
     },
     /// List the bug switches and the invariant each should break
     #[command(after_help = BUGS_HELP)]

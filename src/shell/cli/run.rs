@@ -56,6 +56,9 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         crate::base::limits::check_jobs("--jobs", jobs).map_err(|e| bad(e.to_string()))?;
         request.jobs = Some(jobs);
     }
+    let file = args.scenario.display().to_string();
+    super::input::check_cost(&scenario, request.jobs, &file, &text)?;
+    request.max_events = super::input::budget().max_events;
     // trace.jsonl is streamed to its file; the history is kept in memory only for what needs
     // it whole.
     let wants_jsonl = args
@@ -88,6 +91,14 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let started = Instant::now();
     let mut report = run_streaming(&scenario, &request, sinks);
     report.wall_s = started.elapsed().as_secs_f64();
+    if report.outcome.over_budget {
+        // Nothing is committed: the temporary directory goes with `out`.
+        return Err(bad(format!(
+            "{file}: the run passed --max-events {} at {} ms of virtual time and was stopped, \
+             nothing written: shorten run.time_limit_ms or raise --max-events (docs/limits.md)",
+            request.max_events, report.outcome.virtual_time_ms
+        )));
+    }
     if let Some(written) = report.history_written.take() {
         written.map_err(|e| anyhow!("cannot write trace.jsonl: {e}"))?;
     }
@@ -110,7 +121,6 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         .map_err(|e| anyhow!("cannot write attempts.csv: {e}"))?;
     let unmet = check_expectations(scenario.expectations(), &report);
     let reproduce = reproduce_command(&args.scenario, request.seed, request.jobs, &args.bugs);
-    let file = args.scenario.display().to_string();
     let identity = RunIdentity {
         scenario_name: &scenario.name,
         scenario_file: &file,

@@ -209,6 +209,9 @@ fn thousands_of_mutated_scenarios_never_panic_and_every_refusal_is_a_message() {
             if let Some(over) = over_cost(&text) {
                 return Some(format!("input {n}: {over}\n--- input ---\n{text}"));
             }
+            if let Some(over) = over_budget_but_accepted(&text) {
+                return Some(format!("input {n}: {over}\n--- input ---\n{text}"));
+            }
             let result = std::panic::catch_unwind(|| check_scenario_bytes(text.as_bytes()));
             match result {
                 Ok(Ok(true)) => valid += 1,
@@ -255,6 +258,17 @@ fn over_cost(text: &str) -> Option<String> {
             text.len()
         )
     })
+}
+
+/// An accepted scenario whose cost bound is over the default budget that `load_scenario` would
+/// let through (the bound is computed without overflow for any accepted file).
+fn over_budget_but_accepted(text: &str) -> Option<String> {
+    let s = Scenario::parse("cost.toml", text).ok()?;
+    let cost = s.cost(None);
+    let budget = durasim::scenario::Budget::default();
+    let within = cost.events <= budget.max_events && cost.samples <= budget.max_samples();
+    (within != cost.refusal(budget).is_none())
+        .then(|| format!("cost {cost:?}: refusal and budget disagree"))
 }
 
 /// `prefix`, then `unit` repeated, then `suffix`, filling `bytes`.
