@@ -227,3 +227,51 @@ fn a_run_past_its_budget_stops_with_nothing_written() {
     assert_eq!(left, ["forever.toml"], "partial output left: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Case 1: a run killed where no handler sees it (the OOM killer, SIGKILL) left its
+/// `.NAME.partial-PID-N` sibling for ever. The next run that writes NAME removes the siblings
+/// of processes that are gone, and leaves those of a live process (this test's own) alone.
+#[test]
+fn stale_partial_siblings_of_dead_processes_are_removed_by_the_next_run() {
+    let dir = temp_dir!("stale-partials");
+    // A process that is gone: a child that has exited and been waited for.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    let dead = child.id();
+    let live = std::process::id();
+    for stale in [
+        format!(".out.partial-{dead}-0"),
+        format!(".out.partial-{dead}"),
+    ] {
+        std::fs::create_dir(dir.join(&stale)).unwrap();
+        std::fs::write(dir.join(&stale).join("depth.csv"), "timeMs,depth\n").unwrap();
+    }
+    std::fs::create_dir(dir.join(format!(".out.partial-{live}-0"))).unwrap();
+    std::fs::create_dir(dir.join(format!(".other.partial-{dead}-0"))).unwrap();
+    let scenario = crate::support::root().join("scenarios/chaos.toml");
+    let o = durasim_within(
+        &dir,
+        &[
+            "run",
+            &scenario.display().to_string(),
+            "--out",
+            "out",
+            "--quiet",
+        ],
+        std::time::Duration::from_secs(120),
+    );
+    assert!(o.status.code().is_some_and(|c| c < 2), "{}", text(&o));
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    left.sort();
+    let mut want = vec![
+        format!(".other.partial-{dead}-0"),
+        format!(".out.partial-{live}-0"),
+        "out".to_string(),
+    ];
+    want.sort();
+    assert_eq!(left, want);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,7 +6,8 @@
 //! - Everything is written into a fresh temporary sibling (`.NAME.partial-PID-N`), which is
 //!   renamed into place only when complete; on an error, a panic or SIGINT/SIGTERM/SIGHUP the
 //!   sibling is removed (see [`remove_live_dirs`]), so a failed run never leaves a directory that
-//!   looks like a good one.
+//!   looks like a good one. A sibling left by a process that is gone (the OOM killer and SIGKILL
+//!   leave no chance to clean up) is removed by the next command that writes the same NAME.
 //! - A committed directory carries [`MANIFEST`], listing every file durasim wrote into it.
 //! - The target is replaced only if `manifest.rs` finds it absent, an empty directory, or a
 //!   directory whose manifest is valid and lists every file in it; anything else is refused
@@ -60,6 +61,7 @@ fn remove_tree(path: &Path) {
 /// existing directory, never someone else's).
 fn fresh_sibling(target: &Path, tag: &str) -> Result<PathBuf, OutputError> {
     let (parent, name) = split(target)?;
+    remove_stale_partials(&parent, &name);
     for n in 0..1000 {
         let p = parent.join(format!(".{name}.{tag}-{}-{n}", std::process::id()));
         match std::fs::create_dir(&p) {
@@ -72,6 +74,32 @@ fn fresh_sibling(target: &Path, tag: &str) -> Result<PathBuf, OutputError> {
         "cannot find a free temporary name next to {}",
         target.display()
     )))
+}
+
+/// Removes the temporary siblings of `parent/name` (`.NAME.partial-PID-N`, `.NAME.partial-PID`)
+/// left by a process that is gone (killed by the OOM killer or SIGKILL, which no handler sees).
+/// Only where `/proc` says which processes live; a sibling of a live process is never touched.
+fn remove_stale_partials(parent: &Path, name: &str) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    let prefix = format!(".{name}.partial-");
+    let own = std::process::id().to_string();
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let (pid, n) = rest.split_once('-').unwrap_or((rest, "0"));
+        let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        if numeric(pid) && numeric(n) && pid != own && !proc.join(pid).exists() {
+            remove_tree(&entry.path());
+        }
+    }
 }
 
 /// The parent directory (created if missing) and the last component of an output path.
@@ -292,6 +320,7 @@ pub fn write_own_file(
     check_own_file(path, what, is_ours)?;
     let (parent, name) = split(path)?;
     std::fs::create_dir_all(&parent).map_err(io("cannot create", &parent))?;
+    remove_stale_partials(&parent, &name);
     let temp = parent.join(format!(".{name}.partial-{}", std::process::id()));
     // Registered like a temporary directory: a signal while it is written removes it.
     live().push(temp.clone());
