@@ -275,3 +275,57 @@ fn stale_partial_siblings_of_dead_processes_are_removed_by_the_next_run() {
     assert_eq!(left, want);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Case 3: `--freeze FILE` recognised durasim's file by its first line, so a frozen scenario the
+/// user then edited was replaced without a word; so was an edited file a run directory's
+/// manifest lists. Each now carries the digest durasim wrote, and an edit is refused (exit 2,
+/// naming it) with nothing replaced.
+#[test]
+fn a_users_edit_of_a_durasim_output_is_never_replaced() {
+    let dir = temp_dir!("edits");
+    let scenario = crate::support::root().join("scenarios/chaos.toml");
+    let scenario = scenario.display().to_string();
+    let run_to = |out: &str, extra: &[&str]| {
+        let mut args = vec!["run", scenario.as_str(), "--out", out, "--quiet"];
+        args.extend_from_slice(extra);
+        durasim_within(&dir, &args, std::time::Duration::from_secs(120))
+    };
+    let run = |extra: &[&str]| run_to("out", extra);
+    let first = run(&["--freeze", "frozen.toml"]);
+    assert!(
+        first.status.code().is_some_and(|c| c < 2),
+        "{}",
+        text(&first)
+    );
+    // Unedited, both are replaced.
+    let again = run(&["--freeze", "frozen.toml"]);
+    assert!(
+        again.status.code().is_some_and(|c| c < 2),
+        "{}",
+        text(&again)
+    );
+    // The frozen scenario, edited.
+    let frozen = dir.join("frozen.toml");
+    let edited = crate::support::read(&frozen).replace("seed = ", "# my note\nseed = ");
+    std::fs::write(&frozen, &edited).unwrap();
+    let o = run_to("out2", &["--freeze", "frozen.toml"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("frozen.toml") && t.contains("edited"), "{t}");
+    assert_eq!(crate::support::read(&frozen), edited);
+    assert!(
+        !dir.join("out2").exists(),
+        "work was done before the refusal"
+    );
+    // A file of the run's directory, edited.
+    let summary = dir.join("out/summary.json");
+    let mut text_now = crate::support::read(&summary);
+    text_now.push('\n');
+    std::fs::write(&summary, &text_now).unwrap();
+    let o = run(&[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("summary.json") && t.contains("edited"), "{t}");
+    assert_eq!(crate::support::read(&summary), text_now);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -223,10 +223,17 @@ impl OutputDir {
             .into_iter()
             .filter(|f| f != MANIFEST)
             .collect();
+        let digests = files
+            .iter()
+            .filter_map(|f| {
+                super::manifest::file_digest(&self.temp_path.join(f)).map(|d| (f.clone(), d))
+            })
+            .collect();
         let manifest = Manifest {
             written_by: WRITTEN_BY.into(),
             kind: self.kind,
             files,
+            digests,
         };
         let text = serde_json::to_string_pretty(&manifest).expect("a manifest serializes") + "\n";
         let mp = self.temp_path.join(MANIFEST);
@@ -293,11 +300,19 @@ pub fn check_own_file(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(io("cannot inspect", path)(e)),
         Ok(m) => {
-            let ours = m.is_file()
-                && m.len() <= 64 << 20
-                && std::fs::read_to_string(path).is_ok_and(|t| is_ours(&t));
-            if ours {
+            let text = (m.is_file() && m.len() <= 64 << 20)
+                .then(|| std::fs::read_to_string(path).ok())
+                .flatten();
+            let ours = text.as_deref().is_some_and(&is_ours);
+            if ours && text.as_deref().is_some_and(digest_holds) {
                 Ok(())
+            } else if ours {
+                Err(OutputError::Refused(format!(
+                    "{} is a {what} durasim wrote, edited since (its contents no longer have the \
+                     digest durasim wrote on its last line): replacing it would lose the edits; \
+                     choose another file name, or move or remove it yourself",
+                    path.display()
+                )))
             } else {
                 Err(OutputError::Refused(format!(
                     "{} exists and is not a {what} durasim wrote: durasim will not replace it; \
@@ -309,8 +324,40 @@ pub fn check_own_file(
     }
 }
 
+/// What a file durasim owns ends with: a comment holding the blake3 digest of everything
+/// before it (`# durasim-digest: HEX`, or `<!-- durasim-digest: HEX -->` in XML).
+const DIGEST_MARK: &str = "durasim-digest: ";
+
+/// `text` with its digest line appended (a comment in its own syntax).
+fn with_digest(text: &str) -> String {
+    let mut out = text.to_string();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let hex = blake3::hash(out.as_bytes()).to_hex();
+    let (open, close) = match text.starts_with('<') {
+        true => ("<!-- ", " -->"),
+        false => ("# ", ""),
+    };
+    out.push_str(&format!("{open}{DIGEST_MARK}{hex}{close}\n"));
+    out
+}
+
+/// Whether `text` ends with the digest line of everything before it ([`with_digest`]).
+fn digest_holds(text: &str) -> bool {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let start = body.rfind('\n').map_or(0, |i| i + 1);
+    let last = &body[start..];
+    let Some(hex) = last.split(DIGEST_MARK).nth(1) else {
+        return false;
+    };
+    let hex = hex.trim_end_matches(" -->").trim();
+    blake3::hash(&text.as_bytes()[..start]).to_hex().as_str() == hex
+}
+
 /// Writes a single file durasim owns (see [`check_own_file`]) through a temporary sibling
-/// renamed into place.
+/// renamed into place, ending with the digest of its contents: a later write replaces it only
+/// while it still has that digest (an edited file is refused, naming it).
 pub fn write_own_file(
     path: &Path,
     text: &str,
@@ -324,7 +371,7 @@ pub fn write_own_file(
     let temp = parent.join(format!(".{name}.partial-{}", std::process::id()));
     // Registered like a temporary directory: a signal while it is written removes it.
     live().push(temp.clone());
-    let written = std::fs::write(&temp, text)
+    let written = std::fs::write(&temp, with_digest(text))
         .map_err(io("cannot write", &temp))
         .and_then(|()| std::fs::rename(&temp, path).map_err(io("cannot write", path)));
     let mut dirs = live();
