@@ -329,3 +329,46 @@ fn a_users_edit_of_a_durasim_output_is_never_replaced() {
     assert_eq!(crate::support::read(&summary), text_now);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Case 4: `--freeze DIR/f.toml --out DIR` exited 2 only after writing `f.toml` and creating
+/// `DIR`, and `merge s0 s1 --out s0` replaced an input shard. Both are refused before any work,
+/// with nothing written.
+#[test]
+fn an_output_that_would_destroy_another_or_an_input_is_refused_before_any_work() {
+    let dir = temp_dir!("apart");
+    let scenario = crate::support::root().join("scenarios/chaos.toml");
+    let scenario = scenario.display().to_string();
+    let o = durasim_within(
+        &dir,
+        &[
+            "run", &scenario, "--freeze", "d/f.toml", "--out", "d", "--quiet",
+        ],
+        std::time::Duration::from_secs(60),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("--freeze d/f.toml and --out d"), "{t}");
+    assert!(!dir.join("d").exists(), "work was done before the refusal");
+    for shard in ["0/2", "1/2"] {
+        let out = format!("s{}", &shard[..1]);
+        let o = durasim_within(
+            &dir,
+            &[
+                "sweep", &scenario, "--seeds", "0..4", "--shard", shard, "--out", &out, "--quiet",
+            ],
+            std::time::Duration::from_secs(120),
+        );
+        assert!(o.status.code().is_some_and(|c| c < 2), "{}", text(&o));
+    }
+    let before = crate::support::read(&dir.join("s0/sweep.json"));
+    let o = durasim_within(
+        &dir,
+        &["merge", "s0", "s1", "--out", "s0", "--quiet"],
+        std::time::Duration::from_secs(60),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("the shard s0 and --out s0"), "{t}");
+    assert_eq!(crate::support::read(&dir.join("s0/sweep.json")), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -63,6 +63,43 @@ pub fn check_cost(
     }
 }
 
+/// `path` made absolute (against the working directory) with its `.` and `..` resolved by
+/// their names alone (the path need not exist).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let abs = match path.is_absolute() {
+        true => path.to_path_buf(),
+        false => std::env::current_dir().unwrap_or_default().join(path),
+    };
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Refuses, before any work, an output file named inside the output directory a command is
+/// about to replace (`--freeze DIR/f.toml --out DIR`) or an output directory that is one of the
+/// command's inputs (`merge s0 s1 --out s0`): the one would destroy the other.
+pub fn check_apart(flag: &str, path: &Path, out_flag: &str, out: &Path) -> anyhow::Result<()> {
+    let (p, o) = (lexical(path), lexical(out));
+    if p.starts_with(&o) || o.starts_with(&p) {
+        return Err(bad(format!(
+            "{flag} {} and {out_flag} {}: one is inside the other, and writing {out_flag} \
+             replaces that directory whole; give {flag} a path outside it",
+            path.display(),
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Reads and validates a scenario file; every failure is bad input.
 pub fn load_scenario(path: &Path) -> anyhow::Result<(Scenario, String)> {
     let text = crate::shell::files::read_capped(

@@ -75,6 +75,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         None => default_out(&scenario.name, "")?,
     };
     if let Some(f) = &args.freeze {
+        super::input::check_apart("--freeze", f, "--out", &out_path)?;
         check_own_file(f, "frozen scenario", is_frozen).map_err(output_error)?;
     }
     let out = OutputDir::create(&out_path, Kind::Run).map_err(output_error)?;

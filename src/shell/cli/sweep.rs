@@ -163,6 +163,9 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
         Some(p) => p.clone(),
         None => default_out(&json.scenario, "-sweep")?,
     };
+    for dir in &args.dirs {
+        super::input::check_apart("the shard", dir, "--out", &out)?;
+    }
     check_targets(&out, args.junit.as_deref())?;
     let output = SweepOutput {
         json,
