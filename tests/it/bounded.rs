@@ -370,5 +370,24 @@ fn an_output_that_would_destroy_another_or_an_input_is_refused_before_any_work()
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(t.contains("the shard s0 and --out s0"), "{t}");
     assert_eq!(crate::support::read(&dir.join("s0/sweep.json")), before);
+    // A --junit file that can never be written is refused before the sweep runs.
+    let o = durasim_within(
+        &dir,
+        &[
+            "sweep",
+            &scenario,
+            "--seeds",
+            "0..4",
+            "--junit",
+            "/proc/x.xml",
+            "--out",
+            "s2",
+        ],
+        std::time::Duration::from_secs(60),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("/proc/x.xml"), "{t}");
+    assert!(!dir.join("s2").exists(), "the sweep ran before the refusal");
     let _ = std::fs::remove_dir_all(&dir);
 }

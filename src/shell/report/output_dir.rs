@@ -295,9 +295,21 @@ pub fn check_own_file(
     what: &str,
     is_ours: impl Fn(&str) -> bool,
 ) -> Result<(), OutputError> {
-    split(path)?;
+    let (parent, name) = split(path)?;
     match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Where the file can never be written (`/proc/x.xml`), say so before the work.
+            if parent.is_dir() {
+                let probe = parent.join(format!(".{name}.partial-{}", std::process::id()));
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&probe)
+                    .map_err(io("cannot write", path))?;
+                let _ = std::fs::remove_file(&probe);
+            }
+            Ok(())
+        }
         Err(e) => Err(io("cannot inspect", path)(e)),
         Ok(m) => {
             let text = (m.is_file() && m.len() <= 64 << 20)
