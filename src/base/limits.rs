@@ -127,6 +127,13 @@ pub fn check_times(scenario: &impl serde::Serialize) -> Result<(), LimitError> {
     walk_times(&value, String::new(), false)
 }
 
+/// [`check_times`] of one part of a scenario already serialized, at `path` (`enqueue[3]`, a
+/// top-level key): a scenario of many entries is walked a part at a time, never as one tree.
+pub fn check_times_at(value: &serde_json::Value, path: String) -> Result<(), LimitError> {
+    let timed = path.ends_with("_ms");
+    walk_times(value, path, timed)
+}
+
 fn walk_times(v: &serde_json::Value, path: String, timed: bool) -> Result<(), LimitError> {
     use serde_json::Value;
     match v {

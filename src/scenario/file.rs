@@ -66,18 +66,16 @@ pub struct ScenarioFile {
 }
 
 impl ScenarioFile {
-    /// Records which durasim settings the text wrote itself (a profile supplies the others).
-    pub(super) fn note_written(&mut self, source: &str) {
-        let Ok(table) = toml::from_str::<toml::Table>(source) else {
-            return;
-        };
+    /// Which durasim settings a parsed text wrote itself (a profile supplies the others):
+    /// `[queue]` and `[retry]` are never read apart from the rest (`read.rs`).
+    pub(super) fn written_of(table: &toml::de::DeTable<'_>) -> Written {
         let has = |section: &str, key: &str| {
             table
                 .get(section)
-                .and_then(toml::Value::as_table)
+                .and_then(|v| v.get_ref().as_table())
                 .is_some_and(|t| t.contains_key(key))
         };
-        self.queue.written = Written {
+        Written {
             lease_ms: has("queue", "lease_ms"),
             heartbeat_ms: has("queue", "heartbeat_ms"),
             deadline_ms: has("queue", "deadline_ms"),
@@ -85,7 +83,12 @@ impl ScenarioFile {
             backoff_base_ms: has("retry", "backoff_base_ms"),
             backoff_cap_ms: has("retry", "backoff_cap_ms"),
             jitter: has("retry", "jitter"),
-        };
+        }
+    }
+
+    /// Records which durasim settings the text wrote itself ([`ScenarioFile::written_of`]).
+    pub(super) fn note_written(&mut self, written: Written) {
+        self.queue.written = written;
         let w = self.queue.written;
         let profiled = self
             .queue

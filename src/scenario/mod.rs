@@ -12,23 +12,26 @@
 //! becomes a line (`position.rs`); run anything (see `sim`) or read files (the shell hands over
 //! the text).
 
+pub mod cost;
 mod dist;
 mod expect;
 mod faults;
 mod file;
 mod names;
 mod position;
+pub mod read;
 mod script;
 mod sections;
+pub mod shape;
 mod swarm;
 mod validate;
 pub mod warnings;
 
+pub use cost::{Budget, Cost};
 pub use dist::Dist;
 pub use expect::{Expect, Expectations, PinnedHash, ReplayExpectation};
 pub use faults::{Faults, HeldFault, Outage};
 pub use file::ScenarioFile;
-pub(crate) use position::locate;
 pub use script::{Aim, FaultKind, Operator, OperatorAction, OperatorTarget, Script};
 pub use sections::{
     Arrivals, Burst, ConsumerSection, DepthSampling, DlqSection, Enqueue, InvalidDocuments,
@@ -44,6 +47,7 @@ use crate::vocab::config::RunConfig;
 use crate::vocab::key::KeyNames;
 use names::EntryIds;
 pub use position::Positions;
+pub use read::Locator;
 use std::fmt;
 
 /// A bad scenario: where, which field, and what would have been accepted.
@@ -118,42 +122,21 @@ impl serde::Serialize for Scenario {
 }
 
 impl Scenario {
-    /// Parses and validates a scenario's text. `file` is only used in error messages.
+    /// Parses and validates a scenario's text. `file` is only used in error messages. Reading
+    /// costs at most `shape::COST_PER_BYTE` times the text's size, plus `shape::COST_FIXED`
+    /// (`read.rs`, `shape.rs`).
     pub fn parse(file: &str, source: &str) -> Result<Scenario, ScenarioError> {
-        let mut scenario: ScenarioFile = toml::from_str(source).map_err(|e| {
-            let message = e.message().trim().to_string();
-            let unknown = message
-                .strip_prefix("unknown field `")
-                .and_then(|r| r.split('`').next())
-                .map(str::to_string);
-            let message = if unknown.is_some() {
-                message
-                    .replacen("unknown field", "unknown key", 1)
-                    .replacen("expected one of", "allowed keys are", 1)
-                    .replacen("expected", "allowed:", 1)
-            } else {
-                message
-            };
-            let positions = Positions::new(source);
-            let line = e.span().map(|s| positions.line_of(s.start));
-            let field = e
-                .span()
-                .and_then(|s| positions.field_at(s, unknown.as_deref()))
-                .or(unknown)
-                .unwrap_or_default();
-            ScenarioError {
-                file: file.to_string(),
-                line,
-                field: crate::base::messages::clip_name(&field),
-                message: crate::base::messages::plain(&message),
-            }
+        let (scenario, _) = read::read(source).map_err(|(line, field, message)| ScenarioError {
+            file: file.to_string(),
+            line,
+            field,
+            message,
         })?;
-        scenario.note_written(source);
         scenario
             .validate()
             .map_err(|(field, message)| ScenarioError {
                 file: file.to_string(),
-                line: locate(source, &field),
+                line: read::Locator::new(source).line(&field),
                 field,
                 message,
             })

@@ -226,8 +226,3 @@ fn path_parts(path: &str) -> Vec<(&str, Option<usize>)> {
         })
         .collect()
 }
-
-/// The line of `path` in `source` (see [`Positions::line`]), for one lookup.
-pub(crate) fn locate(source: &str, path: &str) -> Option<usize> {
-    Positions::new(source).line(path)
-}

@@ -13,7 +13,7 @@
 use super::names::register;
 use super::{validate_name, Aim, FaultKind, Scenario, ScenarioFile, Script};
 use crate::base::ids::JobId;
-use crate::base::limits::MAX_JOBS;
+use crate::base::limits::{LimitError, MAX_JOBS};
 use crate::base::messages::clip;
 use crate::model::worker::CrashPoint;
 use crate::profile::resolve::Refusal;
@@ -30,7 +30,9 @@ impl ScenarioFile {
     /// The file as a [`Scenario`]: every check in a fixed order, the first offending field's
     /// path and what is allowed on a refusal; on success the profile resolved, the names
     /// registered, the script's aims and the expectations read, once.
-    pub(super) fn validate(self) -> Result<Scenario, Refusal> {
+    pub(super) fn validate(mut self) -> Result<Scenario, Refusal> {
+        validate_name(&self.name).or_else(|m| err("name", format!("{} {m}", clip(&self.name))))?;
+        self.check_times()?;
         self.check_settings()?;
         let semantics =
             crate::profile::resolve::resolve(self.queue_profile(), &self.profile_overrides())?;
@@ -64,11 +66,48 @@ impl ScenarioFile {
         ))
     }
 
-    /// The name, the times, the workers and the queue's own settings and profile name.
-    fn check_settings(&self) -> Result<(), Refusal> {
-        validate_name(&self.name).or_else(|m| err("name", format!("{} {m}", clip(&self.name))))?;
-        crate::base::limits::check_times(self)
+    /// Every time against its range (`limits::check_times`), in the order of the file's
+    /// serialized keys: the entries' arrays one entry at a time (a file of many entries is never
+    /// held as one JSON tree).
+    fn check_times(&mut self) -> Result<(), Refusal> {
+        use crate::base::limits::check_times_at;
+        let enqueue = std::mem::take(&mut self.enqueue);
+        let script = std::mem::take(&mut self.script);
+        let operator = std::mem::take(&mut self.operator);
+        let burst = std::mem::take(&mut self.burst);
+        let rest = serde_json::to_value(&*self).expect("a scenario serializes");
+        self.enqueue = enqueue;
+        self.script = script;
+        self.operator = operator;
+        self.burst = burst;
+        let serde_json::Value::Object(mut map) = rest else {
+            unreachable!("a scenario serializes as a table")
+        };
+        for name in super::shape::ENTRY_ARRAYS {
+            map.insert(name.to_string(), serde_json::Value::Null);
+        }
+        fn each<T: serde::Serialize>(name: &str, items: &[T]) -> Result<(), LimitError> {
+            for (i, item) in items.iter().enumerate() {
+                let value = serde_json::to_value(item).expect("an entry serializes");
+                check_times_at(&value, format!("{name}[{i}]"))?;
+            }
+            Ok(())
+        }
+        for (key, value) in &map {
+            match key.as_str() {
+                "enqueue" => each(key, &self.enqueue),
+                "script" => each(key, &self.script),
+                "operator" => each(key, &self.operator),
+                "burst" => each(key, &self.burst),
+                _ => check_times_at(value, key.clone()),
+            }
             .or_else(|e| err(e.field().unwrap_or(""), e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// The workers and the queue's own settings and profile name.
+    fn check_settings(&self) -> Result<(), Refusal> {
         if self.workers.count == 0 || self.workers.count > 1_000_000 {
             return err(
                 "workers.count",

@@ -13,7 +13,7 @@ pub fn warnings(scenario: &Scenario, file: &str, source: &str) -> Vec<ScenarioEr
     if found.is_empty() {
         return Vec::new();
     }
-    let positions = crate::scenario::Positions::new(source);
+    let mut positions = crate::scenario::Locator::new(source);
     found
         .into_iter()
         .map(|(field, message)| ScenarioError {

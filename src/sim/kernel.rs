@@ -116,6 +116,8 @@ pub struct RunOutcome {
     pub heap_events: u64,
     pub virtual_time_ms: SimTime,
     pub quiescent: bool,
+    /// The run passed its `max_events` and was stopped there (`RunRequest::max_events`).
+    pub over_budget: bool,
     pub names: KeyNames,
     /// How often the run took each branch of the model's and the kernel's decisions
     /// (`vocab::probes`); not part of the trace. None: not a simulation (a history `verify`
@@ -172,6 +174,8 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     /// and hands the set to the model's parts, which read their own.
     pub(super) bugs: BugSet,
     pub(super) time_limit_ms: SimTime,
+    /// `RunRequest::max_events`.
+    pub(super) max_events: u64,
     pub(super) hash: TraceHash,
     pub(super) observer: O,
     /// The workers' heartbeat period (the profile's, or the scenario's lease section).
@@ -320,6 +324,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             first_cancelled: None,
             bugs,
             time_limit_ms: scenario.run.time_limit_ms,
+            max_events: options.max_events,
             hash: TraceHash::default(),
             observer,
             heartbeat_ms: crate::profile::Effective::of(&scenario.semantics()).heartbeat_ms,
@@ -357,7 +362,12 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         });
         self.schedule_start();
         let mut quiescent = self.settled();
+        let mut over_budget = false;
         while !quiescent {
+            if self.heap_events >= self.max_events {
+                over_budget = true;
+                break;
+            }
             let Some((at, ev)) = self.heap.pop() else {
                 break;
             };
@@ -383,6 +393,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             heap_events: self.heap_events,
             virtual_time_ms: self.now,
             quiescent,
+            over_budget,
             names: self.names,
             probes: Some(probes),
         };

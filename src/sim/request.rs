@@ -27,6 +27,9 @@ pub struct RunRequest {
     /// verdicts and figures): the CLI's `run` on a machine with a second core. Off for a sweep,
     /// whose threads each run seeds.
     pub observer_thread: bool,
+    /// The kernel events the run may take (`--max-events`): past them it stops, its outcome
+    /// `over_budget` (the scenario's bound, `Scenario::cost`, is checked before it starts).
+    pub max_events: u64,
 }
 
 impl RunRequest {
@@ -40,6 +43,7 @@ impl RunRequest {
             progress: None,
             trace_filter: None,
             observer_thread: false,
+            max_events: crate::scenario::cost::DEFAULT_MAX_EVENTS,
         }
     }
 }

@@ -137,13 +137,15 @@ impl<'a> Aggregator<'a> {
     /// `threads` only feed the throughput figures.
     pub fn finish(mut self, shard: Option<Shard>, wall_s: f64, threads: usize) -> SweepJson {
         let plan = self.plan;
-        // Groups in invariant order, then replay, then panic; signatures by first seed.
+        // Groups in invariant order, then replay, an inconsistent history, then panic;
+        // signatures by first seed.
         let order = |name: &str| -> usize {
             Invariant::parse(name)
                 .map(|i| i as usize)
                 .unwrap_or(match name {
                     "replay" => 100,
-                    _ => 101,
+                    super::freeze::HISTORY_CONSISTENT => 101,
+                    _ => 102,
                 })
         };
         self.groups.sort_by_key(|g| order(&g.invariant));

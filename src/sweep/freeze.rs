@@ -51,8 +51,29 @@ pub fn fault_evidence(e: &Event) -> bool {
     )
 }
 
-/// The faults that fired in a run, as script entries, in history order.
-pub fn fired_faults(base: &ScenarioFile, trace: &[Record], names: &KeyNames) -> Vec<Script> {
+/// A history the tools cannot pin a fault of: a record names a lease (a job and a fence) that no
+/// `leased` record handed out, or a lease has no attempt number. A defect of the model (or an
+/// edited history), reported as a verdict (`history_consistent`), never a panic.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("inconsistent history: the {record} record at {at} ms (#{index}) {problem}")]
+pub struct Inconsistent {
+    /// The record's position in the history (0: the header).
+    pub index: usize,
+    pub at: u64,
+    pub record: &'static str,
+    pub problem: String,
+}
+
+/// The name a sweep's failure group gives an [`Inconsistent`] history.
+pub const HISTORY_CONSISTENT: &str = "history_consistent";
+
+/// The faults that fired in a run, as script entries, in history order; an [`Inconsistent`]
+/// history when a fault's record names a lease the history never handed out.
+pub fn fired_faults(
+    base: &ScenarioFile,
+    trace: &[Record],
+    names: &KeyNames,
+) -> Result<Vec<Script>, Inconsistent> {
     let mut documents: FastMap<JobId, crate::base::ids::DocumentId> = FastMap::default();
     let mut leases: FastMap<(JobId, u64), (u32, u64)> = FastMap::default();
     let mut out = Vec::new();
@@ -62,7 +83,21 @@ pub fn fired_faults(base: &ScenarioFile, trace: &[Record], names: &KeyNames) -> 
         attempt: Some(attempt),
         ..Script::new(0, fault, Some(job.0))
     };
-    for r in trace {
+    for (index, r) in trace.iter().enumerate() {
+        let inconsistent = |problem: String| Inconsistent {
+            index,
+            at: r.at,
+            record: r.event.type_name(),
+            problem,
+        };
+        let lease = |job: JobId, fence: u64| {
+            leases.get(&(job, fence)).copied().ok_or_else(|| {
+                inconsistent(format!(
+                    "names job-{} with fence-{fence}, which no lease handed out",
+                    job.0
+                ))
+            })
+        };
         match &r.event {
             Event::Enqueued { job, key, .. } => {
                 documents.insert(*job, key.document);
@@ -73,19 +108,21 @@ pub fn fired_faults(base: &ScenarioFile, trace: &[Record], names: &KeyNames) -> 
                 attempt,
                 ..
             } => {
-                let attempt = attempt.expect("the simulator records every lease's attempt");
+                let attempt = attempt.ok_or_else(|| {
+                    inconsistent(format!("of job-{} has no attempt number", job.0))
+                })?;
                 leases.insert((*job, fence.0), (attempt, r.at));
             }
             Event::WorkerCrashed {
                 job, fence, point, ..
             } => {
-                let (attempt, at) = leases[&(*job, fence.0)];
+                let (attempt, at) = lease(*job, fence.0)?;
                 let mut e = entry(at, FaultKind::Crash, *job, attempt);
                 e.point = Some(point.to_string());
                 out.push(e);
             }
             Event::Held(h) => {
-                let (attempt, at) = leases[&(h.job, h.fence.0)];
+                let (attempt, at) = lease(h.job, h.fence.0)?;
                 let mut e = entry(at, h.fault.spec().kind, h.job, attempt);
                 e.length = Some((h.fault, h.ms));
                 out.push(e);
@@ -93,7 +130,7 @@ pub fn fired_faults(base: &ScenarioFile, trace: &[Record], names: &KeyNames) -> 
             Event::AttemptFailed {
                 job, fence, error, ..
             } => {
-                let (attempt, at) = leases[&(*job, fence.0)];
+                let (attempt, at) = lease(*job, fence.0)?;
                 let fault = match *error {
                     "provider_unavailable" | "deadline_exceeded" => Some(FaultKind::TransientError),
                     "schema_invalid"
@@ -115,7 +152,7 @@ pub fn fired_faults(base: &ScenarioFile, trace: &[Record], names: &KeyNames) -> 
             _ => {}
         }
     }
-    out
+    Ok(out)
 }
 
 /// Which fault kinds (by name) and crash points fired in a run: the sweep's coverage.
@@ -123,12 +160,11 @@ pub fn fired_kinds(
     base: &ScenarioFile,
     trace: &[Record],
     names: &KeyNames,
-) -> (Vec<&'static str>, Vec<String>) {
+) -> Result<(Vec<&'static str>, Vec<String>), Inconsistent> {
     let mut kinds = [false; COVERED.len()];
     let mut points: Vec<String> = Vec::new();
-    for s in fired_faults(base, trace, names) {
-        if s.fault == FaultKind::Crash {
-            let p = s.point.expect("a crash has a point");
+    for s in fired_faults(base, trace, names)? {
+        if let (FaultKind::Crash, Some(p)) = (s.fault, s.point) {
             if !points.contains(&p) {
                 points.push(p);
             }
@@ -137,7 +173,7 @@ pub fn fired_kinds(
             kinds[i] = true;
         }
     }
-    (
+    Ok((
         COVERED
             .iter()
             .zip(kinds)
@@ -145,18 +181,18 @@ pub fn fired_kinds(
             .map(|(k, _)| k.name())
             .collect(),
         points,
-    )
+    ))
 }
 
 /// The run as an explicit scenario: same seed, jobs, bugs and settings; random fault rates 0;
 /// the faults that fired as `[[script]]` entries; scripted payload mutations kept; no `[swarm]`;
-/// an empty `[expect]` (the caller fills it in).
+/// an empty `[expect]` (the caller fills it in). An [`Inconsistent`] history cannot be frozen.
 pub fn freeze(
     base: &ScenarioFile,
     request: &RunRequest,
     trace: &[Record],
     names: &KeyNames,
-) -> ScenarioFile {
+) -> Result<ScenarioFile, Inconsistent> {
     let mut s = base.clone();
     s.seed = request.seed;
     if let Some(j) = request.jobs {
@@ -177,9 +213,9 @@ pub fn freeze(
         .filter(|e| e.fault == FaultKind::MutatePayload)
         .cloned()
         .collect();
-    s.script.extend(fired_faults(base, trace, names));
+    s.script.extend(fired_faults(base, trace, names)?);
     s.expect = Expect::default();
-    s
+    Ok(s)
 }
 
 /// The scenario as a TOML file, with `header` as leading comment lines. Parsed back and
@@ -220,6 +256,8 @@ pub enum FreezeError {
     Toml(String),
     #[error(transparent)]
     Parse(#[from] crate::scenario::ScenarioError),
+    #[error(transparent)]
+    Inconsistent(#[from] Inconsistent),
 }
 
 /// The counts a frozen run pins: its outcomes, its results and the crashes its faults caused
@@ -243,7 +281,7 @@ pub fn freeze_run(
     scenario_file: &str,
 ) -> Result<Frozen, FreezeError> {
     let trace = report.trace.as_deref().ok_or(FreezeError::NoTrace)?;
-    let mut frozen = freeze(scenario, request, trace, &report.outcome.names);
+    let mut frozen = freeze(scenario, request, trace, &report.outcome.names)?;
     let m = &report.metrics;
     let e = &mut frozen.expect;
     e.violations = Some(

@@ -138,6 +138,12 @@ pub struct Plan {
     /// Test hook: the run of this seed panics. Not reachable from the command line.
     #[doc(hidden)]
     pub panic_on_seed: Option<u64>,
+    /// Test hook: edits each seed's kept history (its seed given) before the sweep reads it, as
+    /// a defect of the model would have written it. Not reachable from the command line.
+    #[doc(hidden)]
+    pub edit_history: Option<fn(u64, &mut Vec<crate::history::Record>)>,
+    /// The kernel events a seed may take (`--max-events`; `RunRequest::max_events`).
+    pub max_events: u64,
 }
 
 impl Plan {
@@ -157,6 +163,8 @@ impl Plan {
             progress: None,
             wall_clock: None,
             panic_on_seed: None,
+            edit_history: None,
+            max_events: crate::scenario::cost::DEFAULT_MAX_EVENTS,
         }
     }
 

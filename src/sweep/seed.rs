@@ -164,8 +164,23 @@ pub fn seed_setup(plan: &Plan, seed: u64) -> (Scenario, RunRequest, Option<Swarm
         trace_filter: Some(freeze::fault_evidence),
         // The sweep's threads each run seeds: a seed's observers stay on its thread.
         observer_thread: false,
+        max_events: plan.max_events,
     };
     (scenario, request, draw)
+}
+
+/// The failure of a seed whose history the sweep cannot read as the simulator writes one.
+pub fn inconsistent_failure(e: &freeze::Inconsistent) -> SeedFailure {
+    let message = e.to_string();
+    SeedFailure {
+        class: "safety".into(),
+        invariant: freeze::HISTORY_CONSISTENT.into(),
+        signature: signature(&message),
+        violations: 1,
+        at_ms: e.at,
+        job: None,
+        message,
+    }
 }
 
 /// Runs one seed: never panics, never depends on other seeds.
@@ -202,7 +217,10 @@ pub fn run_seed(plan: &Plan, seed: u64) -> SeedRecord {
         if panic_on == Some(seed) {
             panic!("injected test panic at seed {seed}");
         }
-        let report = run_once(&scenario, &request, None);
+        let mut report = run_once(&scenario, &request, None);
+        if let (Some(edit), Some(trace)) = (plan.edit_history, report.trace.as_mut()) {
+            edit(seed, trace);
+        }
         let again = replay.then(|| {
             let mut plain = request.clone();
             plain.keep_trace = false;
@@ -270,10 +288,15 @@ pub fn run_seed(plan: &Plan, seed: u64) -> SeedRecord {
         }
     }
     if let Some(trace) = &report.trace {
-        let (kinds, points) = freeze::fired_kinds(&scenario, trace, &report.outcome.names);
-        record.faults = kinds.into_iter().map(String::from).collect();
-        record.crash_points = points;
-        record.crash_points.sort_by_key(|p| CrashPoint::parse(p));
+        match freeze::fired_kinds(&scenario, trace, &report.outcome.names) {
+            Ok((kinds, points)) => {
+                record.faults = kinds.into_iter().map(String::from).collect();
+                record.crash_points = points;
+                record.crash_points.sort_by_key(|p| CrashPoint::parse(p));
+            }
+            // A defect of the model under test: a verdict of the seed, never the sweep's end.
+            Err(e) => record.failures.push(inconsistent_failure(&e)),
+        }
     }
     record.sometimes = report
         .check

@@ -284,12 +284,15 @@ pub fn shrink(
         Target::Invariant(i) => report.check.verdict(i).first.as_ref().and_then(|v| v.job),
         Target::Nondeterminism => None,
     };
+    // An inconsistent history (a defect of the model) cannot be frozen: the failure is
+    // reported unshrunk.
     let frozen = freeze(
         &plain,
         &traced,
         report.trace.as_deref().unwrap_or(&[]),
         &report.outcome.names,
-    );
+    )
+    .ok()?;
     let from = Size {
         jobs: request.jobs.unwrap_or(base.arrivals.jobs) + base.enqueue.len() as u64,
         workers: base.workers.count,

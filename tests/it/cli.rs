@@ -1,8 +1,6 @@
 //! The binary as a user meets it: exit codes, bad input, outputs, replay.
 
-use crate::support::{
-    bin, bug_switches, durasim, root, scenario_files, temp_dir, text, write, BIN,
-};
+use crate::support::{bin, bug_switches, durasim, scenario_files, temp_dir, text, write, BIN};
 use std::path::Path;
 use std::process::Command;
 
@@ -381,25 +379,10 @@ fn every_subcommand_help_has_an_example_and_the_exit_codes() {
 fn conform_without_its_program_says_how_to_build_it() {
     // A durasim with no durasim-conform next to it (the workspace builds both side by side).
     let dir = temp_dir!("conform-missing");
-    let lone = dir.join("durasim");
-    std::fs::copy(BIN, &lone).unwrap();
-    // Another test of this binary may fork while the copy's file is still open for writing; the
-    // child holds that descriptor until it execs, and exec of the copy then fails with "text
-    // file busy" (ETXTBSY) for that moment. Retry, as Rust's own test suite does.
-    let mut tries = 0;
-    let o = loop {
-        match Command::new(&lone)
-            .args(["conform", "scenarios/zombie-worker.toml", "--store", "pgmq"])
-            .current_dir(root())
-            .output()
-        {
-            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
-                tries += 1;
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            other => break other.unwrap(),
-        }
-    };
+    let o = crate::support::lone_durasim(
+        &dir,
+        &["conform", "scenarios/zombie-worker.toml", "--store", "pgmq"],
+    );
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(

@@ -17,6 +17,7 @@
 mod support;
 
 mod architecture;
+mod bounded;
 mod bounds;
 mod bug_table;
 mod cli;

@@ -61,6 +61,42 @@ Exit codes:
   1 an invariant is violated (the first violation and its evidence are printed)
   2 bad input: not a history file (named with its line and field), or out of its limits";
 
+/// `durasim conform`'s examples and exit codes: the harness's help ends with them
+/// (`crates/conform`), and `durasim conform --help` prints them when the harness is missing.
+pub const CONFORM_HELP: &str = "Examples:
+  durasim conform scenarios/conform-kills.toml --store sqlite:/tmp/kills.db
+  durasim conform scenarios/zombie-worker.toml --store pgmq
+  durasim conform scenarios/chaos.toml --store postgres --seed 3 --bug no_fencing
+
+Exit codes:
+  0 every invariant holds on the history the store recorded, and the scenario's [expect] block
+    agrees (on real stores only `violations`, `sometimes` and `unfinished = 0` are enforced)
+  1 a violation or an unmet expectation
+  2 bad input: a malformed or invalid scenario, a scenario that needs a simulator-only feature,
+    a bad flag or store, an output durasim may not replace, or no PostgreSQL to start; nothing
+    is written";
+
+/// `durasim conform`'s flags, as `durasim conform --help` shows them when the harness (which
+/// parses them) is missing. `tests/it/cli.rs` checks that the harness's help names each.
+pub const CONFORM_FLAGS: &str = "Arguments:
+  <SCENARIO>  The scenario file (scenarios/*.toml)
+
+Options:
+      --store <STORE>       sqlite:PATH (a new database file), postgres (a throwaway server),
+                            postgres://URL (a new database on that server, dropped afterwards),
+                            pgmq, or pgmq:postgres://URL
+      --seed <SEED>         Seed (default: the scenario's `seed`)
+      --jobs <JOBS>         Override the scenario's arrivals.jobs
+      --bug <NAME>          Turn a bug switch on (repeatable): no_fencing, tenantless_keys,
+                            naive_dual_write, no_consumer_dedupe, no_idempotency
+      --kill <JOB:ATTEMPT:POINT>
+                            Force a kill (repeatable), e.g. 0:1:mid_commit
+      --out <DIR>           Output directory (default: reports/<scenario name>-conform-<store>/)
+      --time-limit-s <TIME_LIMIT_S>
+                            Give up after this many seconds of wall time (default 120)
+      --quiet               Print only the verdict line
+  -h, --help                Print help";
+
 const BUGS_HELP: &str = "Example:
   durasim bugs
 
@@ -171,6 +207,11 @@ pub struct Cli {
     /// Treat warnings (suspicious but valid scenario settings) as bad input: exit 2
     #[arg(long, global = true)]
     pub deny_warnings: bool,
+    /// The kernel events a run may take (default 1000000000; the depth samples it keeps, a
+    /// hundredth of it): a scenario whose bound is over is refused, a run that passes it stops
+    /// (exit 2, nothing written). The formula: docs/limits.md
+    #[arg(long, global = true, value_name = "N")]
+    pub max_events: Option<u64>,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -229,6 +270,9 @@ pub enum Command {
         /// The scenario files (scenarios/*.toml)
         #[arg(required = true, value_name = "SCENARIO")]
         scenarios: Vec<PathBuf>,
+        /// Also print each scenario's cost bound: events, samples, CSV rows, memory
+        #[arg(long)]
+        verbose: bool,
     },
     /// List the bug switches and the invariant each should break
     #[command(after_help = BUGS_HELP)]

@@ -85,10 +85,11 @@ pub fn exit_code(result: &anyhow::Result<Outcome>) -> i32 {
 
 pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
     input::deny_warnings(cli.deny_warnings);
+    input::max_events(cli.max_events)?;
     match cli.command {
         Command::Run(args) => run::cmd_run(&args),
         Command::Replay { dir } => replay::cmd_replay(&dir),
-        Command::Check { scenarios } => input::cmd_check(&scenarios),
+        Command::Check { scenarios, verbose } => input::cmd_check(&scenarios, verbose),
         Command::Sweep(args) => sweep::cmd_sweep(&args),
         Command::Merge(args) => sweep::cmd_merge(&args),
         Command::Chart { dir, out, format } => chart::cmd_chart(&dir, out.as_deref(), format.0),

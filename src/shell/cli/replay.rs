@@ -66,6 +66,13 @@ fn replay_request(dir: &Path) -> anyhow::Result<(PathBuf, Scenario, RunRequest, 
     )?;
     request.seed = info.seed;
     request.jobs = info.jobs_override;
+    super::input::check_cost(
+        &scenario,
+        request.jobs,
+        &scenario_path.display().to_string(),
+        &scenario_text,
+    )?;
+    request.max_events = super::input::budget().max_events;
     Ok((scenario_path, scenario, request, info))
 }
 

@@ -22,7 +22,7 @@ use crate::shell::report::output_dir::{check_own_file, write_own_file, Kind, Out
 use crate::shell::report::render::render_dir;
 use crate::shell::report::run_dir::{attempt_rows, history_file, write_outputs};
 use crate::shell::report::summary::{summarize, RunIdentity, Summary};
-use crate::sweep::freeze::{freeze_run, replay_frozen, FROZEN_MARK};
+use crate::sweep::freeze::{freeze_run, replay_frozen, FreezeError, FROZEN_MARK};
 use anyhow::{anyhow, Context};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -56,6 +56,9 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         crate::base::limits::check_jobs("--jobs", jobs).map_err(|e| bad(e.to_string()))?;
         request.jobs = Some(jobs);
     }
+    let file = args.scenario.display().to_string();
+    super::input::check_cost(&scenario, request.jobs, &file, &text)?;
+    request.max_events = super::input::budget().max_events;
     // trace.jsonl is streamed to its file; the history is kept in memory only for what needs
     // it whole.
     let wants_jsonl = args
@@ -72,6 +75,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         None => default_out(&scenario.name, "")?,
     };
     if let Some(f) = &args.freeze {
+        super::input::check_apart("--freeze", f, "--out", &out_path)?;
         check_own_file(f, "frozen scenario", is_frozen).map_err(output_error)?;
     }
     let out = OutputDir::create(&out_path, Kind::Run).map_err(output_error)?;
@@ -88,6 +92,14 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let started = Instant::now();
     let mut report = run_streaming(&scenario, &request, sinks);
     report.wall_s = started.elapsed().as_secs_f64();
+    if report.outcome.over_budget {
+        // Nothing is committed: the temporary directory goes with `out`.
+        return Err(bad(format!(
+            "{file}: the run passed --max-events {} at {} ms of virtual time and was stopped, \
+             nothing written: shorten run.time_limit_ms or raise --max-events (docs/limits.md)",
+            request.max_events, report.outcome.virtual_time_ms
+        )));
+    }
     if let Some(written) = report.history_written.take() {
         written.map_err(|e| anyhow!("cannot write trace.jsonl: {e}"))?;
     }
@@ -95,8 +107,11 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         bar.finish_and_clear();
     }
     let mut frozen = None;
+    let mut inconsistent = false;
     if let Some(path) = &args.freeze {
-        frozen = Some(freeze(&scenario, &request, &report, path, &args.scenario)?);
+        let line = freeze(&scenario, &request, &report, path, &args.scenario)?;
+        inconsistent = line.is_err();
+        frozen = Some(line.unwrap_or_else(|e| e));
         if !needs_history(args) {
             report.trace = None;
         }
@@ -107,7 +122,6 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         .map_err(|e| anyhow!("cannot write attempts.csv: {e}"))?;
     let unmet = check_expectations(scenario.expectations(), &report);
     let reproduce = reproduce_command(&args.scenario, request.seed, request.jobs, &args.bugs);
-    let file = args.scenario.display().to_string();
     let identity = RunIdentity {
         scenario_name: &scenario.name,
         scenario_file: &file,
@@ -132,7 +146,8 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     if args.chart && !args.quiet {
         println!("  report     {}", written.join("index.html").display());
     }
-    let ok = unmet.is_empty();
+    // A history that cannot be frozen is a defect of the model: a verdict, like a violation.
+    let ok = unmet.is_empty() && !inconsistent;
     if !ok {
         println!("reproduce: {reproduce}");
     }
@@ -198,26 +213,36 @@ fn is_frozen(text: &str) -> bool {
 }
 
 /// `--freeze FILE`: writes the run as an explicit scenario, checks that it replays, and returns
-/// the line that says how closely (printed once the run's outputs are in place).
+/// the line that says how closely (printed once the run's outputs are in place); `Err(line)`
+/// when the run's history is inconsistent (a defect of the model: nothing is written, and the
+/// run fails).
 fn freeze(
     scenario: &Scenario,
     request: &RunRequest,
     report: &RunReport,
     path: &Path,
     scenario_file: &Path,
-) -> anyhow::Result<String> {
-    let frozen = freeze_run(
+) -> anyhow::Result<Result<String, String>> {
+    let frozen = match freeze_run(
         scenario,
         request,
         report,
         &scenario_file.display().to_string(),
-    )
-    .map_err(|e| anyhow!("{e}"))?;
+    ) {
+        Ok(f) => f,
+        Err(FreezeError::Inconsistent(e)) => {
+            return Ok(Err(format!(
+                "  frozen     not written ({}): {e}",
+                path.display()
+            )))
+        }
+        Err(e) => return Err(anyhow!("{e}")),
+    };
     write_own_file(path, &frozen.text, "frozen scenario", is_frozen).map_err(output_error)?;
     let how = replay_frozen(&frozen, &path.display().to_string()).map_err(|e| anyhow!("{e}"))?;
-    Ok(format!(
+    Ok(Ok(format!(
         "  frozen     {} ({} scripted faults): replay {how}",
         path.display(),
         frozen.scripted
-    ))
+    )))
 }

@@ -46,7 +46,7 @@ fn parse_seeds(text: &str) -> Result<(u64, u64), String> {
 
 /// `durasim sweep`.
 pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
-    let (scenario, _) = load_scenario(&args.scenario)?;
+    let (scenario, text) = load_scenario(&args.scenario)?;
     let seeds = parse_seeds(&args.seeds).map_err(bad)?;
     let shard = args
         .shard
@@ -65,6 +65,8 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
     }
     if let Some(j) = args.jobs {
         crate::base::limits::check_jobs("--jobs", j).map_err(|e| bad(e.to_string()))?;
+        let file = args.scenario.display().to_string();
+        super::input::check_cost(&scenario, Some(j), &file, &text)?;
     }
     let mut plan = Plan::new(scenario, &args.scenario.display().to_string(), seeds);
     apply_bug_flags(&mut plan.bugs, &args.bugs)?;
@@ -78,6 +80,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
         .map_err(|e| bad(e.to_string()))?;
     plan.swarm = args.swarm;
     plan.jobs = args.jobs;
+    plan.max_events = super::input::budget().max_events;
     plan.threads = args.threads.unwrap_or(0);
     plan.shrink = !args.no_shrink;
     plan.require_coverage = args.require_coverage;
@@ -165,6 +168,9 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
         Some(p) => p.clone(),
         None => default_out(&json.scenario, "-sweep")?,
     };
+    for dir in &args.dirs {
+        super::input::check_apart("the shard", dir, "--out", &out)?;
+    }
     check_targets(&out, args.junit.as_deref())?;
     let output = SweepOutput {
         json,

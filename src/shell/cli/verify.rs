@@ -91,6 +91,7 @@ fn write_out(
             quiescent: judged.quiescent,
             names: reader.names().clone(),
             probes: None,
+            over_budget: false,
         },
         check: judged.check.clone(),
         metrics,

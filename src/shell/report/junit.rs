@@ -34,7 +34,7 @@ pub fn render(j: &SweepJson) -> String {
     let names: Vec<&str> = Invariant::ALL
         .iter()
         .map(|i| i.name())
-        .chain(["replay", "panic"])
+        .chain(["replay", crate::sweep::freeze::HISTORY_CONSISTENT, "panic"])
         .collect();
     for name in names {
         let failure = j.failures.iter().find(|g| g.invariant == name).map(|g| {

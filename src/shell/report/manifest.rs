@@ -43,6 +43,36 @@ pub struct Manifest {
     /// Every file durasim wrote, relative to the directory, `/`-separated, sorted; the manifest
     /// itself excluded. Sub-directories are implied by their files.
     pub files: Vec<String>,
+    /// Each file's blake3 digest as durasim wrote it (hex): a file whose contents differ was
+    /// edited, and the directory is not replaced. Absent in manifests of older versions.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub digests: std::collections::BTreeMap<String, String>,
+}
+
+/// The blake3 digest (hex) of the regular file `path`, read as a stream; `None` if it is not a
+/// regular file or cannot be read.
+pub fn file_digest(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut hasher = blake3::Hasher::new();
+    std::io::copy(&mut file, &mut hasher).ok()?;
+    Some(hasher.finalize().to_hex().to_string())
+}
+
+/// The files of `manifest` in `dir` whose contents are no longer what durasim wrote.
+pub fn edited_files(dir: &Path, manifest: &Manifest) -> Vec<String> {
+    manifest
+        .digests
+        .iter()
+        .filter(|(f, digest)| {
+            let p = dir.join(f);
+            std::fs::symlink_metadata(&p).is_ok() && file_digest(&p).as_ref() != Some(*digest)
+        })
+        .map(|(f, _)| f.clone())
+        .collect()
 }
 
 /// Why a directory may not be replaced, or the I/O error that stopped the check.
@@ -135,6 +165,24 @@ pub fn inspect(path: &Path) -> Result<Existing, OutputError> {
         return Err(OutputError::Refused(format!(
             "{shown} was written by durasim but now also holds files it did not write ({}{more}): \
              replacing it would delete them; {HOW}",
+            shown_files.join(", ")
+        )));
+    }
+    let edited = edited_files(path, &manifest);
+    if !edited.is_empty() {
+        let shown_files: Vec<String> = edited
+            .iter()
+            .take(3)
+            .map(|f| crate::scenario::clip(f))
+            .collect();
+        let more = if edited.len() > 3 {
+            format!(" and {} more", edited.len() - 3)
+        } else {
+            String::new()
+        };
+        return Err(OutputError::Refused(format!(
+            "{shown} was written by durasim but its files were edited since ({}{more}): \
+             replacing it would lose the edits; {HOW}",
             shown_files.join(", ")
         )));
     }

@@ -6,7 +6,8 @@
 //! - Everything is written into a fresh temporary sibling (`.NAME.partial-PID-N`), which is
 //!   renamed into place only when complete; on an error, a panic or SIGINT/SIGTERM/SIGHUP the
 //!   sibling is removed (see [`remove_live_dirs`]), so a failed run never leaves a directory that
-//!   looks like a good one.
+//!   looks like a good one. A sibling left by a process that is gone (the OOM killer and SIGKILL
+//!   leave no chance to clean up) is removed by the next command that writes the same NAME.
 //! - A committed directory carries [`MANIFEST`], listing every file durasim wrote into it.
 //! - The target is replaced only if `manifest.rs` finds it absent, an empty directory, or a
 //!   directory whose manifest is valid and lists every file in it; anything else is refused
@@ -60,6 +61,7 @@ fn remove_tree(path: &Path) {
 /// existing directory, never someone else's).
 fn fresh_sibling(target: &Path, tag: &str) -> Result<PathBuf, OutputError> {
     let (parent, name) = split(target)?;
+    remove_stale_partials(&parent, &name);
     for n in 0..1000 {
         let p = parent.join(format!(".{name}.{tag}-{}-{n}", std::process::id()));
         match std::fs::create_dir(&p) {
@@ -72,6 +74,32 @@ fn fresh_sibling(target: &Path, tag: &str) -> Result<PathBuf, OutputError> {
         "cannot find a free temporary name next to {}",
         target.display()
     )))
+}
+
+/// Removes the temporary siblings of `parent/name` (`.NAME.partial-PID-N`, `.NAME.partial-PID`)
+/// left by a process that is gone (killed by the OOM killer or SIGKILL, which no handler sees).
+/// Only where `/proc` says which processes live; a sibling of a live process is never touched.
+fn remove_stale_partials(parent: &Path, name: &str) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    let prefix = format!(".{name}.partial-");
+    let own = std::process::id().to_string();
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let (pid, n) = rest.split_once('-').unwrap_or((rest, "0"));
+        let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        if numeric(pid) && numeric(n) && pid != own && !proc.join(pid).exists() {
+            remove_tree(&entry.path());
+        }
+    }
 }
 
 /// The parent directory (created if missing) and the last component of an output path.
@@ -195,10 +223,17 @@ impl OutputDir {
             .into_iter()
             .filter(|f| f != MANIFEST)
             .collect();
+        let digests = files
+            .iter()
+            .filter_map(|f| {
+                super::manifest::file_digest(&self.temp_path.join(f)).map(|d| (f.clone(), d))
+            })
+            .collect();
         let manifest = Manifest {
             written_by: WRITTEN_BY.into(),
             kind: self.kind,
             files,
+            digests,
         };
         let text = serde_json::to_string_pretty(&manifest).expect("a manifest serializes") + "\n";
         let mp = self.temp_path.join(MANIFEST);
@@ -260,16 +295,36 @@ pub fn check_own_file(
     what: &str,
     is_ours: impl Fn(&str) -> bool,
 ) -> Result<(), OutputError> {
-    split(path)?;
+    let (parent, name) = split(path)?;
     match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Where the file can never be written (`/proc/x.xml`), say so before the work.
+            if parent.is_dir() {
+                let probe = parent.join(format!(".{name}.partial-{}", std::process::id()));
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&probe)
+                    .map_err(io("cannot write", path))?;
+                let _ = std::fs::remove_file(&probe);
+            }
+            Ok(())
+        }
         Err(e) => Err(io("cannot inspect", path)(e)),
         Ok(m) => {
-            let ours = m.is_file()
-                && m.len() <= 64 << 20
-                && std::fs::read_to_string(path).is_ok_and(|t| is_ours(&t));
-            if ours {
+            let text = (m.is_file() && m.len() <= 64 << 20)
+                .then(|| std::fs::read_to_string(path).ok())
+                .flatten();
+            let ours = text.as_deref().is_some_and(&is_ours);
+            if ours && text.as_deref().is_some_and(digest_holds) {
                 Ok(())
+            } else if ours {
+                Err(OutputError::Refused(format!(
+                    "{} is a {what} durasim wrote, edited since (its contents no longer have the \
+                     digest durasim wrote on its last line): replacing it would lose the edits; \
+                     choose another file name, or move or remove it yourself",
+                    path.display()
+                )))
             } else {
                 Err(OutputError::Refused(format!(
                     "{} exists and is not a {what} durasim wrote: durasim will not replace it; \
@@ -281,8 +336,40 @@ pub fn check_own_file(
     }
 }
 
+/// What a file durasim owns ends with: a comment holding the blake3 digest of everything
+/// before it (`# durasim-digest: HEX`, or `<!-- durasim-digest: HEX -->` in XML).
+const DIGEST_MARK: &str = "durasim-digest: ";
+
+/// `text` with its digest line appended (a comment in its own syntax).
+fn with_digest(text: &str) -> String {
+    let mut out = text.to_string();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let hex = blake3::hash(out.as_bytes()).to_hex();
+    let (open, close) = match text.starts_with('<') {
+        true => ("<!-- ", " -->"),
+        false => ("# ", ""),
+    };
+    out.push_str(&format!("{open}{DIGEST_MARK}{hex}{close}\n"));
+    out
+}
+
+/// Whether `text` ends with the digest line of everything before it ([`with_digest`]).
+fn digest_holds(text: &str) -> bool {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let start = body.rfind('\n').map_or(0, |i| i + 1);
+    let last = &body[start..];
+    let Some(hex) = last.split(DIGEST_MARK).nth(1) else {
+        return false;
+    };
+    let hex = hex.trim_end_matches(" -->").trim();
+    blake3::hash(&text.as_bytes()[..start]).to_hex().as_str() == hex
+}
+
 /// Writes a single file durasim owns (see [`check_own_file`]) through a temporary sibling
-/// renamed into place.
+/// renamed into place, ending with the digest of its contents: a later write replaces it only
+/// while it still has that digest (an edited file is refused, naming it).
 pub fn write_own_file(
     path: &Path,
     text: &str,
@@ -292,10 +379,11 @@ pub fn write_own_file(
     check_own_file(path, what, is_ours)?;
     let (parent, name) = split(path)?;
     std::fs::create_dir_all(&parent).map_err(io("cannot create", &parent))?;
+    remove_stale_partials(&parent, &name);
     let temp = parent.join(format!(".{name}.partial-{}", std::process::id()));
     // Registered like a temporary directory: a signal while it is written removes it.
     live().push(temp.clone());
-    let written = std::fs::write(&temp, text)
+    let written = std::fs::write(&temp, with_digest(text))
         .map_err(io("cannot write", &temp))
         .and_then(|()| std::fs::rename(&temp, path).map_err(io("cannot write", path)));
     let mut dirs = live();

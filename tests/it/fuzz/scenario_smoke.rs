@@ -1,14 +1,21 @@
 //! A bounded fuzz run inside `cargo test`: thousands of scenario files mutated from the bundled
 //! ones (and a few generated from nothing), each checked by `support/scenario_props.rs`: no panic,
 //! every refusal a message naming the file (exit 2 as the CLI shows it), every accepted file
-//! written back and parsed again to the same scenario. Deterministic (a fixed seed), a few
-//! seconds. The open-ended fuzzer is `cargo fuzz run scenario` (fuzz/README.md).
+//! written back and parsed again to the same scenario, and reading any of them costs at most the
+//! stated multiple of its size (counted by the test binary's allocator, `support/alloc.rs`).
+//! The shapes of issue 26 (an unknown key before a huge value, deep nesting, long arrays, many
+//! keys, hundreds of thousands of valid entries) are read at up to the 16 MiB cap under the same
+//! bound. Deterministic (a fixed seed), a few seconds. The open-ended fuzzer is `cargo fuzz run
+//! scenario` (fuzz/README.md).
 //!
 //! `FUZZ_SMOKE_INPUTS=N` runs N inputs instead of the default.
 
+use crate::support::alloc::peak_of;
 use crate::support::scenario_props::check_scenario_bytes;
 use crate::support::splitmix::Rng;
 use crate::support::{quiet_panics, read, scenario_files};
+use durasim::scenario::shape::{COST_FIXED, COST_PER_BYTE};
+use durasim::scenario::Scenario;
 
 const DEFAULT_INPUTS: usize = 4000;
 
@@ -199,6 +206,12 @@ fn thousands_of_mutated_scenarios_never_panic_and_every_refusal_is_a_message() {
             for _ in 0..1 + r.below(4) {
                 text = mutate(&mut r, &text, &corpus);
             }
+            if let Some(over) = over_cost(&text) {
+                return Some(format!("input {n}: {over}\n--- input ---\n{text}"));
+            }
+            if let Some(over) = over_budget_but_accepted(&text) {
+                return Some(format!("input {n}: {over}\n--- input ---\n{text}"));
+            }
             let result = std::panic::catch_unwind(|| check_scenario_bytes(text.as_bytes()));
             match result {
                 Ok(Ok(true)) => valid += 1,
@@ -232,4 +245,156 @@ fn thousands_of_mutated_scenarios_never_panic_and_every_refusal_is_a_message() {
         refused >= inputs / 4,
         "only {refused} of {inputs} inputs were refused"
     );
+}
+
+/// Reading `text` held more than the stated multiple of its size at once: what, if it did.
+fn over_cost(text: &str) -> Option<String> {
+    let (_, peak) = peak_of(|| Scenario::parse("cost.toml", text));
+    let bound = COST_PER_BYTE * text.len() as u64 + COST_FIXED;
+    (peak > bound).then(|| {
+        format!(
+            "reading {} bytes held {peak} bytes at once, more than {COST_PER_BYTE} x its size + \
+             {COST_FIXED} = {bound}",
+            text.len()
+        )
+    })
+}
+
+/// An accepted scenario whose cost bound is over the default budget that `load_scenario` would
+/// let through (the bound is computed without overflow for any accepted file).
+fn over_budget_but_accepted(text: &str) -> Option<String> {
+    let s = Scenario::parse("cost.toml", text).ok()?;
+    let cost = s.cost(None);
+    let budget = durasim::scenario::Budget::default();
+    let within = cost.events <= budget.max_events && cost.samples <= budget.max_samples();
+    (within != cost.refusal(budget).is_none())
+        .then(|| format!("cost {cost:?}: refusal and budget disagree"))
+}
+
+/// `prefix`, then `unit` repeated, then `suffix`, filling `bytes`.
+fn filled(prefix: &str, unit: &str, suffix: &str, bytes: usize) -> String {
+    let n = (bytes - prefix.len() - suffix.len()) / unit.len();
+    let mut s = String::with_capacity(bytes);
+    s.push_str(prefix);
+    for _ in 0..n {
+        s.push_str(unit);
+    }
+    s.push_str(suffix);
+    s
+}
+
+/// Issue 26, case 2: a 16 MiB file of `x = [{a=1},{a=1},...]` cost 3.9 GB and 17 s before its
+/// unknown key was refused, other shapes 1.1 to 3.5 GB, 215,000 valid `[[enqueue]]` entries
+/// 603 MB. Each shape, at the cap, costs at most the stated multiple of its size to read.
+#[test]
+fn files_under_the_cap_cost_at_most_the_stated_multiple_of_their_size_to_read() {
+    let cap = durasim::base::limits::MAX_SCENARIO_BYTES as usize - 64;
+    let mut shapes: Vec<(&str, String, bool)> = vec![
+        (
+            "unknown key, inline tables",
+            filled("name = \"x\"\nx = [", "{a=1},", "{a=1}]\n", cap),
+            false,
+        ),
+        (
+            "unknown array of tables",
+            filled("name = \"x\"\n", "[[x]]\n", "", cap),
+            false,
+        ),
+        (
+            "known key, long array",
+            filled("name = \"x\"\n[arrivals]\ntenants = [", "1,", "1]\n", cap),
+            false,
+        ),
+        (
+            "known key, long string array",
+            filled(
+                "name = \"x\"\n[expect]\nviolations = [",
+                "\"a\",",
+                "\"a\"]\n",
+                cap,
+            ),
+            false,
+        ),
+        (
+            "deep arrays",
+            format!(
+                "name = \"x\"\ndescription = {}{}\n",
+                "[".repeat(cap / 2 - 20),
+                "]".repeat(cap / 2 - 20)
+            ),
+            false,
+        ),
+        (
+            "deep inline tables",
+            format!(
+                "name = \"x\"\ndescription = {}1{}\n",
+                "{a=".repeat(cap / 4 - 10),
+                "}".repeat(cap / 4 - 10)
+            ),
+            false,
+        ),
+        (
+            "many keys in a section",
+            (0..cap / 16).fold(String::from("name = \"x\"\n[queue]\n"), |mut s, i| {
+                s.push_str(&format!("k{i:09}=1\n"));
+                s
+            }),
+            false,
+        ),
+        (
+            "one entry of repeated keys",
+            filled("name = \"x\"\n[[script]]\n", "at_ms=1\n", "", cap),
+            false,
+        ),
+        (
+            "a long description",
+            filled("name = \"x\"\ndescription = \"", "x", "\"\n", cap),
+            true,
+        ),
+    ];
+    // Valid entries: as many as 4 MiB holds (the bound is linear: a 16 MiB file holds four
+    // times as many, at four times the cost).
+    let mut entries = String::from("name = \"x\"\n[arrivals]\njobs = 0\n");
+    let mut i = 0;
+    while entries.len() < 4 << 20 {
+        entries.push_str(&format!(
+            "[[enqueue]]\nat_ms = {i}\ntenant = \"acme\"\ndocument = \"d-{i}\"\n"
+        ));
+        i += 1;
+    }
+    shapes.push(("valid [[enqueue]] entries", entries, true));
+    let mut faults = String::from("name = \"x\"\n");
+    while faults.len() < 4 << 20 {
+        faults.push_str("[[script]]\nat_ms=0\nfault=\"relay_crash\"\n");
+    }
+    shapes.push(("valid [[script]] entries", faults, true));
+    let bursts = filled(
+        "name = \"x\"\n",
+        "[[burst]]\nat_ms=0\ntenant=\"ab\"\njobs=1\n",
+        "",
+        4 << 20,
+    );
+    shapes.push(("valid [[burst]] entries", bursts, true));
+    let tenants: Vec<String> = (0..4096).map(|i| format!("\"t{i:04}\"")).collect();
+    let inline = format!(
+        "name = \"x\"\n[arrivals]\ntenants = [{}]\n[[enqueue]]\nat_ms = 0\ntenant = \"ab\"\ndocument = \"d\"\n",
+        tenants.join(",")
+    );
+    shapes.push(("4096 tenants", inline, true));
+    for (what, text, valid) in &shapes {
+        assert!(text.len() <= cap + 64, "{what}: {} bytes", text.len());
+        let (parsed, peak) = peak_of(|| Scenario::parse("shape.toml", text));
+        assert_eq!(parsed.is_ok(), *valid, "{what}: {:?}", parsed.err());
+        let bound = COST_PER_BYTE * text.len() as u64 + COST_FIXED;
+        println!(
+            "{what}: {} bytes read holding at most {peak} bytes ({:.1} x)",
+            text.len(),
+            peak as f64 / text.len() as f64
+        );
+        assert!(
+            peak <= bound,
+            "{what}: {} bytes read holding {peak} bytes at once, over {bound}",
+            text.len()
+        );
+    }
 }

@@ -5,8 +5,10 @@
 //! Owns: [`check_history_bytes`]: the reader never panics and never allocates beyond its limits;
 //! a refusal is a `HistoryError` naming the file, with a short message showing no raw control or
 //! bidirectional character; an accepted history is judged by the checker and the metrics without
-//! a panic, and written back in the documented format it reads again to the same records (the
-//! same trace hash).
+//! a panic, read by every tool that reads a history (the sweep's coverage, `--freeze` and the
+//! shrinker's explicit jobs, the charts' markers, the Perfetto trace) without a panic (an
+//! inconsistent one is a verdict, [`check_tools`]), and written back in the documented format it
+//! reads again to the same records (the same trace hash).
 //! Does not: generate inputs (the fuzzer and the smoke test do).
 
 use durasim::history::format::write_history;
@@ -66,6 +68,7 @@ pub fn check_history_bytes(data: &[u8]) -> Result<bool, String> {
     let (records, names) = HistoryReader::from_reader(FILE, data, limits())
         .read_all()
         .map_err(|e| format!("a history read once is refused the second time: {e}"))?;
+    check_tools(&records, &names)?;
     let mut written = Vec::new();
     write_history(&mut written, &records, &names).map_err(|e| e.to_string())?;
     let again = HistoryReader::from_reader(FILE, written.as_slice(), Limits::default())
@@ -84,4 +87,37 @@ pub fn check_history_bytes(data: &[u8]) -> Result<bool, String> {
         ));
     }
     Ok(true)
+}
+
+/// Every tool that reads a history, on `records` (any history: one the model wrote, one edited,
+/// one recorded outside): none panics, and an inconsistent history is an `Inconsistent` verdict
+/// where a tool needs consistency (the sweep's coverage and `--freeze` pin faults to leases).
+/// `Err`: a property broken.
+pub fn check_tools(
+    records: &[durasim::history::Record],
+    names: &durasim::vocab::key::KeyNames,
+) -> Result<(), String> {
+    use durasim::sweep::freeze::{fired_faults, fired_kinds, freeze};
+    let base = durasim::scenario::Scenario::parse("fuzz.toml", "name = \"fuzz\"\n")
+        .map_err(|e| e.to_string())?;
+    let request = durasim::run::RunRequest::for_scenario(&base);
+    let kinds = fired_kinds(&base, records, names);
+    let faults = fired_faults(&base, records, names);
+    let frozen = freeze(&base, &request, records, names);
+    if kinds.is_ok() != faults.is_ok() || frozen.is_ok() != faults.is_ok() {
+        return Err(
+            "the sweep's coverage and --freeze disagree on whether a history is consistent".into(),
+        );
+    }
+    if let Err(e) = &faults {
+        if !e.to_string().starts_with("inconsistent history: ") {
+            return Err(format!(
+                "an inconsistent history's verdict says too little: {e}"
+            ));
+        }
+    }
+    let _ = durasim::sweep::explicit_jobs::explicit(&base, records, names);
+    let _ = durasim::shell::report::chart::data::from_records(records);
+    let _ = durasim::shell::report::chrome_trace::chrome_trace(records, names, "fuzz", 0, "0");
+    Ok(())
 }

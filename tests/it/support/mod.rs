@@ -3,10 +3,10 @@
 //! bundled scenarios loaded and listed, the bug switches as the public list states them, and
 //! outside tools a test needs (an ignored test fails, loudly, without its tool).
 //!
-//! Owns: test helpers only. `history` runs a scenario keeping its history file and judges a
-//! history as `durasim verify` does; `gen_history` is the property-test generator of arbitrary
-//! well-formed histories (the reference checker's agreement tests); `splitmix` is the fuzz
-//! smokes' generator;
+//! Owns: test helpers only. `alloc` is the binary's counting allocator (a step's peak bytes);
+//! `history` runs a scenario keeping its history file and judges a history as `durasim verify`
+//! does; `gen_history` is the property-test generator of arbitrary well-formed histories (the
+//! reference checker's agreement tests); `splitmix` is the fuzz smokes' generator;
 //! `scenario_props` and `history_props` are the fuzz properties, shared with
 //! `fuzz/fuzz_targets/{scenario,history}.rs` (which `#[path]`-include them).
 //!
@@ -16,6 +16,7 @@
 // Each module uses only some of these.
 #![allow(dead_code)]
 
+pub mod alloc;
 pub mod gen_history;
 pub mod history;
 pub mod history_props;
@@ -98,6 +99,31 @@ pub fn durasim_within(cwd: &Path, args: &[&str], limit: Duration) -> Output {
             );
         }
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `durasim ARGS` in the repository's root, run from a copy of the binary alone in `dir` (no
+/// `durasim-conform` beside it).
+pub fn lone_durasim(dir: &Path, args: &[&str]) -> Output {
+    let lone = dir.join("durasim");
+    std::fs::copy(bin(), &lone).unwrap();
+    // Another test of this binary may fork while the copy's file is still open for writing; the
+    // child holds that descriptor until it execs, and exec of the copy then fails with "text
+    // file busy" (ETXTBSY) for that moment. Retry, as Rust's own test suite does.
+    let mut tries = 0;
+    loop {
+        match Command::new(&lone)
+            .args(args)
+            .current_dir(root())
+            .stdin(Stdio::null())
+            .output()
+        {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => break other.unwrap(),
+        }
     }
 }
 

@@ -11,18 +11,8 @@ use durasim::shell::cli::BadInput;
 use durasim::vocab::bugs::Bug;
 use std::path::PathBuf;
 
-const CONFORM_HELP: &str = "Examples:
-  durasim conform scenarios/conform-kills.toml --store sqlite:/tmp/kills.db
-  durasim conform scenarios/zombie-worker.toml --store pgmq
-  durasim conform scenarios/chaos.toml --store postgres --seed 3 --bug no_fencing
-
-Exit codes:
-  0 every invariant holds on the history the store recorded, and the scenario's [expect] block
-    agrees (on real stores only `violations`, `sometimes` and `unfinished = 0` are enforced)
-  1 a violation or an unmet expectation
-  2 bad input: a malformed or invalid scenario, a scenario that needs a simulator-only feature,
-    a bad flag or store, an output durasim may not replace, or no PostgreSQL to start; nothing
-    is written";
+// The examples and exit codes, shared with `durasim conform --help` when this program is missing.
+use durasim::shell::cli::args::CONFORM_HELP;
 
 #[derive(Parser, Debug, Clone)]
 #[command(

@@ -156,6 +156,7 @@ fn verdict(history: &std::path::Path, facts: &RunFacts) -> Result<(CheckReport, 
         heap_events: 0,
         virtual_time_ms: last / 1000,
         quiescent: facts.settled,
+        over_budget: false,
         names: reader.names().clone(),
         // A real store's run takes no decision of the model's: no probe is counted.
         probes: Default::default(),
