@@ -528,6 +528,7 @@ impl Checker {
                 self.reprocessed(r, *old_job, *new_job, operator);
             }
             Event::DepthSampled { depth } => self.depth_sampled(r, *depth),
+            Event::Log { .. } => {}
             Event::RunEnded { quiescent } => self.ended = Some((at, *quiescent)),
         }
     }

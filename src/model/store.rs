@@ -273,6 +273,21 @@ impl Store {
         self.table(table).values().map(|s| &s.row)
     }
 
+    /// The last outbox event id the sequence handed out.
+    pub fn last_event(&self) -> u64 {
+        self.last_event
+    }
+
+    /// Outbox rows open transaction `tx` marks published (0 for no such transaction).
+    pub fn marks(&self, tx: u32) -> usize {
+        self.open.get(&tx).map_or(0, |t| {
+            t.writes
+                .iter()
+                .filter(|w| matches!(w, Write::Publish(_)))
+                .count()
+        })
+    }
+
     /// Starts a transaction for `owner` and returns its number.
     pub fn begin(&mut self, owner: u32) -> u32 {
         self.last_tx += 1;

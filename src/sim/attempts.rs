@@ -120,6 +120,10 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         if let Some(outage) = self.scenario.faults.outage {
             super::faults::apply_outage(&outage, self.now, &mut plan);
         }
+        if self.programs.is_some() {
+            // The worker is a program (`program/worker.rs`): the lease is its reply.
+            return self.program_leased(w, job, fence, number, plan);
+        }
         let attempt = Attempt::new(job, fence, number, plan, self.heartbeat_ms, self.bugs);
         self.attempts_in_flight += 1;
         let slot = &mut self.workers[w.index()];
@@ -258,7 +262,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
 
     /// Worker `w`'s write `op` to `job` with the fence `fence`, with the coin the queue's
     /// guard asks for (drawn here, so a queue that asks for none moves no stream).
-    fn write(&mut self, op: WriteOp, w: WorkerId, job: JobId, fence: Fence) -> Write {
+    pub(super) fn write(&mut self, op: WriteOp, w: WorkerId, job: JobId, fence: Fence) -> Write {
         let coin = if self.queue.write_draws_coin(op, job, fence) {
             (self.coin_stream.unit() * 1000.0) as u32
         } else {
@@ -281,15 +285,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         op: Op,
         refused: Refused,
     ) {
-        let current = self.queue.job(job).fence;
-        let (held, reason) = match refused {
-            Refused::Rejected(Rejection::StaleFence { held, .. }) => (held, "stale_fence"),
-            Refused::Rejected(Rejection::Terminal(state) | Rejection::NotLeased(state)) => {
-                (current, state.name())
-            }
-            Refused::LockExpired => (current, "lease_expired"),
-            Refused::Ignored => (current, "ignored"),
-        };
+        let (held, reason) = self.refusal(job, refused);
         self.record(Event::Rejected {
             job,
             worker: w,
@@ -298,6 +294,19 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             held: Some(held),
             reason,
         });
+    }
+
+    /// The token a refused write's record says the job holds, and the reason it records.
+    pub(super) fn refusal(&self, job: JobId, refused: Refused) -> (Fence, &'static str) {
+        let current = self.queue.job(job).fence;
+        match refused {
+            Refused::Rejected(Rejection::StaleFence { held, .. }) => (held, "stale_fence"),
+            Refused::Rejected(Rejection::Terminal(state) | Rejection::NotLeased(state)) => {
+                (current, state.name())
+            }
+            Refused::LockExpired => (current, "lease_expired"),
+            Refused::Ignored => (current, "ignored"),
+        }
     }
 
     pub(super) fn commit(&mut self, w: WorkerId, job: JobId) {

@@ -27,6 +27,9 @@ pub struct RunRequest {
     /// verdicts and figures): the CLI's `run` on a machine with a second core. Off for a sweep,
     /// whose threads each run seeds.
     pub observer_thread: bool,
+    /// Run the roles as programs (`sim::program`, docs/worker-protocol.md): an external
+    /// program for each role given, durasim's own for the others. None: the kernel's own roles.
+    pub programs: Option<super::program::ProgramSpec>,
 }
 
 impl RunRequest {
@@ -40,6 +43,7 @@ impl RunRequest {
             progress: None,
             trace_filter: None,
             observer_thread: false,
+            programs: None,
         }
     }
 }

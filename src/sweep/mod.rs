@@ -133,6 +133,9 @@ pub struct Plan {
     /// Test hook: the run of this seed panics. Not reachable from the command line.
     #[doc(hidden)]
     pub panic_on_seed: Option<u64>,
+    /// Run the roles as programs (`sim::program`; `--worker CMD` and friends): every seed, and
+    /// every candidate a shrink tries, with the same programs.
+    pub programs: Option<crate::sim::program::ProgramSpec>,
 }
 
 impl Plan {
@@ -151,6 +154,7 @@ impl Plan {
             progress: None,
             wall_clock: None,
             panic_on_seed: None,
+            programs: None,
         }
     }
 

@@ -66,6 +66,18 @@ pub fn print_summary_in(s: &Summary, dir: &Path, quiet: bool, unit: &str) {
         s.events_per_wall_s,
         if s.quiescent { "" } else { ", TIME LIMIT HIT" }
     );
+    if let Some(roles) = &s.roles {
+        // In the pipeline's order.
+        let roles: Vec<String> = ["worker", "relay", "consumer"]
+            .iter()
+            .filter_map(|r| Some((r, roles.get(r)?)))
+            .map(|(r, who)| match who.as_str() {
+                "durasim" => format!("{r} durasim's own"),
+                cmd => format!("{r} EXTERNAL `{cmd}`"),
+            })
+            .collect();
+        println!("  roles      {}", roles.join(", "));
+    }
     // A line per group, its counters that have words in the table (`vocab/counters.rs`).
     for group in [Group::Jobs, Group::Effects, Group::Leases] {
         let key = group.key().expect("a group with an object");

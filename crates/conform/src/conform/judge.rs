@@ -102,6 +102,7 @@ pub(super) fn judge(
             bugs: scenario.bugs.names(),
             seed,
             reproduce: reproduce.clone(),
+            roles: None,
         },
     );
     // `summary.json` states its first violations in ms (`atMs`), as `run`'s.
@@ -157,6 +158,7 @@ fn verdict(history: &std::path::Path, facts: &RunFacts) -> Result<(CheckReport, 
         virtual_time_ms: last / 1000,
         quiescent: facts.settled,
         names: reader.names().clone(),
+        program_fault: None,
     };
     // The verdicts stay in the history's µs: their messages say µs, and so do the first
     // violations `conform` prints; `summary.json`'s `atMs` is divided in `judge`.
