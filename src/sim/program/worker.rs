@@ -7,8 +7,9 @@
 //! `queue.ack`, `queue.retry` (the queue's backoff unless the program names a delay),
 //! `queue.fail` (the DLQ), `queue.cancel`, each with the token the program presents or, left
 //! out, accepted as a queue that checks none would (recorded with the token this process was
-//! given); and `model.infer` (the plan's inference time, or its stall, which holds the program;
-//! its output, or its transient or permanent error).
+//! given); and `model.infer` (the plan's inference time, or its stall, which holds the program,
+//! then its validation time: the answer comes back validated; its output, or its transient or
+//! permanent error).
 //! Does not: decide the attempt's fate (`sim/faults.rs`'s plan) or whether a write is applied
 //! (the queue semantics).
 
@@ -240,6 +241,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     }
 
     fn heartbeat_call(&mut self, slot: u32, id: u64, job: JobId, fence: Option<Fence>) {
+        let now = self.now;
         let sl = &mut self.progs().slots[slot as usize];
         let life = sl.life;
         let slow = match sl.attempt.as_mut() {
@@ -251,7 +253,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         let Some(ms) = slow else {
             return self.heartbeat(slot, id, job, fence);
         };
-        // The plan's slow heartbeat: it reaches the queue `ms` later.
+        // The plan's slow heartbeat: it reaches the queue `ms` later, and the program waits for
+        // it (held, as a program blocked on a slow store is), so its lease may run out.
+        sl.held_until = now + ms;
         let own = self.progs().slots[slot as usize]
             .own_fence(job)
             .unwrap_or_default();
@@ -422,7 +426,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             output: plan.output,
             error: plan.error,
         });
-        self.schedule(now + inference, Ev::ProgramTimed { index: i });
+        // The answer comes back validated: after the inference, the validation's time.
+        let back = now + inference + plan.validate_ms;
+        self.schedule(back, Ev::ProgramTimed { index: i });
     }
 
     /// A `model.infer` returns: its output (recorded as `extract_done`), or its error.
