@@ -53,13 +53,18 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 let (presented, recorded) = self.presented(job, fence, own);
                 let write = self.write(WriteOp::Ack, w, job, presented);
                 let done = self.queue.ack(self.now, write);
-                self.answer(slot, id, job, recorded, Op::Ack, done, json!({}), || {
-                    Event::Acked {
-                        job,
-                        worker: w,
-                        fence: recorded,
+                match done {
+                    Ok(()) => {
+                        self.record(Event::Acked {
+                            job,
+                            worker: w,
+                            fence: recorded,
+                        });
+                        let arm = self.crash_after_early_ack(slot, job);
+                        self.post(slot, protocol::ok(id, json!({})), arm);
                     }
-                });
+                    Err(r) => self.refuse(slot, id, job, recorded, Op::Ack, r),
+                }
             }
             Call::Retry {
                 fence,
@@ -93,6 +98,16 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             Call::Infer { .. } => self.infer_call(slot, line, id, job),
             _ => unreachable!("a worker's call"),
         }
+    }
+
+    /// An ack accepted while the attempt's plan still holds its crash after the commit: the
+    /// program acked before it committed (a correct worker dies at its first call after the
+    /// commit, before the ack). It dies at its first call after the ack, as durasim's own worker
+    /// with `ack_before_commit` does.
+    fn crash_after_early_ack(&mut self, slot: u32, job: JobId) -> Option<Arm> {
+        let a = self.progs().slots[slot as usize].attempt?;
+        (a.job == job && a.plan.crash == Some(CrashPoint::AfterCommitBeforeAck))
+            .then_some(Arm::Crash(CrashPoint::AfterCommitBeforeAck))
     }
 
     /// The token a call presents (the job's current one when the program left it out: a queue
