@@ -29,6 +29,7 @@ mod model;
 mod observer_thread;
 mod outputs;
 mod profile_table;
+mod programs;
 mod queueing_theory;
 mod readme;
 mod report;

@@ -178,7 +178,7 @@ impl Program for ProcessProgram {
                 Err(RecvTimeoutError::Timeout) => {
                     self.kill();
                     let m = format!(
-                        "said nothing for {} s after a message (its last lines: {}); a program answers every message with its calls, then {{\"call\":\"idle\"}}",
+                        "said nothing for {} s after a message ({} lines since it, none of them idle); a program answers every message with its calls, then {{\"call\":\"idle\"}}",
                         self.timeout.as_secs_f64(),
                         sent.len()
                     );
