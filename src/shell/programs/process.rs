@@ -135,13 +135,11 @@ fn read_lines(stdout: impl Read, tx: std::sync::mpsc::Sender<Out>) {
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let n = match (&mut r)
+        // A read error ends the program's output as its end does.
+        let n: usize = (&mut r)
             .take(MAX_LINE as u64 + 1)
             .read_until(b'\n', &mut buf)
-        {
-            Ok(n) => n,
-            Err(_) => 0,
-        };
+            .unwrap_or_default();
         if n == 0 {
             let _ = tx.send(Out::End);
             return;
