@@ -258,6 +258,10 @@ fn naive_caught(lang: &str) {
         let t = text(&o);
         assert_eq!(o.status.code(), Some(1), "{cmd}: {}", shown(&o));
         assert!(t.contains(&format!("VIOLATED {invariant}")), "{cmd}: {t}");
+        assert!(
+            t.contains(&format!("{invariant}.toml {flag} '{cmd}'")),
+            "{cmd}: the shrunk line reproduces with the same program: {t}"
+        );
         let shrunk = out.join("shrunk").join(format!("{invariant}.toml"));
         assert!(shrunk.is_file(), "{cmd}: no {}: {t}", shrunk.display());
         let again = temp_path!(&format!("naive-{lang}-{js}-shrunk"));
