@@ -15,6 +15,9 @@
 
 import { createInterface } from "node:readline";
 
+// The protocol version this client speaks (docs/worker-protocol.md).
+export const PROTOCOL = 1;
+
 export class DurasimError extends Error {
   constructor(code, message) {
     super(`${code}: ${message}`);
@@ -106,6 +109,10 @@ class Client {
   handle(message) {
     if (typeof message.now === "number") this.now = message.now;
     if (message.type === "start") {
+      if (message.protocol !== PROTOCOL) {
+        process.stderr.write(`durasim.mjs speaks protocol ${PROTOCOL}, durasim ${message.protocol}\n`);
+        process.exit(1);
+      }
       this.startMessage = message;
       this.resolveStart();
       return;

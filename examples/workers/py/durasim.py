@@ -17,6 +17,9 @@ timer (`c.timer.sleep`), never time.sleep: virtual time is durasim's.
 import json
 import sys
 
+# The protocol version this client speaks (docs/worker-protocol.md).
+PROTOCOL = 1
+
 
 class DurasimError(Exception):
     """A call that did not work: durasim's error `code` (stale_fence, unique_violation,
@@ -41,6 +44,8 @@ class Client:
         self._keep_alive = None
         self.now = 0
         self.start = self._recv()
+        if self.start.get("protocol") != PROTOCOL:
+            sys.exit(f"durasim.py speaks protocol {PROTOCOL}, durasim {self.start.get('protocol')}")
         self.role = self.start["role"]
         self.queue = _Queue(self)
         self.model = _Model(self)
