@@ -287,6 +287,13 @@ pub enum Event {
         new_job: JobId,
         operator: Box<str>,
     },
+    /// A program in a role wrote a line to the history (`log`, docs/worker-protocol.md):
+    /// `role` is `worker`, `relay` or `consumer`, `instance` the worker's number.
+    Log {
+        role: &'static str,
+        instance: u32,
+        message: Box<str>,
+    },
     /// Optional: the queue depth (visible, unleased, not terminal jobs) at this moment.
     DepthSampled {
         depth: u64,
@@ -399,6 +406,7 @@ impl Event {
             Event::PayloadMutated { .. } => "payload_mutated",
             Event::ReprocessRefused { .. } => "reprocess_refused",
             Event::Reprocessed { .. } => "reprocessed",
+            Event::Log { .. } => "log",
             Event::DepthSampled { .. } => "depth_sampled",
             Event::RunEnded { .. } => "run_ended",
             Event::Held(r) => r.fault.spec().record,

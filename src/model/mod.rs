@@ -11,6 +11,7 @@ pub mod profiled_queue;
 pub mod queue;
 pub mod retry;
 pub mod semantics;
+pub mod store;
 pub mod worker;
 
 #[cfg(test)]

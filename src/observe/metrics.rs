@@ -621,6 +621,7 @@ impl Metrics {
             | Event::Visible { .. }
             | Event::AttemptFailed { .. } => {}
             Event::WorkerRestarted { .. }
+            | Event::Log { .. }
             | Event::PayloadMutated { .. }
             | Event::EnqueueReplaced { .. } => {}
         }

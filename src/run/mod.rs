@@ -129,7 +129,9 @@ pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) ->
         replay_hash: None,
         history_written: observers.history.map(HistoryWriter::finish),
     };
-    if scenario.expectations().replay.is_some() {
+    // A program that failed the protocol stops the run: there is nothing to replay (and a
+    // silent program would cost its wall-clock limit twice).
+    if scenario.expectations().replay.is_some() && report.outcome.program_fault.is_none() {
         let again = crate::sim::run_scenario(scenario, request, crate::history::NullObserver).0;
         report.replay_hash = Some(again.trace_hash);
     }

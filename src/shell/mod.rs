@@ -6,5 +6,7 @@
 //! names it.
 
 pub mod cli;
+pub mod client;
 pub mod files;
+pub mod programs;
 pub mod report;

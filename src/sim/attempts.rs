@@ -127,6 +127,10 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             }
             super::faults::apply_outage(&outage, self.now, &mut plan);
         }
+        if self.programs.is_some() {
+            // The worker is a program (`program/worker.rs`): the lease is its reply.
+            return self.program_leased(w, job, fence, number, plan);
+        }
         let attempt = Attempt::new(job, fence, number, plan, self.heartbeat_ms, self.bugs);
         self.attempts_in_flight += 1;
         let slot = &mut self.workers[w.index()];
@@ -277,7 +281,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
 
     /// Worker `w`'s write `op` to `job` with the fence `fence`, with the coin the queue's
     /// guard asks for (drawn here, so a queue that asks for none moves no stream).
-    fn write(&mut self, op: WriteOp, w: WorkerId, job: JobId, fence: Fence) -> Write {
+    pub(super) fn write(&mut self, op: WriteOp, w: WorkerId, job: JobId, fence: Fence) -> Write {
         let coin = if self.queue.write_draws_coin(op, job, fence) {
             self.probes.hit(Probe::WorkerCoinDrawn);
             (self.coin_stream.unit() * 1000.0) as u32
@@ -301,20 +305,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         op: Op,
         refused: Refused,
     ) {
-        let current = self.queue.job(job).fence;
-        let (held, reason, probe) = match refused {
-            Refused::Rejected(Rejection::StaleFence { held, .. }) => {
-                (held, "stale_fence", Probe::RefusedStaleFence)
-            }
-            Refused::Rejected(Rejection::Terminal(state)) => {
-                (current, state.name(), Probe::RefusedTerminal)
-            }
-            Refused::Rejected(Rejection::NotLeased(state)) => {
-                (current, state.name(), Probe::RefusedNotLeased)
-            }
-            Refused::LockExpired => (current, "lease_expired", Probe::RefusedLockExpired),
-            Refused::Ignored => (current, "ignored", Probe::RefusedIgnored),
-        };
+        let (held, reason, probe) = self.refusal(job, refused);
         self.probes.hit(probe);
         self.probes.hit(match op {
             Op::Heartbeat => Probe::RefusedHeartbeat,
@@ -331,6 +322,25 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             held: Some(held),
             reason,
         });
+    }
+
+    /// The token a refused write's record says the job holds, the reason it records, and its
+    /// coverage probe.
+    pub(super) fn refusal(&self, job: JobId, refused: Refused) -> (Fence, &'static str, Probe) {
+        let current = self.queue.job(job).fence;
+        match refused {
+            Refused::Rejected(Rejection::StaleFence { held, .. }) => {
+                (held, "stale_fence", Probe::RefusedStaleFence)
+            }
+            Refused::Rejected(Rejection::Terminal(state)) => {
+                (current, state.name(), Probe::RefusedTerminal)
+            }
+            Refused::Rejected(Rejection::NotLeased(state)) => {
+                (current, state.name(), Probe::RefusedNotLeased)
+            }
+            Refused::LockExpired => (current, "lease_expired", Probe::RefusedLockExpired),
+            Refused::Ignored => (current, "ignored", Probe::RefusedIgnored),
+        }
     }
 
     pub(super) fn commit(&mut self, w: WorkerId, job: JobId) {

@@ -72,7 +72,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     /// spare draws whatever strikes, and every fault of the site is asked (the relay crash draws
     /// the relay's stream every tick, whatever the rate: a frozen run, its crashes scripted,
     /// keeps that stream where the seeded run had it).
-    fn struck_at(&mut self, site: Site, job: Option<JobId>) -> Option<Struck> {
+    pub(super) fn struck_at(&mut self, site: Site, job: Option<JobId>) -> Option<Struck> {
         if !self.site_armed[site as usize] {
             return None;
         }

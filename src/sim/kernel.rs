@@ -93,6 +93,18 @@ pub enum Ev {
     DlqExpire {
         job: u32,
     },
+    /// A program's inbox has a message to deliver (`program/drive.rs`).
+    ProgramWake {
+        slot: u32,
+    },
+    /// A program's reply whose virtual time has come (a sleep, an inference, a slow heartbeat).
+    ProgramTimed {
+        index: u32,
+    },
+    /// A new program in a slot whose program died (the relay, the consumer).
+    ProgramStart {
+        slot: u32,
+    },
 }
 
 // An event is 16 bytes (its wheel node 24): the future-event list moves one per push and pop.
@@ -123,6 +135,9 @@ pub struct RunOutcome {
     /// (`vocab::probes`); not part of the trace. None: not a simulation (a history `verify`
     /// judged).
     pub probes: Option<Probes>,
+    /// Why the run stopped early: a program in a role failed (`sim::program`); the command
+    /// exits 2 with this message.
+    pub program_fault: Option<String>,
 }
 
 /// One run. `Q` is the queue semantics the kernel talks to (the chapter's queue unless a
@@ -185,6 +200,9 @@ pub struct Sim<'s, O: Observer, Q: QueueSemantics = ChapterQueue> {
     /// The kernel's own decisions taken so far (`vocab::probes`); the model's parts count
     /// theirs, and [`Sim::run`] adds them up.
     pub(super) probes: Probes,
+    /// The roles' programs, when the run has them (`program/`): every role is then a program,
+    /// and the kernel's own worker, relay and consumer steps stay unused.
+    pub(super) programs: Option<Box<super::program::Programs>>,
 }
 
 /// The chapter's queue for a scenario, with the request's bug switches set where they live.
@@ -330,6 +348,10 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             heartbeat_ms: crate::profile::Effective::of(&scenario.semantics()).heartbeat_ms,
             coin_stream: Stream::new(seed, Purpose::StaleWrite, 0),
             probes: Probes::default(),
+            programs: options
+                .programs
+                .as_ref()
+                .map(|spec| Box::new(super::program::Programs::new(spec, workers))),
         }
     }
 
@@ -361,9 +383,10 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             config: Box::new(self.scenario.run_config(self.seed)),
         });
         self.schedule_start();
+        self.start_programs();
         let mut quiescent = self.settled();
         let mut over_budget = false;
-        while !quiescent {
+        while !quiescent && !self.program_failed() {
             if self.heap_events >= self.max_events {
                 over_budget = true;
                 break;
@@ -381,6 +404,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             self.dispatch_event(ev);
             quiescent = self.settled();
         }
+        let program_fault = self.stop_programs();
         self.record(Event::RunEnded { quiescent });
         let mut probes = std::mem::take(&mut self.probes);
         self.queue.add_probes(&mut probes);
@@ -396,6 +420,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             over_budget,
             names: self.names,
             probes: Some(probes),
+            program_fault,
         };
         (outcome, self.observer)
     }
@@ -433,7 +458,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 self.schedule(e.at_ms, Ev::MutatePayload { index, job: job.0 });
             }
         }
-        self.schedule(s.relay.interval_ms, Ev::RelayTick);
+        if self.programs.is_none() {
+            self.schedule(s.relay.interval_ms, Ev::RelayTick);
+        }
         if s.metrics.depth_sample == DepthSampling::Interval {
             self.schedule(0, Ev::DepthSample);
         }
@@ -446,7 +473,10 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             && self.pending_timed == 0
             && self.attempts_in_flight == 0
             && self.queue.all_terminal()
-            && self.outbox.pending().is_empty()
+            && self
+                .programs
+                .as_ref()
+                .map_or(self.outbox.pending().is_empty(), |p| p.delivered())
             && self.reviews_pending == 0
     }
 
@@ -455,6 +485,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             Ev::Arrival => self.on_arrival(),
             Ev::ExplicitEnqueue { index } => self.on_explicit_enqueue(index as usize),
             Ev::WorkerWakes { worker } => self.drive(WorkerId(worker)),
+            Ev::WorkerRestarts { worker } if self.programs.is_some() => {
+                self.restart_worker_program(WorkerId(worker));
+            }
             Ev::WorkerRestarts { worker } => {
                 self.workers[worker as usize].down = false;
                 self.record(Event::WorkerRestarted {
@@ -503,6 +536,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
                 decrement(&mut self.pending_timed, "pending_timed");
                 self.on_burst(index as usize);
             }
+            Ev::ProgramWake { slot } => self.on_program_wake(slot),
+            Ev::ProgramTimed { index } => self.on_program_timed(index),
+            Ev::ProgramStart { slot } => self.on_program_start(slot),
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod kernel;
 mod lease_end;
 mod operator;
 mod payloads;
+pub mod program;
 pub mod request;
 mod terminal;
 mod validity;

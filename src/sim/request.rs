@@ -30,6 +30,9 @@ pub struct RunRequest {
     /// The kernel events the run may take (`--max-events`): past them it stops, its outcome
     /// `over_budget` (the scenario's bound, `Scenario::cost`, is checked before it starts).
     pub max_events: u64,
+    /// Run the roles as programs (`sim::program`, docs/worker-protocol.md): an external
+    /// program for each role given, durasim's own for the others. None: the kernel's own roles.
+    pub programs: Option<super::program::ProgramSpec>,
 }
 
 impl RunRequest {
@@ -44,6 +47,7 @@ impl RunRequest {
             trace_filter: None,
             observer_thread: false,
             max_events: crate::scenario::cost::DEFAULT_MAX_EVENTS,
+            programs: None,
         }
     }
 }

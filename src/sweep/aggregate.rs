@@ -30,6 +30,9 @@ fn reproduce_command(plan: &Plan, seed: u64) -> String {
     {
         cmd.push_str(&format!(" --bug {}", b.name()));
     }
+    if let Some(p) = &plan.programs {
+        cmd.push_str(&p.flags());
+    }
     cmd
 }
 

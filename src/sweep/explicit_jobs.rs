@@ -98,14 +98,18 @@ pub fn explicit(s: &ScenarioFile, trace: &[Record], names: &KeyNames) -> Option<
 
 /// Which job each `[[enqueue]]` entry of `s` created (`None`: deduped or refused), from a run of
 /// `s` with its trace; `None` when `s` still generates arrivals, is not valid or the history
-/// does not fit.
-pub fn created_jobs(s: &ScenarioFile) -> Option<Vec<Option<u32>>> {
+/// does not fit. `programs`: the roles' programs the run has (`sim::program`), if any.
+pub fn created_jobs(
+    s: &ScenarioFile,
+    programs: Option<&crate::sim::program::ProgramSpec>,
+) -> Option<Vec<Option<u32>>> {
     if s.arrivals.jobs != 0 || !s.burst.is_empty() {
         return None;
     }
     let s = Scenario::from_file(s.clone(), "<candidate>").ok()?;
     let mut request = RunRequest::for_scenario(&s);
     request.keep_trace = true;
+    request.programs = programs.cloned();
     let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_once(&s, &request, None)
     }))
@@ -247,7 +251,7 @@ mod tests {
             entry(3, "b"),
         ];
         assert_eq!(
-            created_jobs(&s).unwrap(),
+            created_jobs(&s, None).unwrap(),
             vec![Some(2), Some(0), None, Some(1)]
         );
     }

@@ -319,10 +319,16 @@ pub fn freeze_run(
 }
 
 /// Runs a frozen scenario (read back as `file`) and says how closely it replays the run it was
-/// frozen from: `identical trace`, or what differs.
-pub fn replay_frozen(frozen: &Frozen, file: &str) -> Result<String, FreezeError> {
+/// frozen from: `identical trace`, or what differs. `programs`: the run's roles' programs.
+pub fn replay_frozen(
+    frozen: &Frozen,
+    file: &str,
+    programs: Option<&crate::sim::program::ProgramSpec>,
+) -> Result<String, FreezeError> {
     let check = Scenario::parse(file, &frozen.text)?;
-    let again = run_once(&check, &RunRequest::for_scenario(&check), None);
+    let mut request = RunRequest::for_scenario(&check);
+    request.programs = programs.cloned();
+    let again = run_once(&check, &request, None);
     let unmet = crate::run::check_expectations(check.expectations(), &again);
     Ok(if frozen.unseeded && unmet.is_empty() {
         "same verdicts and counts (nondeterministic_step is on: no two runs share a trace)"

@@ -144,6 +144,9 @@ pub struct Plan {
     pub edit_history: Option<fn(u64, &mut Vec<crate::history::Record>)>,
     /// The kernel events a seed may take (`--max-events`; `RunRequest::max_events`).
     pub max_events: u64,
+    /// Run the roles as programs (`sim::program`; `--worker CMD` and friends): every seed, and
+    /// every candidate a shrink tries, with the same programs.
+    pub programs: Option<crate::sim::program::ProgramSpec>,
 }
 
 impl Plan {
@@ -165,6 +168,7 @@ impl Plan {
             panic_on_seed: None,
             edit_history: None,
             max_events: crate::scenario::cost::DEFAULT_MAX_EVENTS,
+            programs: None,
         }
     }
 

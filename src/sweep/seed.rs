@@ -165,6 +165,7 @@ pub fn seed_setup(plan: &Plan, seed: u64) -> (Scenario, RunRequest, Option<Swarm
         // The sweep's threads each run seeds: a seed's observers stay on its thread.
         observer_thread: false,
         max_events: plan.max_events,
+        programs: plan.programs.clone(),
     };
     (scenario, request, draw)
 }
@@ -235,6 +236,19 @@ pub fn run_seed(plan: &Plan, seed: u64) -> SeedRecord {
             return record;
         }
     };
+    if let Some(message) = report.outcome.program_fault {
+        // A program in a role failed (`sim::program`): the command exits 2 with this.
+        record.failures.push(SeedFailure {
+            class: "program".into(),
+            invariant: "program".into(),
+            signature: signature(&message),
+            violations: 1,
+            at_ms: report.outcome.virtual_time_ms,
+            job: None,
+            message,
+        });
+        return record;
+    }
     record.events = report.outcome.records;
     record.virtual_time_ms = report.outcome.virtual_time_ms;
     record.quiescent = report.outcome.quiescent;

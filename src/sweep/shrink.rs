@@ -61,6 +61,8 @@ struct Search<'a> {
     target: Target,
     runs: u32,
     header: &'a str,
+    /// The roles' programs of the failing run: every candidate runs with them.
+    programs: Option<&'a crate::sim::program::ProgramSpec>,
 }
 
 impl Search<'_> {
@@ -73,15 +75,25 @@ impl Search<'_> {
         // Only files that parse back are candidates.
         let text = to_toml(s, self.header).ok()?;
         let s = Scenario::parse("<candidate>", &text).ok()?;
-        let request = RunRequest::for_scenario(&s);
+        let mut request = RunRequest::for_scenario(&s);
+        request.programs = self.programs.cloned();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let r = run_once(&s, &request, None);
             let again = matches!(self.target, Target::Nondeterminism)
                 .then(|| run_once(&s, &request, None).outcome.trace_hash);
-            (r.check.violated(), r.outcome.trace_hash, again)
+            (
+                r.check.violated(),
+                r.outcome.trace_hash,
+                again,
+                r.outcome.program_fault,
+            )
         }))
         .ok()?;
-        let (violated, hash, again) = result;
+        let (violated, hash, again, fault) = result;
+        if fault.is_some() {
+            // A program that failed is no evidence either way.
+            return None;
+        }
         let hit = match self.target {
             Target::Invariant(i) => violated.contains(&i),
             Target::Nondeterminism => again != Some(hash),
@@ -99,6 +111,7 @@ impl Search<'_> {
         let s = Scenario::parse("<candidate>", &text).ok()?;
         let mut request = RunRequest::for_scenario(&s);
         request.keep_trace = true;
+        request.programs = self.programs.cloned();
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             run_once(&s, &request, None)
         }))
@@ -130,7 +143,7 @@ impl Search<'_> {
         let mut n = 2usize;
         while current.enqueue.len() >= 2 && self.runs < BUDGET {
             self.runs += 1;
-            let Some(created) = created_jobs(current) else {
+            let Some(created) = created_jobs(current, self.programs) else {
                 break;
             };
             let len = current.enqueue.len();
@@ -302,6 +315,7 @@ pub fn shrink(
         target,
         runs: 0,
         header,
+        programs: request.programs.as_ref(),
     };
     let (mut s, seed_kept) = search.failing_seed(&frozen, request.seed)?;
     if let Some(job) = culprit.filter(|j| (j.0 as u64) < s.jobs_planned()) {
@@ -321,6 +335,7 @@ pub fn shrink(
         target,
         runs: 0,
         header,
+        programs: request.programs.as_ref(),
     };
     let violated = final_search.fails(&s)?;
     s.expect = Default::default();

@@ -59,10 +59,11 @@ pub fn shrink_groups(plan: &Plan, json: &mut SweepJson) -> Vec<(String, String)>
             };
             let bugs = plan.bugs.names().join(", ");
             let header = format!(
-                "Shrunk by `durasim sweep` from {} seed {seed}{}{}: breaks {what}.\nJobs are explicit [[enqueue]] entries once shrunk, faults explicit [[script]] entries; every\nrandom fault rate is 0.\nReproduce: durasim run <this file>",
+                "Shrunk by `durasim sweep` from {} seed {seed}{}{}: breaks {what}.\nJobs are explicit [[enqueue]] entries once shrunk, faults explicit [[script]] entries; every\nrandom fault rate is 0.\nReproduce: durasim run <this file>{}",
                 plan.scenario_file,
                 if plan.swarm { " (swarm)" } else { "" },
                 if bugs.is_empty() { String::new() } else { format!(" with bug {bugs}") },
+                plan.programs.as_ref().map(|p| p.flags()).unwrap_or_default(),
             );
             let shrunk = shrink::shrink(&scenario, &request, *target, &header)?;
             let mut s = shrunk.scenario.clone();

@@ -45,6 +45,9 @@ pub const REJECTIONS: [&str; 9] = [
 ];
 
 /// Why an operator's reprocess was refused.
+/// The roles a `log` record names (a program's, docs/worker-protocol.md).
+pub const ROLES: [&str; 3] = ["worker", "relay", "consumer"];
+
 pub const REFUSALS: [&str; 8] = [
     "missing_operator",
     "not_dead_lettered",

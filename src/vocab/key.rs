@@ -101,6 +101,12 @@ impl Tenants {
         &self.names[tenant.index()]
     }
 
+    /// The id of a registered tenant, without registering one.
+    pub fn find(&self, name: &str) -> Option<TenantId> {
+        let i = self.names.iter().position(|n| n == name)?;
+        Some(TenantId(i as u16))
+    }
+
     pub fn len(&self) -> usize {
         self.names.len()
     }
@@ -146,6 +152,20 @@ impl Documents {
         self.named.push(name.to_string());
         self.by_name.insert(name.to_string(), id);
         Ok(id)
+    }
+
+    /// The id of a document this table knows (a generated `doc-N`, or a named one already
+    /// registered), without registering one.
+    pub fn find(&self, name: &str) -> Option<DocumentId> {
+        if let Some(n) = name
+            .strip_prefix("doc-")
+            .and_then(|d| d.parse::<u32>().ok())
+        {
+            if n < NAMED_BASE && name == format!("doc-{n}") {
+                return Some(DocumentId(n));
+            }
+        }
+        self.by_name.get(name).copied()
     }
 
     /// The document's name as bytes, without formatting or allocating: a generated document's

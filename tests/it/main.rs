@@ -31,6 +31,7 @@ mod model;
 mod observer_thread;
 mod outputs;
 mod profile_table;
+mod programs;
 mod queueing_theory;
 mod readme;
 mod reference;

@@ -19,6 +19,7 @@ fn summary(s: &Scenario, request: &RunRequest) -> (String, u64) {
         bugs: Vec::new(),
         seed: request.seed,
         reproduce: String::new(),
+        roles: None,
     };
     let text = serde_json::to_string_pretty(&summarize(&report, &[], id)).unwrap();
     (text, report.outcome.trace_hash)

@@ -656,6 +656,7 @@ impl Facts {
             | Event::WorkerRestarted { .. }
             | Event::ReprocessRefused { .. }
             | Event::DepthSampled { .. }
+            | Event::Log { .. }
             | Event::RunEnded { .. }
             | Event::WorkerCrashed { .. }
             | Event::Held(_)

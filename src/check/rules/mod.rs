@@ -189,7 +189,8 @@ fn subject(e: &Event) -> (Option<JobId>, Option<&IdempotencyKey>) {
         | Event::MarkedPublished { .. }
         | Event::OutboxPruned { .. }
         | Event::DepthSampled { .. }
-        | Event::RunEnded { .. } => (None, None),
+        | Event::RunEnded { .. }
+        | Event::Log { .. } => (None, None),
     }
 }
 
@@ -325,6 +326,7 @@ pub(super) fn kind(e: &Event) -> u64 {
         Event::RunEnded { .. } => 33,
         Event::Held(_) => 34,
         Event::Struck(_) => 35,
+        Event::Log { .. } => 38,
     }
 }
 

@@ -313,6 +313,11 @@ impl<R: BufRead> HistoryReader<R> {
                 new_job: g.job("new_job")?,
                 operator: g.string("operator")?.into(),
             },
+            "log" => Event::Log {
+                role: g.code("role", &codes::ROLES)?,
+                instance: g.u32("instance")?,
+                message: g.string("message")?.into(),
+            },
             "depth_sampled" => Event::DepthSampled {
                 depth: g.number("depth")?,
             },

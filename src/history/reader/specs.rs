@@ -134,11 +134,12 @@ pub(super) const SPECS: &[(&str, &[&str])] = &[
     ("payload_mutated", &["job", "content", "payload"]),
     ("reprocess_refused", &["job", "operator", "reason"]),
     ("reprocessed", &["old_job", "new_job", "operator"]),
+    ("log", &["role", "instance", "message"]),
     ("depth_sampled", &["depth"]),
     ("run_ended", &["quiescent"]),
 ];
 
-const _: () = assert!(SPECS.len() == 33);
+const _: () = assert!(SPECS.len() == 34);
 
 /// Every record type with its fields: [`SPECS`], each held fault's record
 /// (`vocab::faults::HELD`: `{worker, job, fence, <field>}`) after `worker_restarted`, and each

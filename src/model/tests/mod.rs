@@ -10,3 +10,4 @@ mod queue;
 mod queue_by_id;
 mod retry;
 mod semantics;
+mod store;

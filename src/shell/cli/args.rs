@@ -173,6 +173,8 @@ pub struct SweepArgs {
     /// Print only the verdict and the failures (no progress bar)
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub programs: super::programs::ProgramArgs,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -251,6 +253,8 @@ pub struct RunArgs {
     /// ui.perfetto.dev and chrome://tracing
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub trace_format: Option<TraceFormat>,
+    #[command(flatten)]
+    pub programs: super::programs::ProgramArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -307,6 +311,11 @@ pub enum Command {
     /// Merge the outputs of sharded sweeps into what one unsharded sweep writes
     #[command(after_help = MERGE_HELP)]
     Merge(MergeArgs),
+    /// durasim's own worker, relay or consumer as a program over stdin and stdout
+    /// (docs/worker-protocol.md): `--worker "durasim program"` runs the Rust reference worker
+    /// as an external process
+    #[command(hide = true)]
+    Program,
     /// Draw the charts and the HTML report of a run's (or a sweep's) output directory
     #[command(after_help = CHART_HELP)]
     Chart {

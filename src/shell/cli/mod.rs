@@ -16,6 +16,7 @@ pub mod guided;
 pub mod input;
 pub mod malloc;
 pub mod print;
+pub mod programs;
 pub mod replay;
 pub mod run;
 pub mod sweep;
@@ -95,6 +96,15 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Chart { dir, out, format } => chart::cmd_chart(&dir, out.as_deref(), format.0),
         Command::Conform { args } => conform::cmd_conform(&args),
         Command::Verify { file, out } => verify::cmd_verify(&file, out.as_deref()),
+        Command::Program => {
+            // Ends when durasim closes the pipe (or kills the process).
+            if let Ok(c) =
+                crate::shell::client::Client::connect(Box::new(crate::shell::client::Stdio))
+            {
+                let _ = crate::shell::client::reference::run(c);
+            }
+            Ok(Outcome::Ok)
+        }
         Command::Bugs => {
             print::print_bugs();
             Ok(Outcome::Ok)

@@ -66,6 +66,18 @@ pub fn print_summary_in(s: &Summary, dir: &Path, quiet: bool, unit: &str) {
         s.events_per_wall_s,
         if s.quiescent { "" } else { ", TIME LIMIT HIT" }
     );
+    if let Some(roles) = &s.roles {
+        // In the pipeline's order.
+        let roles: Vec<String> = ["worker", "relay", "consumer"]
+            .iter()
+            .filter_map(|r| Some((r, roles.get(r)?)))
+            .map(|(r, who)| match who.as_str() {
+                "durasim" => format!("{r} durasim's own"),
+                cmd => format!("{r} EXTERNAL `{cmd}`"),
+            })
+            .collect();
+        println!("  roles      {}", roles.join(", "));
+    }
     // A line per group, its counters that have words in the table (`vocab/counters.rs`).
     for group in [Group::Jobs, Group::Effects, Group::Leases] {
         let key = group.key().expect("a group with an object");
@@ -132,6 +144,16 @@ pub fn print_verdicts(invariants: &[InvariantSummary], unit: &str) {
     }
 }
 
+/// The program flags (` --worker CMD` ...) that end a reproduce line: a shrunk failure
+/// reproduces with the same programs.
+fn program_flags(reproduce: &str) -> &str {
+    [" --worker ", " --relay ", " --consumer "]
+        .iter()
+        .filter_map(|f| reproduce.find(f))
+        .min()
+        .map_or("", |i| &reproduce[i..])
+}
+
 /// Prints the human summary of a sweep (or a merge).
 pub fn print_sweep_summary(json: &SweepJson, out: &Path, quiet: bool) {
     let verdict = if json.passed { "PASS" } else { "FAIL" };
@@ -179,11 +201,12 @@ pub fn print_sweep_summary(json: &SweepJson, out: &Path, quiet: bool) {
             println!("      reproduce: {}", s.reproduce);
             if let Some(sh) = &s.shrunk {
                 println!(
-                    "      shrunk ({} jobs, {} workers, {} faults): durasim run {}",
+                    "      shrunk ({} jobs, {} workers, {} faults): durasim run {}{}",
                     sh.to.jobs,
                     sh.to.workers,
                     sh.to.faults,
-                    out.join(&sh.path).display()
+                    out.join(&sh.path).display(),
+                    program_flags(&s.reproduce)
                 );
             }
         }

@@ -29,13 +29,16 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-fn reproduce_command(file: &Path, seed: u64, jobs: Option<u64>, flags: &[String]) -> String {
-    let mut cmd = format!("durasim run {} --seed {seed}", file.display());
-    if let Some(j) = jobs {
+fn reproduce_command(file: &Path, request: &RunRequest, flags: &[String]) -> String {
+    let mut cmd = format!("durasim run {} --seed {}", file.display(), request.seed);
+    if let Some(j) = request.jobs {
         cmd.push_str(&format!(" --jobs {j}"));
     }
     for b in flags {
         cmd.push_str(&format!(" --bug {b}"));
+    }
+    if let Some(p) = &request.programs {
+        cmd.push_str(&p.flags());
     }
     cmd
 }
@@ -52,6 +55,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     if let Some(seed) = args.seed {
         request.seed = seed;
     }
+    request.programs = super::programs::program_spec(&args.programs, request.bugs)?;
     if let Some(jobs) = args.jobs {
         crate::base::limits::check_jobs("--jobs", jobs).map_err(|e| bad(e.to_string()))?;
         request.jobs = Some(jobs);
@@ -92,6 +96,12 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let started = Instant::now();
     let mut report = run_streaming(&scenario, &request, sinks);
     report.wall_s = started.elapsed().as_secs_f64();
+    if let Some(fault) = report.outcome.program_fault.take() {
+        if let Some((bar, _)) = &bar {
+            bar.finish_and_clear();
+        }
+        return Err(bad(fault));
+    }
     if report.outcome.over_budget {
         // Nothing is committed: the temporary directory goes with `out`.
         return Err(bad(format!(
@@ -121,7 +131,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         .finish_rows()
         .map_err(|e| anyhow!("cannot write attempts.csv: {e}"))?;
     let unmet = check_expectations(scenario.expectations(), &report);
-    let reproduce = reproduce_command(&args.scenario, request.seed, request.jobs, &args.bugs);
+    let reproduce = reproduce_command(&args.scenario, &request, &args.bugs);
     let identity = RunIdentity {
         scenario_name: &scenario.name,
         scenario_file: &file,
@@ -130,6 +140,7 @@ pub fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         bugs: request.bugs.names(),
         seed: request.seed,
         reproduce: reproduce.clone(),
+        roles: request.programs.as_ref().map(super::programs::roles),
     };
     let summary = summarize(&report, &unmet, identity);
     // The history for charts and the Chrome trace (trace.jsonl is written already).
@@ -239,7 +250,12 @@ fn freeze(
         Err(e) => return Err(anyhow!("{e}")),
     };
     write_own_file(path, &frozen.text, "frozen scenario", is_frozen).map_err(output_error)?;
-    let how = replay_frozen(&frozen, &path.display().to_string()).map_err(|e| anyhow!("{e}"))?;
+    let how = replay_frozen(
+        &frozen,
+        &path.display().to_string(),
+        request.programs.as_ref(),
+    )
+    .map_err(|e| anyhow!("{e}"))?;
     Ok(Ok(format!(
         "  frozen     {} ({} scripted faults): replay {how}",
         path.display(),

@@ -76,6 +76,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
         &args.scenario.display().to_string(),
     )?;
     plan.shard = shard;
+    plan.programs = super::programs::program_spec(&args.programs, plan.bugs)?;
     crate::base::limits::check_sweep_seeds(&args.seeds, plan.seed_count())
         .map_err(|e| bad(e.to_string()))?;
     plan.swarm = args.swarm;
@@ -109,6 +110,17 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
         Err(StreamError::Sink(e)) => return Err(report_error(e)),
         Err(StreamError::Sweep(e)) => return Err(e.into()),
     };
+    // A program in a role that failed in any seed is bad input: exit 2, with its message.
+    if let Some(g) = swept.json.failures.iter().find(|g| g.class == "program") {
+        let first = g
+            .signatures
+            .first()
+            .map_or("", |s| s.first_message.as_str());
+        return Err(bad(format!(
+            "seed {}: {first}",
+            g.first_seeds.first().copied().unwrap_or(0)
+        )));
+    }
     let out = writer
         .finish(&swept.json, &swept.files)
         .map_err(report_error)?;

@@ -92,6 +92,7 @@ fn write_out(
             names: reader.names().clone(),
             probes: None,
             over_budget: false,
+            program_fault: None,
         },
         check: judged.check.clone(),
         metrics,
@@ -115,6 +116,7 @@ fn write_out(
             bugs: Vec::new(),
             seed: judged.config.seed.unwrap_or(0),
             reproduce: format!("durasim verify {file}"),
+            roles: None,
         },
     );
     // `summary.json` states its first violations in ms (`atMs`), as `run`'s and `conform`'s;

@@ -354,6 +354,14 @@ impl Builder {
                 "args": {"depth": depth},
             })),
             Event::Visible { .. } => {}
+            Event::Log { role, instance, message } => {
+                let args = json!({"role": role, "instance": instance, "message": message.as_ref()});
+                match *role {
+                    "worker" => self.instant(WORKERS, Self::tid(*instance), "log", "log", at, args),
+                    "relay" => self.instant(PIPELINE, RELAY, "log", "log", at, args),
+                    _ => self.instant(PIPELINE, CONSUMER, "log", "log", at, args),
+                }
+            }
             Event::RunEnded { quiescent } => {
                 let workers: Vec<u32> = self.attempts.keys().copied().collect();
                 for w in workers {

@@ -169,6 +169,10 @@ pub struct Summary {
     pub expectations_met: bool,
     pub unmet_expectations: Vec<UnmetSummary>,
     pub reproduce: String,
+    /// With programs in the roles (`--worker`, `--relay`, `--consumer`): each role's command,
+    /// or `durasim` for durasim's own program. Absent for the kernel's own roles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roles: Option<BTreeMap<&'static str, String>>,
     /// Timing fields: the only ones that differ between two runs of the same seed.
     pub wall_s: f64,
     pub events_per_wall_s: f64,
@@ -229,6 +233,8 @@ pub struct RunIdentity<'a> {
     pub seed: u64,
     /// The command that re-runs it.
     pub reproduce: String,
+    /// With programs in the roles (`--worker` ...): each role's command, or `durasim`.
+    pub roles: Option<Vec<(&'static str, String)>>,
 }
 
 /// Builds the summary of a run.
@@ -302,6 +308,7 @@ pub fn summarize(report: &RunReport, unmet: &[Unmet], id: RunIdentity<'_>) -> Su
             })
             .collect(),
         reproduce: id.reproduce,
+        roles: id.roles.map(|r| r.into_iter().collect()),
         wall_s: (report.wall_s * 1e6).round() / 1e6,
         events_per_wall_s: (report.outcome.records as f64 / wall).round(),
         sim_to_wall_ratio: (report.outcome.virtual_time_ms as f64 / 1000.0 / wall).round(),

@@ -102,6 +102,7 @@ pub(super) fn judge(
             bugs: scenario.bugs.names(),
             seed,
             reproduce: reproduce.clone(),
+            roles: None,
         },
     );
     // `summary.json` states its first violations in ms (`atMs`), as `run`'s.
@@ -160,6 +161,7 @@ fn verdict(history: &std::path::Path, facts: &RunFacts) -> Result<(CheckReport, 
         names: reader.names().clone(),
         // A real store's run takes no decision of the model's: no probe is counted.
         probes: Default::default(),
+        program_fault: None,
     };
     // The verdicts stay in the history's µs: their messages say µs, and so do the first
     // violations `conform` prints; `summary.json`'s `atMs` is divided in `judge`.
