@@ -21,6 +21,7 @@
 pub mod aggregate;
 pub mod coverage;
 pub mod explicit_jobs;
+pub mod explore;
 pub mod freeze;
 pub mod guided;
 pub mod merge;

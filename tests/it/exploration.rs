@@ -131,3 +131,195 @@ fn a_guided_sweep_writes_its_summary() {
     assert_eq!(j["runs"], 200);
     assert_eq!(j["passed"], true);
 }
+
+// ---- bounded-exhaustive search (`durasim explore`) ---------------------------------------------
+
+mod bounded {
+    use crate::support::{durasim, load_file as load, temp_path};
+    use durasim::run::{run_once, RunRequest};
+    use durasim::scenario::Scenario;
+    use durasim::sweep::explore::{explore, Bound, Explored, KIND_NAMES};
+    use durasim::vocab::bugs::{Bug, BugSet};
+
+    const INCIDENT: &str = "scenarios/explore/incident-two-jobs.toml";
+    const ZOMBIE: &str = "scenarios/explore/zombie.toml";
+    const RELAY: &str = "scenarios/explore/relay-crash.toml";
+
+    /// The test's bounds: smaller than docs/sweeps.md's (which give the commands), 2 faults on a
+    /// 1000 ms grid; the relay scenario places only the delivery side's crashes.
+    fn bound(file: &str, bugs: BugSet, threads: usize) -> Bound {
+        let kinds = match file {
+            RELAY => vec!["relay_crash", "consumer_crash"],
+            _ => vec![],
+        };
+        Bound {
+            faults: 2,
+            grid_ms: Some(1000),
+            kinds: kinds
+                .iter()
+                .map(|k| KIND_NAMES.iter().position(|n| n == k).unwrap())
+                .collect(),
+            bugs,
+            threads,
+        }
+    }
+
+    fn search(file: &str, bugs: BugSet) -> Explored {
+        explore(&load(file), &bound(file, bugs, 0)).unwrap()
+    }
+
+    /// The invariants a counterexample file's run breaks, as `durasim run` judges it.
+    fn broken(file_text: &str) -> Vec<String> {
+        let s = Scenario::parse("counterexample.toml", file_text).unwrap();
+        let r = run_once(&s, &RunRequest::for_scenario(&s), None);
+        r.check
+            .verdicts
+            .iter()
+            .filter(|(_, v)| v.count > 0)
+            .map(|(i, _)| i.name().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_small_scenarios_are_proven_within_their_bounds() {
+        for file in [INCIDENT, ZOMBIE, RELAY] {
+            let e = search(file, BugSet::default());
+            assert!(e.counterexample.is_none(), "{file}: {:?}", e.counterexample);
+            assert_eq!(
+                e.schedules_run, e.space.schedules,
+                "{file}: every schedule ran"
+            );
+            assert!(e.space.atoms.len() >= 10, "{file}: {}", e.space.atoms.len());
+            assert!(
+                e.distinct_states > 1 && e.distinct_states <= e.schedules_run,
+                "{file}: {e:?}"
+            );
+        }
+    }
+
+    /// Every bug switch these scenarios can express, with the fewest faults that break it.
+    #[test]
+    fn each_expressible_bug_switch_yields_a_shortest_counterexample_run_reproduces() {
+        let table: &[(&str, &[(&str, usize)])] = &[
+            (
+                INCIDENT,
+                &[
+                    ("no_fencing", 2),
+                    ("no_idempotency", 1),
+                    ("naive_dual_write", 1),
+                    ("no_consumer_dedupe", 1),
+                    ("token_reuse", 1),
+                    ("early_expiry", 1),
+                    ("ack_before_commit", 0),
+                    ("tenantless_keys", 0),
+                    ("deadline_tripled", 0),
+                    ("depth_never_decrements", 0),
+                    ("republish_miscount", 0),
+                ],
+            ),
+            (
+                ZOMBIE,
+                &[
+                    ("no_fencing", 1),
+                    ("token_reuse", 1),
+                    ("early_expiry", 1),
+                    ("heartbeat_not_stored", 1),
+                    ("no_idempotency", 1),
+                ],
+            ),
+            (RELAY, &[("no_consumer_dedupe", 1)]),
+        ];
+        for (file, switches) in table {
+            for (name, faults) in switches.iter() {
+                let bug = Bug::parse(name).unwrap();
+                let e = search(file, BugSet::from(bug));
+                let c = e
+                    .counterexample
+                    .unwrap_or_else(|| panic!("{file} --bug {name}: no counterexample"));
+                assert_eq!(c.faults.len(), *faults, "{file} --bug {name}: {c:?}");
+                let s = Scenario::parse("counterexample.toml", &c.file).unwrap();
+                assert!(s.bugs.contains(bug));
+                assert_eq!(s.file().script.len(), *faults);
+                let b = broken(&c.file);
+                assert!(b.contains(&c.invariant), "{file} --bug {name}: {b:?} {c:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_inputs_give_the_same_answer() {
+        let bug = BugSet::from(Bug::parse("no_fencing").unwrap());
+        for bugs in [BugSet::default(), bug] {
+            let one = explore(&load(INCIDENT), &bound(INCIDENT, bugs, 1)).unwrap();
+            let two = explore(&load(INCIDENT), &bound(INCIDENT, bugs, 2)).unwrap();
+            assert_eq!(one, two);
+        }
+    }
+
+    /// The command: a proof exits 0, a counterexample exits 1 with a file `durasim run`
+    /// reproduces (exit 1, the violation named), a bound above the cap exits 2.
+    #[test]
+    fn the_explore_command_answers_and_its_counterexample_reproduces() {
+        let out = temp_path!("explore-proof");
+        let o = durasim(&[
+            "explore",
+            RELAY,
+            "--faults",
+            "2",
+            "--grid",
+            "1000",
+            "--kinds",
+            "relay_crash,consumer_crash",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{text}");
+        assert!(
+            text.contains("no counterexample within the bound"),
+            "{text}"
+        );
+        let out = temp_path!("explore-bug");
+        let o = durasim(&[
+            "explore",
+            ZOMBIE,
+            "--faults",
+            "1",
+            "--bug",
+            "no_fencing",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(1), "{text}");
+        let file = out.join("counterexample.toml");
+        assert!(file.exists(), "{text}");
+        let run_out = temp_path!("explore-run");
+        let r = durasim(&[
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            run_out.to_str().unwrap(),
+        ]);
+        let said = String::from_utf8_lossy(&r.stdout);
+        assert_eq!(r.status.code(), Some(1), "{said}");
+        assert!(said.contains("fenced_writes"), "{said}");
+        for (args, says) in [
+            (vec!["--faults", "5"], "at most 4"),
+            (vec!["--faults", "4", "--grid", "10"], "schedules; at most"),
+            (vec!["--faults", "1", "--grid", "5"], "at least 10"),
+            (
+                vec!["--faults", "1", "--kinds", "meteor"],
+                "unknown fault kind",
+            ),
+        ] {
+            let out = temp_path!("explore-refused");
+            let mut all = vec!["explore", INCIDENT, "--out", out.to_str().unwrap()];
+            all.extend(args.iter().copied());
+            let o = durasim(&all);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains(says), "{args:?}: {err}");
+        }
+    }
+}

@@ -53,7 +53,11 @@ fn the_contract_scenarios_all_ship() {
 /// The folders whose scenario files `every_shipped_scenario_meets_its_expectations` runs: the
 /// bundled scenarios, and the conformance harness's pgmq scenarios (simulated here under their
 /// profile; `durasim-conform`'s ignored PostgreSQL test runs them on real pgmq).
-const EXPECTATIONS_RUN_HERE: [&str; 2] = ["scenarios", "crates/conform/scenarios/pgmq"];
+const EXPECTATIONS_RUN_HERE: [&str; 3] = [
+    "scenarios",
+    "scenarios/explore",
+    "crates/conform/scenarios/pgmq",
+];
 
 /// The folders whose files other modules run against their `[expect]` blocks, with more checks.
 const EXPECTATIONS_RUN_ELSEWHERE: [(&str, &str); 2] = [

@@ -102,6 +102,19 @@ const BUGS_HELP: &str = "Example:
 
 Exit codes: 0.";
 
+pub const EXPLORE_HELP: &str = "Examples:
+  durasim explore scenarios/explore/incident-two-jobs.toml --faults 2
+  durasim explore scenarios/explore/zombie.toml --faults 2 --bug no_fencing
+
+Limits: --faults at most 4; --grid at least 10 ms and at most 1000 grid times over the run; at
+most 250000 schedules (every combination of up to K fault placements); above them it refuses.
+
+Exit codes:
+  0 no counterexample within the bound (N schedules, M distinct histories)
+  1 a counterexample: the shortest (fewest faults, then earliest) is written as
+    DIR/counterexample.toml, which `durasim run` reproduces
+  2 bad input: an unreadable scenario, a bound above the caps, an unknown kind or bug";
+
 pub const SWEEP_HELP: &str = "Examples:
   durasim sweep scenarios/chaos.toml --seeds 0..2000 --bug no_fencing --quiet
   durasim sweep scenarios/chaos.toml --seeds 0..4000000 --shard 0/4 --out shards/0
@@ -175,6 +188,31 @@ pub struct SweepArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub programs: super::programs::ProgramArgs,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ExploreArgs {
+    /// The scenario file (a tiny one: a job or two, a worker or two)
+    pub scenario: PathBuf,
+    /// Place up to K faults a schedule (0 to 4)
+    #[arg(long, value_name = "K")]
+    pub faults: u32,
+    /// The grid's step in ms (default: the run's length / 8, rounded up to 10 ms)
+    #[arg(long, value_name = "MS")]
+    pub grid: Option<u64>,
+    /// The fault kinds to place, comma-separated: crash, stall, pause, relay_crash,
+    /// consumer_crash (default: all)
+    #[arg(long, value_name = "LIST")]
+    pub kinds: Option<String>,
+    /// Turn a bug switch on (repeatable)
+    #[arg(long = "bug", value_name = "NAME")]
+    pub bugs: Vec<String>,
+    /// Worker threads (default: all cores); the answer never depends on it
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Output directory (default reports/<scenario name>-explore/)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -311,6 +349,10 @@ pub enum Command {
     /// Merge the outputs of sharded sweeps into what one unsharded sweep writes
     #[command(after_help = MERGE_HELP)]
     Merge(MergeArgs),
+    /// Bounded-exhaustive search: every placement of up to K faults on a time grid of a tiny
+    /// scenario; proves it within the bound or writes the shortest counterexample
+    #[command(after_help = EXPLORE_HELP)]
+    Explore(ExploreArgs),
     /// durasim's own worker, relay or consumer as a program over stdin and stdout
     /// (docs/worker-protocol.md): `--worker "durasim program"` runs the Rust reference worker
     /// as an external process

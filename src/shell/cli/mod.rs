@@ -1,7 +1,7 @@
 //! The shell: the command line, the files it reads and writes, what it prints, and the exit code.
 //!
 //! Owns: parsing arguments (`args`), reading scenario files and a user's flags (`input`), one
-//! file a command (`run`, `replay`, `verify`, `chart`, `sweep` with `merge`, `conform`), printing
+//! file a command (`run`, `replay`, `verify`, `chart`, `sweep` with `merge`, `explore`, `conform`), printing
 //! the human summaries (`print`), and mapping outcomes to exit codes (0 holds, 1 violated or
 //! unmet, 2 bad input). Together with `report/` (and `files.rs`, which both use to read), the
 //! only place that touches the file system, reads the wall clock or prints; the only user of
@@ -12,6 +12,7 @@
 pub mod args;
 pub mod chart;
 pub mod conform;
+pub mod explore;
 pub mod guided;
 pub mod input;
 pub mod malloc;
@@ -93,6 +94,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Check { scenarios, verbose } => input::cmd_check(&scenarios, verbose),
         Command::Sweep(args) => sweep::cmd_sweep(&args),
         Command::Merge(args) => sweep::cmd_merge(&args),
+        Command::Explore(args) => explore::cmd_explore(&args),
         Command::Chart { dir, out, format } => chart::cmd_chart(&dir, out.as_deref(), format.0),
         Command::Conform { args } => conform::cmd_conform(&args),
         Command::Verify { file, out } => verify::cmd_verify(&file, out.as_deref()),
