@@ -201,14 +201,14 @@ const NAIVE: [(&str, &str, &str, &str, &str); 6] = [
         "incident-crash-before-ack",
         "event_per_result",
     ),
-    // The checker's tenant_isolation judges the keys jobs are enqueued under; a worker's
-    // tenantless commit key shows as the job's own key left without a result.
+    // A worker's tenantless commit key is not the key its job was enqueued under: the
+    // chain from submit to commit breaks (delivery_chain).
     (
         "tenantless-key",
         "tenantless_key",
         "--worker",
         "failure-4-tenant-collision",
-        "acked_with_result",
+        "delivery_chain",
     ),
     (
         "no-fence-ack",
