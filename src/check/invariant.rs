@@ -1,11 +1,14 @@
 //! The invariants: named sentences with a kind.
 //!
-//! Owns: the closed list of properties durasim proves, their names (the contract users grep for),
-//! their kind and the sentence that states each. Also the `sometimes` properties, which prove a
-//! fault path actually ran.
-//! Does not: evaluate anything (see `checker` and the family files: `leases`, `policy`,
-//! `effects`, `dlq`, `tenancy`, `metrics`).
+//! Owns: the closed list of properties durasim proves, and where each is stated: its name (the
+//! contract users grep for), kind and sentence are its family's [`Spec`], declared beside its
+//! rule in `rules/`. Also the `sometimes` properties, which prove a fault path actually ran.
+//! Does not: evaluate anything (the families in `rules/` do).
 
+use super::rules::{
+    chain, depth, detection, dlq, effects, fences, leases, payloads, policy, recorded, summary,
+    tenancy, Spec,
+};
 use crate::vocab::faults::{Held, Struck, HELD_KINDS, STRUCK_KINDS};
 use serde::Serialize;
 
@@ -44,10 +47,14 @@ pub enum Invariant {
     DepthMatchesHistory,
     RecordedValuesMatch,
     SummaryMatchesHistory,
+    DeliveryChain,
+    FencesIssued,
+    RejectionJustified,
+    LeaseEndDetected,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 24] = [
+    pub const ALL: [Invariant; 28] = [
         Invariant::SingleResultPerKey,
         Invariant::EventPerResult,
         Invariant::NoDuplicateEffect,
@@ -72,35 +79,48 @@ impl Invariant {
         Invariant::DepthMatchesHistory,
         Invariant::RecordedValuesMatch,
         Invariant::SummaryMatchesHistory,
+        Invariant::DeliveryChain,
+        Invariant::FencesIssued,
+        Invariant::RejectionJustified,
+        Invariant::LeaseEndDetected,
     ];
 
-    pub fn name(self) -> &'static str {
+    /// Its name, kind and sentence, as its family declares them beside its rule.
+    pub fn spec(self) -> &'static Spec {
         match self {
-            Invariant::SingleResultPerKey => "single_result_per_key",
-            Invariant::EventPerResult => "event_per_result",
-            Invariant::NoDuplicateEffect => "no_duplicate_effect",
-            Invariant::EveryResultDelivered => "every_result_delivered",
-            Invariant::FencedWrites => "fenced_writes",
-            Invariant::SingleLiveLease => "single_live_lease",
-            Invariant::AttemptsBounded => "attempts_bounded",
-            Invariant::DeadlineRespected => "deadline_respected",
-            Invariant::TerminalOnce => "terminal_once",
-            Invariant::TenantIsolation => "tenant_isolation",
-            Invariant::RedactedDlq => "redacted_dlq",
-            Invariant::AuditedReprocess => "audited_reprocess",
-            Invariant::PayloadConflictRejected => "payload_conflict_rejected",
-            Invariant::FirstResultWins => "first_result_wins",
-            Invariant::NoSilentDrop => "no_silent_drop",
-            Invariant::FencingTokenIncreases => "fencing_token_increases",
-            Invariant::BackoffRespected => "backoff_respected",
-            Invariant::RetryPolicyFollowed => "retry_policy_followed",
-            Invariant::AckedWithResult => "acked_with_result",
-            Invariant::DlqBounded => "dlq_bounded",
-            Invariant::ReprocessJustified => "reprocess_justified",
-            Invariant::DepthMatchesHistory => "depth_matches_history",
-            Invariant::RecordedValuesMatch => "recorded_values_match",
-            Invariant::SummaryMatchesHistory => "summary_matches_history",
+            Invariant::SingleResultPerKey => &effects::SINGLE_RESULT_PER_KEY,
+            Invariant::EventPerResult => &effects::EVENT_PER_RESULT,
+            Invariant::NoDuplicateEffect => &effects::NO_DUPLICATE_EFFECT,
+            Invariant::EveryResultDelivered => &effects::EVERY_RESULT_DELIVERED,
+            Invariant::FencedWrites => &leases::FENCED_WRITES,
+            Invariant::SingleLiveLease => &leases::SINGLE_LIVE_LEASE,
+            Invariant::AttemptsBounded => &leases::ATTEMPTS_BOUNDED,
+            Invariant::DeadlineRespected => &leases::DEADLINE_RESPECTED,
+            Invariant::TerminalOnce => &leases::TERMINAL_ONCE,
+            Invariant::TenantIsolation => &tenancy::TENANT_ISOLATION,
+            Invariant::RedactedDlq => &dlq::REDACTED_DLQ,
+            Invariant::AuditedReprocess => &dlq::AUDITED_REPROCESS,
+            Invariant::PayloadConflictRejected => &payloads::PAYLOAD_CONFLICT_REJECTED,
+            Invariant::FirstResultWins => &effects::FIRST_RESULT_WINS,
+            Invariant::NoSilentDrop => &dlq::NO_SILENT_DROP,
+            Invariant::FencingTokenIncreases => &leases::FENCING_TOKEN_INCREASES,
+            Invariant::BackoffRespected => &policy::BACKOFF_RESPECTED,
+            Invariant::RetryPolicyFollowed => &policy::RETRY_POLICY_FOLLOWED,
+            Invariant::AckedWithResult => &effects::ACKED_WITH_RESULT,
+            Invariant::DlqBounded => &dlq::DLQ_BOUNDED,
+            Invariant::ReprocessJustified => &dlq::REPROCESS_JUSTIFIED,
+            Invariant::DepthMatchesHistory => &depth::DEPTH_MATCHES_HISTORY,
+            Invariant::RecordedValuesMatch => &recorded::RECORDED_VALUES_MATCH,
+            Invariant::SummaryMatchesHistory => &summary::SUMMARY_MATCHES_HISTORY,
+            Invariant::DeliveryChain => &chain::DELIVERY_CHAIN,
+            Invariant::FencesIssued => &fences::FENCES_ISSUED,
+            Invariant::RejectionJustified => &fences::REJECTION_JUSTIFIED,
+            Invariant::LeaseEndDetected => &detection::LEASE_END_DETECTED,
         }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.spec().name
     }
 
     pub fn parse(name: &str) -> Option<Invariant> {
@@ -108,42 +128,11 @@ impl Invariant {
     }
 
     pub fn kind(self) -> Kind {
-        match self {
-            Invariant::EventPerResult
-            | Invariant::EveryResultDelivered
-            | Invariant::NoSilentDrop
-            | Invariant::SummaryMatchesHistory => Kind::Eventually,
-            _ => Kind::Always,
-        }
+        self.spec().kind
     }
 
     pub fn sentence(self) -> &'static str {
-        match self {
-            Invariant::SingleResultPerKey => "no idempotency key has more than one committed result",
-            Invariant::EventPerResult => "every committed result has exactly one event, written with it, and it is published",
-            Invariant::NoDuplicateEffect => "no effect is applied twice for one idempotency key or one event",
-            Invariant::EveryResultDelivered => "every committed result is applied by the consumer and reviewed",
-            Invariant::FencedWrites => "every accepted heartbeat, ack, retry, dead-letter or cancel comes from the current holder: the worker of the job's latest lease, with its token; a heartbeat only while that lease is live (its end recomputed from the lease and heartbeat times and the configured lease)",
-            Invariant::SingleLiveLease => "a job is never leased while another lease on it is live (lease ends recomputed, never read from the record)",
-            Invariant::AttemptsBounded => "no job is leased more than max_attempts times",
-            Invariant::DeadlineRespected => "no job is leased after its deadline, recomputed as enqueue time + the configured deadline",
-            Invariant::TerminalOnce => "a job reaches one terminal state once, and nothing is accepted for it afterwards",
-            Invariant::TenantIsolation => "every key embeds its job's tenant, and no request resolves to another tenant's job",
-            Invariant::RedactedDlq => "every dead-letter reason is a closed code, never an error's text",
-            Invariant::AuditedReprocess => "every reprocessed job has an audit entry naming an operator and a predecessor whose entry is in the DLQ, not yet reprocessed, and the same tenant, document and payload at version + 1",
-            Invariant::PayloadConflictRejected => "the same key with a different payload (operation and content, as recorded) is rejected, at enqueue and at commit, never reused; the same payload is never refused as a conflict unless the header's unique mode refuses any submit there; a submit of a known key gets a new job, a dedupe onto the key's newest job or a refusal exactly as that mode allows, given the newest job's state",
-            Invariant::FirstResultWins => "the effect the consumer applies is the first committed result for its key",
-            Invariant::NoSilentDrop => "every enqueued job ends acked, dead-lettered or cancelled, and keeps that record: a DLQ entry evicted before any reprocess is a lost job",
-            Invariant::FencingTokenIncreases => "every lease of a job carries a token strictly greater than the job's previous one",
-            Invariant::BackoffRespected => "no job is leased before its visible time, and every retry delay is within what the configured backoff (base, cap) and jitter mode allow for that attempt",
-            Invariant::RetryPolicyFollowed => "every failed attempt gets the decision its error and the configuration call for: a permanent error goes to the DLQ as permanent_error; a transient one is retried below max_attempts and before the deadline, then dead-lettered as max_attempts_exceeded or cancelled; a cancel only past the deadline",
-            Invariant::AckedWithResult => "a job is acked only when its key has a committed result (its own, or one its commit deduplicated onto)",
-            Invariant::DlqBounded => "the DLQ, tracked by the checker, never holds more than its capacity, and an entry leaves it only by an eviction record naming its oldest entry when full",
-            Invariant::ReprocessJustified => "a reprocess is refused only for a reason the history shows, and accepted only within the tenant's reprocess rate limit",
-            Invariant::DepthMatchesHistory => "every queue depth sample equals the number of visible, unleased, unfinished jobs recomputed from the history",
-            Invariant::RecordedValuesMatch => "every value the recorder computed (lease_until, deadline_at, visible_at, payload hashes, error classes, attempt numbers, capacities) and every optional record (visible, lease_expired) agrees with what the configuration and the raw facts give",
-            Invariant::SummaryMatchesHistory => "every figure of summary.json that the history determines (counts of jobs, outcomes, effects, leases, crashes, DLQ entries, reprocesses, retries) equals the checker's own count",
-        }
+        self.spec().sentence
     }
 }
 

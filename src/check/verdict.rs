@@ -1,7 +1,7 @@
-//! The checker's conclusion: a violation with the records that prove it, the verdict on one
-//! invariant, and the report on a whole history (verdicts, `sometimes` counts, the checker's own
-//! figures).
-//! Does not: judge anything (the checker and its invariant families do) or print (the shell does).
+//! The checker's conclusion: a violation with the records that prove it (and which record it was
+//! raised at), the verdict on one invariant, and the report on a whole history (verdicts,
+//! `sometimes` counts, the checker's own figures).
+//! Does not: judge anything (the families in `rules/` do) or print (the shell does).
 
 use super::invariant::{Invariant, Sometimes};
 use crate::base::ids::{JobId, SimTime};
@@ -9,12 +9,16 @@ use crate::history::Record;
 use crate::vocab::counters::Counts;
 use crate::vocab::faults::HeldCounts;
 use crate::vocab::key::IdempotencyKey;
+use crate::vocab::latency::Stats;
 
 /// One violation, with the records that prove it.
 #[derive(Clone, Debug)]
 pub struct Violation {
     pub invariant: Invariant,
     pub at: SimTime,
+    /// The record it was raised at: 0 the header (the file's line 1), n the file's line n + 1
+    /// (docs/checker-rules.md, "Agreement and the first violation").
+    pub record: u64,
     pub job: Option<JobId>,
     pub key: Option<IdempotencyKey>,
     pub message: String,
@@ -39,6 +43,10 @@ pub struct CheckReport {
     /// the figures it does not count), and of each held fault.
     pub figures: Counts,
     pub held_figures: HeldCounts,
+    /// The checker's own queueWaitMs, inferenceMs and reviewWaitMs (`rules/summary.rs`).
+    pub distributions: [Stats; 3],
+    /// The index of `run_ended` (or of the last record read).
+    pub end_record: u64,
 }
 
 impl CheckReport {
@@ -63,7 +71,7 @@ impl CheckReport {
             .1
     }
 
-    pub(super) fn verdict_mut(&mut self, invariant: Invariant) -> &mut Verdict {
+    pub(in crate::check) fn verdict_mut(&mut self, invariant: Invariant) -> &mut Verdict {
         &mut self
             .verdicts
             .iter_mut()

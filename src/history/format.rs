@@ -60,6 +60,16 @@ pub fn header_line(config: &RunConfig) -> String {
             json!({"after": r.after, "from": r.from_name()}),
         ));
     }
+    if let Some(d) = config.lease_detection {
+        let mut v = json!({"kind": d.kind.name()});
+        if d.kind != crate::vocab::config::DetectionKind::Timer {
+            v["every"] = json!(d.every);
+        }
+        if d.slack > 0 || d.kind == crate::vocab::config::DetectionKind::Timer {
+            v["slack"] = json!(d.slack);
+        }
+        members.push(("lease_detection", v));
+    }
     if config.unique != crate::profile::Unique::Forever {
         use crate::profile::Word;
         members.push(("unique", json!(config.unique.name())));

@@ -2,7 +2,7 @@
 //! are named in `vocab/counters.rs`). No simulation logic, no files, no drawing (`shell/report/`
 //! writes and draws what they counted).
 
-pub mod latency;
+pub use crate::vocab::latency;
 pub mod metrics;
 pub mod open_jobs;
 pub mod pending_reviews;

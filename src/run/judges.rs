@@ -42,7 +42,12 @@ impl Judges {
     pub fn verdicts(self) -> (CheckReport, Metrics) {
         let Judges { checker, metrics } = self;
         let mut check = checker.finish();
-        check.cross_check_figures(&metrics.counts, &metrics.held);
+        let distributions = [
+            metrics.queue_wait.stats(),
+            metrics.inference.stats(),
+            metrics.review_wait.stats(),
+        ];
+        check.cross_check_figures(&metrics.counts, &metrics.held, &distributions);
         (check, metrics)
     }
 }

@@ -319,7 +319,36 @@ fn header(file: &ScenarioFile, sem: &Semantics) -> RunConfig {
                 from_enqueue: sem.dlq.mode == crate::profile::DlqMode::Redrive,
             }),
         unique: sem.unique,
+        lease_detection: lease_detection(sem),
     }
+}
+
+/// When the profile's queue notices a lease's end, as the header states it (docs/history-format.md
+/// `lease_detection`): its timer or sweeper, and the time from there to the `lease_expired`
+/// record (a by-id rescue's gap). `None` where the header's kinds cannot state the rule: a
+/// rescue that holds the job for a retry delay, a sweeper over worker processes, no rescuer.
+fn lease_detection(sem: &Semantics) -> Option<crate::vocab::config::LeaseDetection> {
+    use crate::profile::{ExpiryKind, OnExpiry, RescueWrite};
+    use crate::vocab::config::{DetectionKind, LeaseDetection};
+    let (kind, every) = match sem.expiry.kind {
+        ExpiryKind::Timer => (DetectionKind::Timer, 0),
+        ExpiryKind::Sweep => (DetectionKind::Sweep, sem.expiry.sweep_ms),
+        ExpiryKind::TwoPass => (DetectionKind::TwoPass, sem.expiry.sweep_ms),
+        ExpiryKind::WorkerLiveness | ExpiryKind::Never => return None,
+    };
+    if !matches!(sem.on_expiry, OnExpiry::Ready | OnExpiry::Stall)
+        || (kind != DetectionKind::Timer && every == 0)
+    {
+        return None;
+    }
+    // A timer fires the millisecond after the lease's end; a sweeper at its tick. A by-id
+    // rescue writes its gap later.
+    let gap = match sem.rescue_write {
+        RescueWrite::ById => sem.rescue_gap_ms,
+        _ => 0,
+    };
+    let slack = (kind == DetectionKind::Timer) as u64 + gap;
+    Some(LeaseDetection { kind, every, slack })
 }
 
 #[cfg(test)]

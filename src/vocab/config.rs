@@ -166,6 +166,74 @@ pub struct RunConfig {
     /// durasim's key, which every header before the uniqueness modes means).
     #[serde(skip_serializing_if = "is_forever")]
     pub unique: crate::vocab::queue_params::Unique,
+    /// When the queue notices that a lease ended unreleased (the header's `lease_detection`;
+    /// `None`: not stated, and not judged). Not covered by the trace hash (a run's hash is what
+    /// it was before the field), so not serialised here: the history writer writes it.
+    #[serde(skip_serializing)]
+    pub lease_detection: Option<LeaseDetection>,
+}
+
+/// When the queue notices that a lease ended without renewal or release, and how long it may
+/// take from there to record it (docs/history-format.md, `lease_detection`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeaseDetection {
+    pub kind: DetectionKind,
+    /// The sweeper's period (`sweep`, `two_pass`; 0 for a timer).
+    pub every: u64,
+    /// The most time from the lease's end (a timer) or the sweeper's tick to the
+    /// `lease_expired` record: a timer's resolution (1 in the unit of the file by default), a
+    /// rescue's hold.
+    pub slack: u64,
+}
+
+/// How a queue notices a lease's end (docs/queues.md M3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DetectionKind {
+    /// Just after the lease's end.
+    Timer,
+    /// At the first multiple of `every` after the lease's end.
+    Sweep,
+    /// BullMQ's stalled checker: marked at the first pass after the last renewal, moved at the
+    /// first pass after both the mark and the lease's end.
+    TwoPass,
+}
+
+impl DetectionKind {
+    pub const ALL: [DetectionKind; 3] = [
+        DetectionKind::Timer,
+        DetectionKind::Sweep,
+        DetectionKind::TwoPass,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DetectionKind::Timer => "timer",
+            DetectionKind::Sweep => "sweep",
+            DetectionKind::TwoPass => "two_pass",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<DetectionKind> {
+        DetectionKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl LeaseDetection {
+    /// The latest time a lease last renewed at `renewed_at` and live through `end` may be
+    /// recorded as expired.
+    pub fn deadline(&self, renewed_at: u64, end: u64) -> u64 {
+        let tick = |t: u64| {
+            (t / self.every.max(1))
+                .saturating_add(1)
+                .saturating_mul(self.every)
+        };
+        let detected = match self.kind {
+            DetectionKind::Timer => end,
+            DetectionKind::Sweep => tick(end),
+            DetectionKind::TwoPass => tick(end.max(tick(renewed_at))),
+        };
+        detected.saturating_add(self.slack)
+    }
 }
 
 fn is_forever(u: &crate::vocab::queue_params::Unique) -> bool {
@@ -224,6 +292,7 @@ impl Default for RunConfig {
             permanent_errors_retried: false,
             dlq_retention: None,
             unique: crate::vocab::queue_params::Unique::Forever,
+            lease_detection: None,
         }
     }
 }

@@ -183,6 +183,10 @@ fn in_micros(ms_file: &[u8]) -> Vec<u8> {
             if let Some(Value::Object(limit)) = c.get_mut("reprocess_limit") {
                 scale(limit, "window");
             }
+            if let Some(Value::Object(detection)) = c.get_mut("lease_detection") {
+                scale(detection, "every");
+                scale(detection, "slack");
+            }
         } else {
             TIME_FIELDS.iter().for_each(|k| scale(m, k));
         }
@@ -314,8 +318,10 @@ fn a_history_with_documents_and_tokens_far_apart_is_judged_the_same() {
     for line in lines {
         let mut record: Value = serde_json::from_str(line).unwrap();
         let map = record.as_object_mut().unwrap();
-        // The payload hash names the document: a renamed one would not match it.
-        map.remove("payload");
+        // The payload hashes name the document: a renamed one would not match them.
+        for field in ["payload", "existing_payload", "replaced_payload"] {
+            map.remove(field);
+        }
         if let Some(key) = map.get("key").and_then(Value::as_str) {
             let parts: Vec<&str> = key.split(':').collect();
             let n: u64 = parts[1].strip_prefix("doc-").unwrap().parse().unwrap();
@@ -327,7 +333,7 @@ fn a_history_with_documents_and_tokens_far_apart_is_judged_the_same() {
             map["key"] = Value::from(format!("{}:{document}:{}", parts[0], parts[2]));
             keys += 1;
         }
-        for field in ["fence", "presented"] {
+        for field in ["fence", "presented", "held"] {
             if let Some(n) = map.get(field).and_then(Value::as_u64) {
                 map[field] = Value::from(n + (1 << 40));
                 fences += 1;

@@ -58,6 +58,8 @@ pub fn header(a: &Applied, ms: bool) -> String {
         dlq_retention: None,
         // The store's key is UNIQUE: one job per key, for ever.
         unique: durasim::profile::Unique::Forever,
+        // The stores' expiry is found at the next read, not by a timer the header can state.
+        lease_detection: None,
     })
 }
 

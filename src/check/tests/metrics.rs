@@ -57,27 +57,80 @@ fn summary_figures_are_cross_checked() {
         reported.set(c, v);
     }
     let mut held = r.held_figures;
-    r.cross_check_figures(&reported, &held);
+    let d = r.distributions;
+    r.cross_check_figures(&reported, &held, &d);
     assert!(r.holds());
     // A figure the checker does not count is not compared.
     reported.set(Counter::OutboxRowsMax, 9);
-    r.cross_check_figures(&reported, &held);
+    r.cross_check_figures(&reported, &held, &d);
     assert!(r.holds());
     reported.set(Counter::Acked, 2);
-    r.cross_check_figures(&reported, &held);
+    r.cross_check_figures(&reported, &held, &d);
     assert!(first_message(&r, Invariant::SummaryMatchesHistory)
         .contains("jobs.acked = 2, but the history gives 1"));
     let mut r = judge(happy());
     held.add(Held::Stall);
-    r.cross_check_figures(&reported, &held);
+    r.cross_check_figures(&reported, &held, &d);
     let v = r.verdict(Invariant::SummaryMatchesHistory);
     assert_eq!(v.count, 2, "jobs.acked and crashes.stalls");
     assert!(first_message(&r, Invariant::SummaryMatchesHistory).contains("jobs.acked"));
     let mut r = judge(happy());
     reported.set(Counter::Acked, 1);
-    r.cross_check_figures(&reported, &held);
+    r.cross_check_figures(&reported, &held, &d);
     assert!(first_message(&r, Invariant::SummaryMatchesHistory)
         .contains("crashes.stalls = 1, but the history gives 0"));
+}
+
+/// The queue wait, inference and review wait distributions are recomputed from the history and
+/// compared with what the run's metrics reported: a queue wait measured from the enqueue time
+/// instead of the visible time is caught.
+#[test]
+fn summary_distributions_are_recomputed_and_cross_checked() {
+    use crate::vocab::counters::Tally;
+    // Enqueued at 0, visible at 40, leased at 50: a queue wait of 10, not 50.
+    let mut h = vec![(
+        0,
+        Event::Enqueued {
+            job: JobId(0),
+            tenant: T,
+            key: key(),
+            operation: OperationId::EXTRACT,
+            content: 7,
+            payload: None,
+            visible_at: Some(40),
+            deadline_at: None,
+            reprocess_of: None,
+        },
+    )];
+    h.push((40, Event::Visible { job: JobId(0) }));
+    h.push((50, leased(1, 1)));
+    h.push((55, committed(5, 1)));
+    h.extend(delivered(1, 5).into_iter().map(|e| (60, e)));
+    h[6].0 = 75; // the review 15 after the apply
+    h.push((80, acked(0, 0, 1)));
+    h.push((80, ended()));
+    let r = judge(h);
+    assert!(r.holds(), "{:?}", r.first_violation());
+    let [queue, _, review] = r.distributions;
+    assert_eq!((queue.count, queue.max), (1, 10));
+    assert_eq!((review.count, review.max), (1, 15));
+    let mut reported = Tally::default();
+    for (c, v) in r.figures.iter() {
+        reported.set(c, v);
+    }
+    let (held, mut d) = (r.held_figures, r.distributions);
+    let mut same = r.clone();
+    same.cross_check_figures(&reported, &held, &d);
+    assert!(same.holds());
+    // A metric measured from the enqueue time: 50.
+    let mut from_created = crate::vocab::latency::Latency::default();
+    from_created.record(50);
+    d[0] = from_created.stats();
+    let mut r = r;
+    r.cross_check_figures(&reported, &held, &d);
+    let m = first_message(&r, Invariant::SummaryMatchesHistory);
+    assert!(m.contains("queueWaitMs count 1 min 50"), "{m}");
+    assert!(m.contains("the history gives count 1 min 10"), "{m}");
 }
 
 #[test]

@@ -205,6 +205,7 @@ mod effects;
 mod leases;
 mod metrics;
 mod policy;
+mod soundness;
 mod tenancy;
 
 #[test]

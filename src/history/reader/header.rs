@@ -87,7 +87,7 @@ impl<R: BufRead> HistoryReader<R> {
         time_unit: TimeUnit,
         emits: Emits,
     ) -> Result<RunConfig, HistoryError> {
-        const FIELDS: [&str; 17] = [
+        const FIELDS: [&str; 18] = [
             "seed",
             "workers",
             "lease",
@@ -105,6 +105,7 @@ impl<R: BufRead> HistoryReader<R> {
             "permanent_error",
             "dlq_retention",
             "unique",
+            "lease_detection",
         ];
         let f = Fields {
             reader: self,
@@ -210,7 +211,62 @@ impl<R: BufRead> HistoryReader<R> {
             permanent_errors_retried,
             dlq_retention: self.dlq_retention(f.map.get("dlq_retention"))?,
             unique,
+            lease_detection: self.lease_detection(f.map.get("lease_detection"))?,
         })
+    }
+
+    /// The header's `lease_detection`: `{"kind": "timer"}`, `{"kind": "sweep" | "two_pass",
+    /// "every": P}`, each with an optional `slack`.
+    fn lease_detection(&self, v: Option<&Value>) -> Result<Option<LeaseDetection>, HistoryError> {
+        let what = "null, or {\"kind\": \"timer\" | \"sweep\" | \"two_pass\", \"every\": P (a sweeper's period, not for a timer), \"slack\": S (optional)}";
+        let m = match v {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err(self.error(Some("config.lease_detection"), what)),
+        };
+        let f = Fields {
+            reader: self,
+            map: m.clone(),
+            prefix: "config.lease_detection.",
+        };
+        f.only(&["kind", "every", "slack"], "a lease detection")?;
+        let kind = f.string("kind")?;
+        let kind = DetectionKind::parse(kind).ok_or_else(|| {
+            self.error(
+                Some("config.lease_detection.kind"),
+                format!("{}: allowed: timer, sweep, two_pass", clip(kind)),
+            )
+        })?;
+        let every = match kind {
+            DetectionKind::Timer => {
+                if f.map.contains_key("every") {
+                    return Err(self.error(
+                        Some("config.lease_detection.every"),
+                        "a timer has no period",
+                    ));
+                }
+                0
+            }
+            _ => {
+                let every = f.number("every")?;
+                if every == 0 {
+                    return Err(self.error(
+                        Some("config.lease_detection.every"),
+                        "0: a sweeper's period is at least 1",
+                    ));
+                }
+                every
+            }
+        };
+        Ok(Some(LeaseDetection {
+            kind,
+            every,
+            // A timer fires the moment after the lease's end: 1 in the file's unit, unless
+            // stated.
+            slack: f
+                .opt_number("slack")?
+                .unwrap_or((kind == DetectionKind::Timer) as u64),
+        }))
     }
 
     /// The header's `dlq_retention`: `null`, or `{"after": T, "from": "dead_lettered" | "enqueued"}`.

@@ -34,7 +34,8 @@ use crate::base::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, Wo
 use crate::base::messages::{clip, clip_name};
 use crate::vocab::codes;
 use crate::vocab::config::{
-    DlqRetention, Emits, Jitter, ReprocessLimit, RetryFormula, RunConfig, TimeUnit,
+    DetectionKind, DlqRetention, Emits, Jitter, LeaseDetection, ReprocessLimit, RetryFormula,
+    RunConfig, TimeUnit,
 };
 use crate::vocab::key::{IdempotencyKey, KeyNames, MAX_OPERATIONS, MAX_VERSION};
 use crate::vocab::payload::PayloadHash;

@@ -144,7 +144,8 @@ fn permanent_errors_retried_is_stated_and_judged() {
 }
 
 /// The `durasim` profile's header is today's, byte for byte: no `backoff` object, no
-/// `permanent_error`.
+/// `permanent_error`; only the `lease_detection` its lease-expiry timer is stated by (an
+/// optional field, added to format version 1 without changing any trace hash).
 #[test]
 fn the_default_header_is_unchanged() {
     let s = scenario("durasim", TRANSIENT);
@@ -153,6 +154,6 @@ fn the_default_header_is_unchanged() {
         "{\"format\":\"durasim-history\",\"version\":1,\"time_unit\":\"ms\",\"emits\":[\"visible\",\"lease_expired\",\"depth_sampled\"],\
          \"config\":{\"seed\":3,\"workers\":3,\"lease\":1000,\"heartbeat\":300,\"deadline\":30000,\"attempts_max\":3,\
          \"backoff_base\":100,\"backoff_cap\":2000,\"jitter\":\"full\",\"dlq_capacity\":null,\"reprocess_limit\":null,\
-         \"dedupe_window\":null,\"outbox_retention\":null}}"
+         \"dedupe_window\":null,\"outbox_retention\":null,\"lease_detection\":{\"kind\":\"timer\",\"slack\":1}}}"
     );
 }

@@ -6,8 +6,8 @@
 //! Owns: [`Tracks`]: the records by job id; the slab of live jobs' plain tracks (a job without a
 //! terminal record is read and changed in place there, and packed into its record when it
 //! ends, its slot reused, so the slab holds as many tracks as there are unfinished jobs); the
-//! side and rare tables; the enqueue times' bases by runs of job ids (`record.rs`, `Epochs`);
-//! a finished job's renewal time when it is not its lease time and may still be read; the index
+//! side and rare tables (a job's, a key's); the enqueue times' bases by runs of job ids
+//! (`record.rs`, `Epochs`); the index
 //! on keys (key → the job whose record holds the key's track: a document's first key's record
 //! guessed from the document's number by runs ([`Heads`]), the key read back from the record,
 //! and a map for a document's other keys, its other tenants and versions); and the orphan keys: a key a record names before any job was
@@ -16,16 +16,19 @@
 //! A key with several jobs (a `unique` mode other than `forever`) keeps its track in its first
 //! job's record; the others' records hold only their job's part, the newest job is in the side
 //! table.
-//! Does not: judge (the families do) or decide what a field means (`job_track.rs`,
-//! `key_track.rs`).
+//! Every change goes through the writers here, called by the reducer (`facts/mod.rs`) alone;
+//! the rules read through `get` and the key readers.
+//! Does not: judge (the rules do), decide what a record changes (the reducer does) or what a
+//! field means (`job_track.rs`, `key_track.rs`).
 
 use super::job_track::{self, JobTrack, Place, Rare};
-use super::key_track::{self, FirstCommit, KeyTrack, PayloadId};
+use super::key_track::{self, FirstCommit, KeyRare, KeyTrack, PayloadId, Written};
 use super::record::*;
 use crate::base::fastmap::FastMap;
 use crate::base::ids::{EventId, JobId, SimTime};
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::key_index::KeyIndex;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default)]
@@ -36,19 +39,12 @@ pub(super) struct Tracks {
     free: Vec<u32>,
     /// Values too wide for their packed field, by job and field.
     side: Side,
-    /// A finished job's rare parts (`job_track::Rare`), by job, when it has one.
+    /// A finished job's rare parts (`job_track::Rare`), by job, when it has one ([`HAS_RARE`]).
     rare: BTreeMap<u32, Rare>,
+    /// A key's rare parts (`key_track::KeyRare`), by packed key, when it has one ([`KEY_RARE`]).
+    key_rare: BTreeMap<u64, KeyRare>,
     /// The bases of the records' enqueue times.
     epochs: Epochs,
-    /// Whether a finished job's renewal time can still be read whatever its lease: the header's
-    /// retry formula waits out what is left of the failed attempt's lease (`backoff.rs`), and a
-    /// zombie's retry with the latest token reads it. Else it is read only while a lease is
-    /// held, and a finished job's held lease is a lease taken after its end, whose renewal is
-    /// its lease time.
-    keep_renewals: bool,
-    /// The renewal times kept apart ([`RENEWAL_APART`]), by job, packed as the record's times;
-    /// grown only when one is kept.
-    renewals: Vec<u32>,
     /// The record holding the first key of each document.
     heads: Heads,
     /// The records holding the keys that are not their document's first, by packed key (a
@@ -135,25 +131,25 @@ enum At {
 
 /// A place in the visit of every key ([`Tracks::next_key`]).
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct KeyCursor {
+pub(in crate::check) struct KeyCursor {
     record: usize,
     orphan: usize,
     homes: u32,
 }
 
+/// A key's record, borrowed to change it: its number in its side table, the record, the side
+/// table, its home job (none: an orphan's), the base of its times.
+struct KeyParts<'a> {
+    id: u32,
+    r: &'a mut PackedTrack,
+    side: &'a mut Side,
+    home: Option<u32>,
+    base: SimTime,
+}
+
 impl Tracks {
     pub fn reserve(&mut self, jobs: usize) {
         self.records.reserve_exact(jobs);
-    }
-
-    /// Whether finished jobs keep a renewal time that is not their lease time (see
-    /// `keep_renewals`); set from the header, before any job.
-    pub fn keep_renewals(&mut self, keep: bool) {
-        debug_assert!(
-            !keep || self.records.is_empty(),
-            "the header comes before any job"
-        );
-        self.keep_renewals = keep;
     }
 
     /// The enqueue time of the job of record `r`.
@@ -176,53 +172,30 @@ impl Tracks {
     }
 
     /// A finished job's track, unpacked.
-    fn unpack_job(&self, job: u32, r: &PackedTrack, deadline: SimTime) -> JobTrack {
+    fn unpack_job(&self, job: u32, r: &PackedTrack) -> JobTrack {
         let base = self.enqueued_at(job, r);
-        let renewed_at = (r.flags & RENEWAL_APART != 0).then(|| {
-            let packed = self.renewals[job as usize];
-            self.side.time(job, Field::RenewedAt, base, packed)
-        });
-        let rare = match (r.flags & (HAS_FAILURE | HAS_REPROCESSED_FROM), r.key_flags & JOB_PAYLOAD_APART) {
-            (0, 0) => Rare::default(),
-            _ => *self.rare.get(&job).expect(
-                "a record flagged with a failure, a reprocess link or a payload apart has it in `rare`",
-            ),
+        let rare = match r.flags & HAS_RARE {
+            0 => Rare::default(),
+            _ => *self
+                .rare
+                .get(&job)
+                .expect("a record flagged with rare parts has them in `rare`"),
         };
         let payload = rare
             .payload
             .unwrap_or_else(|| key_track::stored_payload(job, r, &self.side));
-        job_track::unpack(
-            job, r, &self.side, base, renewed_at, payload, rare, deadline,
-        )
+        job_track::unpack(job, r, &self.side, base, payload, rare)
     }
 
-    /// The job's track, if an `enqueued` record created it. `deadline` is the configured one.
+    /// The job's track, if an `enqueued` record created it: borrowed while the job is live,
+    /// unpacked once it has finished.
     #[inline]
-    pub fn get(&self, job: JobId, deadline: SimTime) -> Option<JobTrack> {
+    pub fn get(&self, job: JobId) -> Option<Cow<'_, JobTrack>> {
         let r = self.exists(job)?;
         Some(match r.flags & LIVE {
-            0 => self.unpack_job(job.0, r, deadline),
-            _ => self.live[r.visible_from as usize],
+            0 => Cow::Owned(self.unpack_job(job.0, r)),
+            _ => Cow::Borrowed(&self.live[r.visible_from as usize]),
         })
-    }
-
-    /// Reads the job's track (without copying it when live). The job must exist: every record
-    /// names only jobs an earlier `enqueued` created (the reader refuses any other history, and
-    /// the kernel cannot write one).
-    #[inline]
-    pub fn read_known<R>(
-        &self,
-        job: JobId,
-        deadline: SimTime,
-        f: impl FnOnce(&JobTrack) -> R,
-    ) -> R {
-        let Some(r) = self.exists(job) else {
-            panic!("history names {job} before it was enqueued")
-        };
-        match r.flags & LIVE {
-            0 => f(&self.unpack_job(job.0, r, deadline)),
-            _ => f(&self.live[r.visible_from as usize]),
-        }
     }
 
     /// An `enqueued` record created `job` with track `t` (live): its record is written, and it
@@ -266,37 +239,37 @@ impl Tracks {
             ..PackedTrack::default()
         };
         job_track::write_key(job.0, r, &t.key, t.tenant, &mut self.side);
-        let payload = t.payload;
-        let enqueue = |k: &mut KeyTrack| {
-            let before = k.newest();
-            k.set_newest(job);
-            if !k.enqueued() {
-                k.set_enqueued();
-                k.set_payload(payload);
-            }
-            before
-        };
+        debug_assert_eq!(self.enqueued_at(job.0, &self.records[i]), t.enqueued_at);
         match found {
             None => {
-                r.operation = payload.operation.0;
+                let r = &mut self.records[i];
                 r.key_flags = HOME | ENQUEUED | HAS_NEWEST;
-                self.side.set_content(job.0, r, payload.content);
+                key_track::set_payload(job.0, r, t.payload, &mut self.side);
                 self.index_insert(job.0, &t.key);
                 None
             }
-            Some(at) => self.change_key(at, enqueue),
+            Some(at) => {
+                let k = self.key_parts(at);
+                let before = key_track::newest(k.id, k.r, k.home, k.side);
+                key_track::set_newest(k.id, k.r, k.home, job, k.side);
+                if k.r.key_flags & ENQUEUED == 0 {
+                    if key_track::results(k.id, k.r, k.side) == 0 {
+                        key_track::set_payload(k.id, k.r, t.payload, k.side);
+                    }
+                    k.r.key_flags |= ENQUEUED;
+                }
+                // The record's own payload is the job's (the key's track is elsewhere).
+                key_track::set_payload(job.0, &mut self.records[i], t.payload, &mut self.side);
+                before
+            }
         }
     }
 
-    /// Changes the job's track in place; `None` if it was never enqueued. A live job whose
-    /// track gets its terminal record is packed.
+    /// Changes the job's track (the reducer's writer); `None` if it was never enqueued. A live
+    /// job's track is changed in place, and packed into its record when it gets its terminal
+    /// record; a finished job's is unpacked, changed and packed again.
     #[inline]
-    pub fn update<R>(
-        &mut self,
-        job: JobId,
-        deadline: SimTime,
-        change: impl FnOnce(&mut JobTrack) -> R,
-    ) -> Option<R> {
+    pub fn update<R>(&mut self, job: JobId, change: impl FnOnce(&mut JobTrack) -> R) -> Option<R> {
         let r = self.exists(job)?;
         if r.flags & LIVE != 0 {
             let slot = r.visible_from;
@@ -309,7 +282,7 @@ impl Tracks {
             }
             return Some(out);
         }
-        let mut t = self.unpack_job(job.0, r, deadline);
+        let mut t = self.unpack_job(job.0, r);
         let out = change(&mut t);
         assert!(
             t.terminal.is_some(),
@@ -319,44 +292,39 @@ impl Tracks {
         Some(out)
     }
 
-    /// Packs a finished job's track into its record: its payload is its key's unless it
-    /// differs, then it goes to the rare table with the other rare parts.
+    /// Packs a finished job's track into its record: its payload is its record's unless it
+    /// differs, then it goes to the rare table with the other rare parts. A debug build reads
+    /// the track back and compares.
     fn pack_job(&mut self, job: u32, t: &JobTrack) {
         let base = self.enqueued_at(job, &self.records[job as usize]);
         let r = &mut self.records[job as usize];
         job_track::pack(job, r, t, &mut self.side, base);
-        // A renewal that is not the lease time is read later only under a formula that reads
-        // it, or while a lease is held (see `keep_renewals`; kept then whatever the history).
-        if t.renewed_at != t.leased_at && (self.keep_renewals || t.lease_held) {
-            r.flags |= RENEWAL_APART;
-            let i = job as usize;
-            if self.renewals.len() <= i {
-                self.renewals.resize(i + 1, 0);
-            }
-            self.renewals[i] = self
-                .side
-                .put_time(job, Field::RenewedAt, base, t.renewed_at);
-        }
         let mut rare = Rare {
             failure: t.failure,
             reprocessed_from: t.reprocessed_from,
+            audited: t.audited,
+            reprocessed: t.reprocessed,
             payload: None,
         };
-        let r = &mut self.records[job as usize];
         if r.key_flags & HOME == 0 {
-            r.operation = t.payload.operation.0;
-            self.side.set_content(job, r, t.payload.content);
-        } else if key_track::stored_payload(job, r, &self.side) == t.payload {
-            r.key_flags &= !JOB_PAYLOAD_APART;
-        } else {
-            r.key_flags |= JOB_PAYLOAD_APART;
+            key_track::set_payload(job, r, t.payload, &mut self.side);
+        } else if key_track::stored_payload(job, r, &self.side) != t.payload {
             rare.payload = Some(t.payload);
         }
         if !rare.is_empty() {
+            r.flags |= HAS_RARE;
             self.rare.insert(job, rare);
-        } else if !self.rare.is_empty() {
-            self.rare.remove(&job);
+        } else {
+            r.flags &= !HAS_RARE;
+            if !self.rare.is_empty() {
+                self.rare.remove(&job);
+            }
         }
+        debug_assert_eq!(
+            self.unpack_job(job, &self.records[job as usize]),
+            *t,
+            "a packed track reads back as it was"
+        );
     }
 
     /// Where the job stands for the depth (`None`: never enqueued).
@@ -400,11 +368,16 @@ impl Tracks {
         })
     }
 
-    /// Whether the end-of-run checks have anything to say about the job: it has no terminal
-    /// record, or it was created by a reprocess with no audit entry.
+    /// Whether the end-of-run rules have anything to say about the job: it has no terminal
+    /// record, or it was created by a reprocess (read without unpacking the others).
     pub fn needs_finish_check(&self, job: JobId) -> bool {
         self.exists(job).is_some_and(|r| {
-            r.flags & LIVE != 0 || (r.flags & HAS_REPROCESSED_FROM != 0 && r.flags & AUDITED == 0)
+            r.flags & LIVE != 0
+                || (r.flags & HAS_RARE != 0
+                    && self
+                        .rare
+                        .get(&job.0)
+                        .is_some_and(|x| x.reprocessed_from.is_some()))
         })
     }
 }
@@ -476,17 +449,19 @@ impl Tracks {
         self.orphans.index.get(key).map(At::Orphan)
     }
 
-    /// Where `key`'s track is, an orphan's created (empty) if the history never named the key.
+    /// Where `key`'s track is, an orphan's created (empty) if the history never named the key:
+    /// every record that names a key registers it, so the keys are visited at the end in the
+    /// order the history first named them.
     #[inline]
-    fn find_or_orphan(&mut self, key: &IdempotencyKey, hint: Option<JobId>) -> At {
+    pub fn register(&mut self, key: &IdempotencyKey, hint: Option<JobId>) -> KeyAt {
         if let Some(at) = self.find(key, hint) {
-            return at;
+            return KeyAt(at, *key);
         }
         let (slot, new) = self.orphans.index.insert(*key);
         assert!(new && slot as usize == self.orphans.records.len());
         self.orphans.records.push(PackedTrack::default());
         self.orphans.after.push(self.homes);
-        At::Orphan(slot)
+        KeyAt(At::Orphan(slot), *key)
     }
 
     /// Indexes record `job` as the home of `key`, a key no record held before: its document's
@@ -522,29 +497,27 @@ impl Tracks {
         }
     }
 
-    /// Changes a key's track through its plain form (the rare cases). A key's payload that
-    /// changes under its first job's finished track moves that job's payload to the rare table.
-    fn change_key<R>(&mut self, at: At, change: impl FnOnce(&mut KeyTrack) -> R) -> R {
-        let mut k = self.unpack_key(at);
-        let out = change(&mut k);
+    /// A key's record, to change it.
+    fn key_parts(&mut self, at: At) -> KeyParts<'_> {
         match at {
             At::Home(j) => {
                 let base = self.enqueued_at(j, &self.records[j as usize]);
-                let r = &mut self.records[j as usize];
-                let before = key_track::stored_payload(j, r, &self.side);
-                key_track::pack(j, r, &k, (Some(j), base), &mut self.side);
-                let detach = r.flags & LIVE == 0 && r.key_flags & JOB_PAYLOAD_APART == 0;
-                if detach && key_track::stored_payload(j, r, &self.side) != before {
-                    r.key_flags |= JOB_PAYLOAD_APART;
-                    self.rare.entry(j).or_default().payload = Some(before);
+                KeyParts {
+                    id: j,
+                    r: &mut self.records[j as usize],
+                    side: &mut self.side,
+                    home: Some(j),
+                    base,
                 }
             }
-            At::Orphan(o) => {
-                let o_ = &mut self.orphans;
-                key_track::pack(o, &mut o_.records[o as usize], &k, (None, 0), &mut o_.side);
-            }
+            At::Orphan(o) => KeyParts {
+                id: o,
+                r: &mut self.orphans.records[o as usize],
+                side: &mut self.orphans.side,
+                home: None,
+                base: 0,
+            },
         }
-        out
     }
 
     /// The key's track so far (empty if the history never named it). `hint`: a job the record
@@ -553,6 +526,11 @@ impl Tracks {
     pub fn key(&self, key: &IdempotencyKey, hint: Option<JobId>) -> KeyTrack {
         self.find(key, hint)
             .map_or_else(KeyTrack::default, |at| self.unpack_key(at))
+    }
+
+    /// The key's commits after the first and its events published directly (empty if none).
+    pub fn key_rare(&self, key: &IdempotencyKey) -> Option<&KeyRare> {
+        self.key_rare.get(&key.packed())
     }
 
     /// The newest job the history created under `key`, if any.
@@ -567,104 +545,77 @@ impl Tracks {
         }
     }
 
-    /// Results committed under `key`.
-    #[inline]
-    pub fn results(&self, key: &IdempotencyKey, hint: Option<JobId>) -> u32 {
-        match self.find(key, hint) {
-            None => 0,
-            Some(At::Home(j)) => key_track::results(j, &self.records[j as usize], &self.side),
-            Some(At::Orphan(o)) => {
-                let o_ = &self.orphans;
-                key_track::results(o, &o_.records[o as usize], &o_.side)
+    /// A `result_committed` under a registered key by `job`, whose payload is `payload`: the
+    /// key's first commit (the key takes the payload), or one more in the key's rare parts.
+    pub fn commit(&mut self, key: &KeyAt, at: SimTime, w: Written, payload: PayloadId) {
+        let k = self.key_parts(key.0);
+        let results = key_track::results(k.id, k.r, k.side);
+        if results == 0 {
+            let first = FirstCommit {
+                at,
+                job: w.job,
+                output: w.output,
+                event: w.event,
+            };
+            key_track::set_first(k.id, k.r, (k.home, k.base), first, k.side);
+            let before = key_track::stored_payload(k.id, k.r, k.side);
+            // A finished home job whose payload was the record's keeps its own apart.
+            let mut detach = None;
+            if before != payload {
+                key_track::set_payload(k.id, k.r, payload, k.side);
+                if k.r.flags & (LIVE | TERMINAL_MASK) != 0 && k.r.flags & LIVE == 0 {
+                    detach = k.home;
+                }
             }
+            if let Some(h) = detach {
+                let rare = self.rare.entry(h).or_default();
+                if rare.payload.is_none() {
+                    rare.payload = Some(before);
+                    self.records[h as usize].flags |= HAS_RARE;
+                }
+            }
+        } else {
+            k.r.key_flags |= KEY_RARE;
+            self.key_rare
+                .entry(key.1.packed())
+                .or_default()
+                .commits
+                .push(w);
         }
-    }
-
-    /// A `result_committed` record under `key` by `job` (with the job's payload, and its event
-    /// if any). Returns the first commit before this one, and the results committed with it.
-    #[inline]
-    pub fn commit(
-        &mut self,
-        key: &IdempotencyKey,
-        (at, job, output): (SimTime, JobId, u64),
-        payload: PayloadId,
-        event: Option<EventId>,
-    ) -> (Option<FirstCommit>, u32) {
-        let found = self.find_or_orphan(key, Some(job));
-        if let At::Home(h) = found {
-            let base = self.enqueued_at(h, &self.records[h as usize]);
-            let r = &mut self.records[h as usize];
-            let commit = (at, job, output);
-            if let Some(out) =
-                key_track::commit_in_place((h, base), r, commit, payload, event, &mut self.side)
+        let k = self.key_parts(key.0);
+        key_track::set_results(k.id, k.r, results + 1, k.side);
+        debug_assert!(
             {
-                return out;
-            }
-        }
-        self.change_key(found, |k| {
-            let first = k.first_commit();
-            if first.is_none() {
-                (k.first_at, k.first_job, k.first_output) = (at, job, output);
-                k.set_payload(payload);
-            }
-            k.results += 1;
-            if let Some(e) = event {
-                k.set_result_event(e);
-                k.events += 1;
-            }
-            (first, k.results)
-        })
+                let t = self.unpack_key(key.0);
+                t.results == results + 1 && t.first.is_some() && t.payload.is_some()
+            },
+            "a commit reads back"
+        );
     }
 
-    /// An event for `key` published for the first time straight from the committer (no outbox
-    /// row): it counts as the key's event, and is its result event if it had none.
-    #[inline]
-    pub fn publish_direct(&mut self, key: &IdempotencyKey, hint: Option<JobId>, event: EventId) {
-        match self.find_or_orphan(key, hint) {
-            At::Home(j) => {
-                key_track::publish_direct(j, &mut self.records[j as usize], event, &mut self.side)
-            }
-            At::Orphan(o) => {
-                let o_ = &mut self.orphans;
-                key_track::publish_direct(o, &mut o_.records[o as usize], event, &mut o_.side)
-            }
+    /// An event published directly for a registered key, for the first time for that key.
+    pub fn publish_direct(&mut self, key: &KeyAt, w: Written) {
+        let k = self.key_parts(key.0);
+        k.r.key_flags |= KEY_RARE;
+        let rare = self.key_rare.entry(key.1.packed()).or_default();
+        if !rare.direct.iter().any(|d| d.event == w.event) {
+            rare.direct.push(w);
         }
     }
 
-    /// An `effect_applied` record for `key` from `event`. Returns when and from which event the
-    /// effect was applied before (if it was), and the key's first commit.
-    #[inline]
-    pub fn apply(
-        &mut self,
-        key: &IdempotencyKey,
-        hint: Option<JobId>,
-        at: SimTime,
-        event: EventId,
-    ) -> key_track::Applied {
-        let found = self.find_or_orphan(key, hint);
-        if let At::Home(h) = found {
-            let base = self.enqueued_at(h, &self.records[h as usize]);
-            let r = &mut self.records[h as usize];
-            if let Some(out) = key_track::apply_in_place((h, base), r, at, event, &mut self.side) {
-                return out;
-            }
+    /// An `effect_applied` under a registered key from `event`: the key's first, if it is.
+    pub fn apply(&mut self, key: &KeyAt, event: EventId) {
+        let k = self.key_parts(key.0);
+        if k.r.key_flags & APPLIED == 0 {
+            key_track::set_applied(k.id, k.r, event, k.side);
+            debug_assert_eq!(self.unpack_key(key.0).applied, Some(event), "reads back");
         }
-        self.change_key(found, |k| {
-            let earlier = k.applied();
-            if earlier.is_none() {
-                k.set_applied(at, event);
-            }
-            (earlier, k.first_commit())
-        })
     }
 
-    /// The review of the key's effect finished.
+    /// A `review_done` named the registered key.
     #[inline]
-    pub fn review(&mut self, key: &IdempotencyKey, hint: Option<JobId>) {
-        match self.find_or_orphan(key, hint) {
-            At::Home(j) => self.records[j as usize].key_flags |= REVIEWED,
-            At::Orphan(o) => self.orphans.records[o as usize].key_flags |= REVIEWED,
-        }
+    pub fn review(&mut self, key: &KeyAt) {
+        self.key_parts(key.0).r.key_flags |= REVIEWED;
     }
 
     /// The next key and its track, in the order the history first named the keys (the jobs'
@@ -697,20 +648,6 @@ impl Tracks {
     }
 }
 
-#[cfg(test)]
-impl Tracks {
-    /// Changes the key's track through its plain form, created (an orphan) if new.
-    pub fn update_key<R>(
-        &mut self,
-        key: &IdempotencyKey,
-        change: impl FnOnce(&mut KeyTrack) -> R,
-    ) -> R {
-        let at = self.find_or_orphan(key, None);
-        self.change_key(at, change)
-    }
-}
-
-#[cfg(test)]
-mod key_tests;
-#[cfg(test)]
-mod tests;
+/// A registered key: where its track is, and the key.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct KeyAt(At, IdempotencyKey);

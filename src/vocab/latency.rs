@@ -5,7 +5,8 @@
 //! per millisecond and the histogram assembled when the figures are asked for) and
 //! [`Stats`] (count, min, p50, p95, p99, max, mean, as `summary.json` shows them). Percentiles
 //! are the histogram's, kept within the exact extremes: no sketch, no sampling.
-//! Does not: decide what is measured (see `metrics`).
+//! Does not: decide what is measured (`observe/metrics.rs` measures; the checker recomputes the
+//! same figures from the history, `check/rules/summary.rs`).
 
 use hdrhistogram::Histogram;
 use serde::Serialize;

@@ -36,14 +36,6 @@ pub(super) fn bounds(c: &RunConfig, n: u32, lease_left: u64) -> (u64, u64) {
     }
 }
 
-/// Whether the delays read `lease_left` (what remained of the failed attempt's lease, from the
-/// job's last renewal): only the `visibility` formula does.
-pub(super) fn reads_lease_left(c: &RunConfig) -> bool {
-    c.retry_formula
-        .as_ref()
-        .is_some_and(|f| matches!(f.backoff.formula, BackoffFormula::Visibility))
-}
-
 /// The backoff as a message states it: "backoff base 100 ms, cap 2000 ms, jitter full".
 pub(super) fn describe(c: &RunConfig, u: &str) -> String {
     use crate::profile::Word;

@@ -1,29 +1,31 @@
-//! The checker's per-job memory: what it must remember about every job it has seen, stored
+//! The checker's per-job facts: what it must remember about every job it has seen, stored
 //! compactly.
 //!
-//! Owns: [`JobTrack`] (the fields the invariant families read, as a plain value) and the job's
-//! part of its packed record (`record.rs`: times as offsets from the job's enqueue time, tokens
-//! as `u32`, the holder and the lease count as `u8`, every flag in one `u16`, the key as its
-//! parts; the rare value that does not fit its packed field is kept exactly in the side table,
-//! and so are the parts a finished job seldom has: a pending failed attempt, the job it
-//! reprocesses, a payload that is not its key's, a renewal time that may still be read). A job
-//! without a terminal record is *live*: its track is kept plain in a small slab (`tracks.rs`),
-//! read and changed in place on the hot path, and packed into its record when it reaches its
-//! terminal state.
+//! Owns: [`JobTrack`] (the facts the rules read, as a plain value: every field exact, or absent
+//! by type — a job never leased has no [`Lease`], not a lease at time 0) and the job's part of
+//! its packed record (`record.rs`: times as offsets from the job's enqueue time, the renewal as
+//! one from the lease time, tokens as `u32`, the holder and the lease count as `u8`, every flag
+//! in one `u16`, the key as its parts; the rare value that does not fit its packed field is kept
+//! exactly in the side table, and so are the parts a finished job seldom has: a pending failed
+//! attempt, the job it reprocesses, its reprocess flags, a payload that is not its record's). A
+//! job without a terminal record is *live*: its track is kept plain in a small slab
+//! (`tracks.rs`), read and changed in place on the hot path, and packed into its record when it
+//! reaches its terminal state (a debug build reads every packed track back and compares).
 //! Why every field is kept for the whole run, and not freed when the job ends, is written down in
-//! ARCHITECTURE.md ("What the checker remembers"): a record may name a job after its terminal
-//! state (a zombie's write, a late republish, a dedupe onto it, a reprocess), and judging it
-//! needs the job's token, holder, times and payload as they were.
-//! Does not: judge anything (the families do), know the model, or find a record (`tracks.rs`).
+//! docs/memory-layout.md: a record may name a job after its terminal state (a zombie's write, a
+//! late republish, a dedupe onto it, a reprocess), and judging it needs the job's token, holder,
+//! times and payload as they were.
+//! Does not: judge anything (the rules do), change a fact (the reducer, `facts/mod.rs`, does),
+//! know the model, or find a record (`tracks.rs`).
 
-use super::checker::PayloadId;
+use super::key_track::PayloadId;
 use super::record::*;
 use crate::base::ids::{DocumentId, Fence, JobId, SimTime, TenantId, WorkerId};
+use crate::vocab::config::RunConfig;
 use crate::vocab::key::IdempotencyKey;
-use crate::vocab::payload::PayloadHash;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Terminal {
+pub(in crate::check) enum Terminal {
     Acked,
     DeadLettered,
     Cancelled,
@@ -31,7 +33,7 @@ pub(super) enum Terminal {
 
 /// Where a job stands for the queue depth: the checker's own view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Place {
+pub(in crate::check) enum Place {
     /// Not visible yet (a delayed enqueue, a retry's backoff).
     Waiting,
     /// Visible and not leased: counted in the depth.
@@ -42,15 +44,15 @@ pub(super) enum Place {
 
 /// The job's DLQ entry, as the checker tracks it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum DlqEntry {
+pub(in crate::check) enum DlqEntry {
     None,
     Held,
     Evicted,
 }
 
 /// A failed attempt waiting for its decision: its token, its error, when.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Failure {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::check) struct Failure {
     pub fence: Fence,
     pub at: SimTime,
     /// The error, as its index in `vocab::codes::ERRORS`.
@@ -71,28 +73,32 @@ impl Failure {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-pub(super) struct JobTrack {
-    pub tenant: TenantId,
-    pub key: IdempotencyKey,
-    /// The payload as enqueued, or as last changed by `payload_mutated`.
-    pub payload: PayloadId,
-    pub enqueued_at: SimTime,
-    /// Recomputed: enqueue time + the configured deadline (not stored: recomputed on reading).
-    pub deadline_at: SimTime,
-    /// When the job may next be leased: the enqueue's visible time, or a retry's.
-    pub visible_from: SimTime,
-    /// The token of the latest lease (meaningful once `leases > 0`) and its holder.
+/// The job's latest lease: its token, its holder, when it was taken and last renewed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::check) struct Lease {
     pub fence: Fence,
     pub holder: WorkerId,
-    pub leased_at: SimTime,
-    /// The latest lease's last renewal (the lease itself, or a heartbeat): it is live through
+    pub at: SimTime,
+    /// Its last renewal (the lease itself, or an accepted heartbeat): it is live through
     /// `renewed_at + lease`.
     pub renewed_at: SimTime,
-    /// A heartbeat renewed the latest lease.
+    /// An accepted heartbeat renewed it.
     pub renewed: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::check) struct JobTrack {
+    pub tenant: TenantId,
+    pub key: IdempotencyKey,
+    /// The payload as enqueued, or as last changed by `payload_mutated` or a replace.
+    pub payload: PayloadId,
+    pub enqueued_at: SimTime,
+    /// When the job may next be leased: the enqueue's visible time, or a retry's.
+    pub visible_from: SimTime,
+    /// The latest lease (none: never leased).
+    pub lease: Option<Lease>,
     /// The latest lease has not been released (ack, retry, dead-letter, cancel) or validly
-    /// recorded as expired.
+    /// recorded as expired (false without a lease).
     pub lease_held: bool,
     pub leases: u32,
     pub place: Place,
@@ -103,68 +109,84 @@ pub(super) struct JobTrack {
     pub audited: bool,
     /// An audited reprocess created a successor: the work goes on under another job.
     pub reprocessed: bool,
-    /// The payload hash the checker recomputed at the enqueue from the history's names, the
-    /// job's key's document and its payload, while the job is live and its payload unchanged
-    /// (`recorded.rs`: a commit's recorded hash is compared with it instead of a second
-    /// recomputation). Not kept once the job ends: a later record recomputes.
-    pub derived_hash: Option<PayloadHash>,
+    /// Since its latest lease, the job committed a result or deduplicated onto the key's, by that
+    /// lease's holder (`acked_with_result`).
+    pub own_result: bool,
 }
 
 impl JobTrack {
-    /// A job as its enqueue record leaves it: waiting, never leased, no terminal record.
+    /// A job as its enqueue record leaves it: never leased, no terminal record.
     pub fn enqueued(
         tenant: TenantId,
         key: IdempotencyKey,
         payload: PayloadId,
         enqueued_at: SimTime,
-        deadline_at: SimTime,
         visible_from: SimTime,
+        reprocessed_from: Option<JobId>,
     ) -> JobTrack {
         JobTrack {
             tenant,
             key,
             payload,
             enqueued_at,
-            deadline_at,
             visible_from,
-            fence: Fence(0),
-            holder: WorkerId(0),
-            leased_at: 0,
-            renewed_at: 0,
-            renewed: false,
+            lease: None,
             lease_held: false,
             leases: 0,
-            place: Place::Waiting,
+            place: if visible_from <= enqueued_at {
+                Place::Ready
+            } else {
+                Place::Waiting
+            },
             terminal: None,
             failure: None,
             dlq: DlqEntry::None,
-            reprocessed_from: None,
+            reprocessed_from,
             audited: false,
             reprocessed: false,
-            derived_hash: None,
+            own_result: false,
         }
     }
 
+    /// Recomputed: the enqueue time + the configured deadline.
+    pub fn deadline_at(&self, config: &RunConfig) -> SimTime {
+        self.enqueued_at.saturating_add(config.deadline)
+    }
+
+    /// The latest lease's token (none: never leased).
+    pub fn fence(&self) -> Option<Fence> {
+        self.lease.map(|l| l.fence)
+    }
+
     /// The end of the latest lease, recomputed: its last renewal + the configured lease.
-    pub fn lease_end(&self, config: &crate::vocab::config::RunConfig) -> SimTime {
-        self.renewed_at.saturating_add(config.lease)
+    pub fn lease_end(&self, config: &RunConfig) -> Option<SimTime> {
+        self.lease
+            .map(|l| l.renewed_at.saturating_add(config.lease))
+    }
+
+    /// The latest lease, if it is held.
+    pub fn held(&self) -> Option<&Lease> {
+        self.lease.as_ref().filter(|_| self.lease_held)
     }
 }
 
 /// The parts of a finished job's track it seldom has, kept by job in the rare table
-/// (`tracks.rs`) when present: a pending failed attempt (after a terminal record, only a
-/// zombie's failed attempt leaves one), the job a reprocess's successor came from, and a payload
-/// that is not its key's.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Rare {
+/// (`tracks.rs`) when present ([`HAS_RARE`]): a pending failed attempt (after a terminal record,
+/// only a zombie's failed attempt leaves one), the job a reprocess's successor came from and
+/// whether its audit entry came, whether the job was reprocessed, and a payload that is not its
+/// record's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(in crate::check) struct Rare {
     pub failure: Option<Failure>,
     pub reprocessed_from: Option<JobId>,
+    pub audited: bool,
+    pub reprocessed: bool,
     pub payload: Option<PayloadId>,
 }
 
 impl Rare {
     pub fn is_empty(&self) -> bool {
-        self.failure.is_none() && self.reprocessed_from.is_none() && self.payload.is_none()
+        *self == Rare::default()
     }
 }
 
@@ -188,6 +210,7 @@ pub(super) fn write_key(
         None => r.flags |= KEY_TENANT_NONE,
         Some(t) => side.put(job, Field::KeyTenant, t.0 as u64),
     }
+    debug_assert_eq!(key_of(job, r, side), *key, "the key reads back");
 }
 
 /// The key the job was enqueued under, read back from its record.
@@ -227,19 +250,15 @@ pub(super) fn ended_and_leases(job: u32, r: &PackedTrack, side: &Side) -> (bool,
     )
 }
 
-/// A finished job's track from its record; `base` (its enqueue time), `renewed_at` (`None`: its
-/// lease time, unless [`RENEWAL_APART`]), `payload` and `rare` are found by the caller
-/// (`tracks.rs`: the payload may be its key's), `deadline` is the configured one.
-#[allow(clippy::too_many_arguments)]
+/// A finished job's track from its record; `base` (its enqueue time), `payload` and `rare` are
+/// found by the caller (`tracks.rs`: the payload may be its key's).
 pub(super) fn unpack(
     job: u32,
     r: &PackedTrack,
     side: &Side,
     base: SimTime,
-    renewed_at: Option<SimTime>,
     payload: PayloadId,
     rare: Rare,
-    deadline: SimTime,
 ) -> JobTrack {
     debug_assert!(r.flags & LIVE == 0, "a live job's track is in the slab");
     let f = r.flags;
@@ -250,36 +269,40 @@ pub(super) fn unpack(
             side.time(job, Field::TerminalAt, base, r.terminal_at),
         )),
     };
-    let leased_at = side.time(job, Field::LeasedAt, base, r.leased_at);
+    let leases = side.number8(job, Field::Leases, r.leases);
+    let lease = (leases > 0).then(|| {
+        let at = side.time(job, Field::LeasedAt, base, r.leased_at);
+        Lease {
+            fence: Fence(side.number(job, Field::Fence, r.fence)),
+            holder: WorkerId(side.number8(job, Field::Holder, r.holder)),
+            at,
+            renewed_at: side.offset(job, Field::RenewedAt, at, r.renewed_at),
+            renewed: f & RENEWED != 0,
+        }
+    });
     JobTrack {
         tenant: TenantId(r.tenant),
         key: key_of(job, r, side),
         payload,
         enqueued_at: base,
-        deadline_at: base.saturating_add(deadline),
         visible_from: side.time(job, Field::VisibleFrom, base, r.visible_from),
-        fence: Fence(side.number(job, Field::Fence, r.fence)),
-        holder: WorkerId(side.number8(job, Field::Holder, r.holder)),
-        leased_at,
-        renewed_at: renewed_at.unwrap_or(leased_at),
-        renewed: f & RENEWED != 0,
+        lease,
         lease_held: f & LEASE_HELD != 0,
-        leases: side.number8(job, Field::Leases, r.leases),
+        leases,
         place: place_of(f),
         terminal,
         failure: rare.failure,
         dlq: [DlqEntry::None, DlqEntry::Held, DlqEntry::Evicted][((f >> DLQ_SHIFT) & 3) as usize],
         reprocessed_from: rare.reprocessed_from,
-        audited: f & AUDITED != 0,
-        reprocessed: f & REPROCESSED != 0,
-        derived_hash: None,
+        audited: rare.audited,
+        reprocessed: rare.reprocessed,
+        own_result: f & OWN_RESULT != 0,
     }
 }
 
 /// Packs a finished job's track into its record's job part (the key, tenant and enqueue time
-/// were written at the enqueue and stay; the payload, the rare parts and the renewal time are
-/// the caller's: the renewal is read back as the lease time unless the caller keeps it apart).
-/// `enqueued_at` is the record's.
+/// were written at the enqueue and stay; the payload and the rare parts are the caller's, who
+/// sets [`HAS_RARE`]). `enqueued_at` is the record's.
 pub(super) fn pack(
     job: u32,
     r: &mut PackedTrack,
@@ -291,17 +314,20 @@ pub(super) fn pack(
         t.enqueued_at == enqueued_at && t.tenant.0 == r.tenant && t.key == key_of(job, r, side),
         "a job's key, tenant and enqueue time never change"
     );
+    debug_assert_eq!(
+        t.leases > 0,
+        t.lease.is_some(),
+        "a leased job has its lease"
+    );
     let base = t.enqueued_at;
     let mut flags = (r.flags & (KEY_TENANT_OWN | KEY_TENANT_NONE))
         | ((t.place as u16) << PLACE_SHIFT)
         | ((t.dlq as u16) << DLQ_SHIFT);
+    let renewed = t.lease.is_some_and(|l| l.renewed);
     for (on, bit) in [
-        (t.renewed, RENEWED),
+        (renewed, RENEWED),
         (t.lease_held, LEASE_HELD),
-        (t.audited, AUDITED),
-        (t.reprocessed, REPROCESSED),
-        (t.failure.is_some(), HAS_FAILURE),
-        (t.reprocessed_from.is_some(), HAS_REPROCESSED_FROM),
+        (t.own_result, OWN_RESULT),
     ] {
         if on {
             flags |= bit;
@@ -314,12 +340,18 @@ pub(super) fn pack(
     };
     flags |= terminal_kind << TERMINAL_SHIFT;
     r.visible_from = side.put_time(job, Field::VisibleFrom, base, t.visible_from);
-    r.leased_at = side.put_time(job, Field::LeasedAt, base, t.leased_at);
     r.terminal_at = side.put_time(job, Field::TerminalAt, base, terminal_at);
-    r.fence = side.put_number(job, Field::Fence, t.fence.0);
-    r.holder = side.put_number8(job, Field::Holder, t.holder.0);
+    match t.lease {
+        Some(l) => {
+            r.leased_at = side.put_time(job, Field::LeasedAt, base, l.at);
+            r.renewed_at = side.put_offset(job, Field::RenewedAt, l.at, l.renewed_at);
+            r.fence = side.put_number(job, Field::Fence, l.fence.0);
+            r.holder = side.put_number8(job, Field::Holder, l.holder.0);
+        }
+        None => (r.leased_at, r.renewed_at, r.fence, r.holder) = (0, 0, 0, 0),
+    }
     r.leases = side.put_number8(job, Field::Leases, t.leases);
-    r.flags = flags;
+    r.flags = flags | (r.flags & HAS_RARE);
 }
 
 pub(super) fn place_of(flags: u16) -> Place {

@@ -1,7 +1,8 @@
 //! One record per job, holding the job's track and, when the job is the first the history
 //! enqueued under its key, the key's track: under `unique = "forever"` (the chapter's default) a
 //! key has exactly one job, so the two are one record of 56 bytes, and the key's payload and its
-//! job number are stored once (docs/memory-layout.md).
+//! job number are stored once (docs/memory-layout.md). The job's renewal time is kept exactly, as
+//! an offset from its lease time.
 //!
 //! Owns: [`PackedTrack`] (the packed fields, read and written by `job_track.rs` for the job's part and
 //! by `key_track.rs` for the key's), its flag bits, [`Side`]: the side table that keeps exactly
@@ -14,15 +15,15 @@ use std::collections::BTreeMap;
 
 /// A job's record (56 bytes, aligned to 4). The job's part: the enqueue time as an offset from
 /// its run's base ([`Epochs`]), the other times as offsets from the enqueue time (+1: 0 is the
-/// time 0), the token as `u32`, holder and lease count as `u8`, the key as its parts (always
-/// valid, live or finished: the checker's index reads keys back from here). The payload: the
-/// key's when the record holds its key's track ([`HOME`]), else the job's; its operation here,
-/// its content a flag when 0, else in the side table ([`CONTENT_APART`]). The key's part
-/// (meaningful only with [`HOME`], or in an orphan key's record): the first commit's time as an
-/// offset from the enqueue time, the applied time as an offset from the first commit's, the
-/// counts as 3 and 2 bits of `key_flags`. [`WIDE`] (or [`WIDE8`], [`WIDE3`], [`WIDE2`]) in a
-/// field: the exact value is in the [`Side`] table. A finished job's renewal time is its lease
-/// time unless [`RENEWAL_APART`] (`tracks.rs` keeps it then).
+/// time 0), the renewal as an offset from the lease time, the token as `u32`, holder and lease
+/// count as `u8`, the key as its parts (always valid, live or finished: the checker's index
+/// reads keys back from here). The payload: the key's when the record holds its key's track
+/// ([`HOME`]), else the job's; its operation here, its content a flag when 0, else in the side
+/// table ([`CONTENT_APART`]). The key's part (meaningful only with [`HOME`], or in an orphan
+/// key's record): the first commit's time as an offset from the enqueue time, its output and
+/// event, the count of results as 3 bits of `key_flags`. [`WIDE`] (or [`WIDE8`], [`WIDE3`]) in a
+/// field: the exact value is in the [`Side`] table. Every field is exact: no value reads back as
+/// a stand-in for another.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct PackedTrack {
     /// The enqueue time, as an offset from the base of the run of job ids the job is in
@@ -36,7 +37,8 @@ pub(super) struct PackedTrack {
     pub document: u32,
     pub first_output: [u32; 2],
     pub first_at: u32,
-    pub applied_at: u32,
+    /// The job's last renewal, as an offset from its lease time ([`WIDE`]: in the side table).
+    pub renewed_at: u32,
     pub result_event: u32,
     pub version: u16,
     pub tenant: u16,
@@ -51,15 +53,15 @@ pub(super) struct PackedTrack {
 
 // The job's flag bits. A record holds a job (an `enqueued` record created it) exactly when it is
 // [`LIVE`] or has its terminal record (a finished job's track is packed only then).
-/// A finished job's last renewal is not its lease time and may still be read: `tracks.rs` keeps
-/// it apart. Else it is the lease time (the latest lease's own renewal).
-pub(super) const RENEWAL_APART: u16 = 1;
+/// The job's latest lease committed its result or deduplicated onto the key's
+/// (`acked_with_result`).
+pub(super) const OWN_RESULT: u16 = 1;
 pub(super) const RENEWED: u16 = 1 << 1;
 pub(super) const LEASE_HELD: u16 = 1 << 2;
-pub(super) const AUDITED: u16 = 1 << 3;
-pub(super) const REPROCESSED: u16 = 1 << 4;
-pub(super) const HAS_FAILURE: u16 = 1 << 5;
-pub(super) const HAS_REPROCESSED_FROM: u16 = 1 << 6;
+/// The job has parts in the rare table (`tracks.rs`, `job_track::Rare`): a pending failure, a
+/// reprocess link or flag, a payload that is not its record's.
+pub(super) const HAS_RARE: u16 = 1 << 3;
+// Bits 4 to 6 are free.
 pub(super) const PLACE_SHIFT: u16 = 7; // 2 bits
 pub(super) const TERMINAL_SHIFT: u16 = 9; // 2 bits, 0: none
 pub(super) const TERMINAL_MASK: u16 = 3 << TERMINAL_SHIFT;
@@ -80,6 +82,7 @@ pub(super) fn holds_job(r: &PackedTrack) -> bool {
 
 // The key's flag bits (the low four are the plain `KeyTrack`'s).
 pub(super) const ENQUEUED: u16 = 1;
+/// The key's first commit wrote an outbox event (`result_event`).
 pub(super) const HAS_RESULT_EVENT: u16 = 2;
 pub(super) const APPLIED: u16 = 4;
 pub(super) const REVIEWED: u16 = 8;
@@ -91,15 +94,14 @@ pub(super) const HAS_NEWEST: u16 = 1 << 5;
 pub(super) const NEWEST_APART: u16 = 1 << 6;
 /// The key's first committer is not the record's job: it is in the side table.
 pub(super) const FIRST_JOB_APART: u16 = 1 << 7;
-/// The effect was applied from another event than the result event: it is in the side table.
+/// The effect was applied from another event than the first commit's: it is in the side table.
 pub(super) const APPLIED_EVENT_APART: u16 = 1 << 8;
-/// A finished job whose payload is not its key's (a `payload_mutated`, a replace, a commit of
-/// another payload under the key): the job's payload is in the rare table (`tracks.rs`).
-pub(super) const JOB_PAYLOAD_APART: u16 = 1 << 9;
+/// The key has commits after its first, or events published directly: in the key rare table
+/// (`tracks.rs`).
+pub(super) const KEY_RARE: u16 = 1 << 9;
 /// The key's results committed (3 bits; [`WIDE3`]: in the side table).
 pub(super) const RESULTS_SHIFT: u16 = 10;
-/// The key's events (2 bits; [`WIDE2`]: in the side table).
-pub(super) const EVENTS_SHIFT: u16 = 13;
+// Bits 13 and 14 are free.
 /// The stored payload's content is not 0 (the default content of a generated document): it is
 /// in the side table's contents ([`Side::content`]).
 pub(super) const CONTENT_APART: u16 = 1 << 15;
@@ -116,24 +118,12 @@ impl PackedTrack {
         self.key_flags =
             (self.key_flags & !(7 << RESULTS_SHIFT)) | ((v as u16 & 7) << RESULTS_SHIFT);
     }
-
-    /// The key's events count as packed (2 bits).
-    #[inline]
-    pub fn events2(&self) -> u8 {
-        ((self.key_flags >> EVENTS_SHIFT) & 3) as u8
-    }
-
-    #[inline]
-    pub fn set_events2(&mut self, v: u8) {
-        self.key_flags = (self.key_flags & !(3 << EVENTS_SHIFT)) | ((v as u16 & 3) << EVENTS_SHIFT);
-    }
 }
 
 /// A packed field whose value is in the side table.
 pub(super) const WIDE: u32 = u32::MAX;
 pub(super) const WIDE8: u8 = u8::MAX;
 pub(super) const WIDE3: u8 = 7;
-pub(super) const WIDE2: u8 = 3;
 
 /// The side table's field numbers.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -148,13 +138,11 @@ pub(super) enum Field {
     Leases,
     KeyTenant,
     FirstAt,
-    AppliedAt,
     ResultEvent,
     AppliedEvent,
     FirstJob,
     Newest,
     Results,
-    Events,
 }
 
 pub(super) fn split(v: u64) -> [u32; 2] {
@@ -168,8 +156,8 @@ pub(super) fn join(v: [u32; 2]) -> u64 {
 /// Values too wide for their packed field, by record and field: exact, and empty in a run whose
 /// times stay within 2^32 - 2 units of each job's enqueue, whose jobs are enqueued in the order
 /// of their ids, whose tokens and event ids fit 32 bits, whose holders and lease counts are
-/// below 255 and a key's results and events below 7, whose keys embed their job's tenant and
-/// whose keys each have one job. A stale value (the field fits again) stays but is
+/// below 255 and a key's results below 7, whose keys embed their job's tenant and whose keys
+/// each have one job. A stale value (the field fits again) stays but is
 /// not read: the packed field says where the value is.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Side(BTreeMap<(u32, Field), u64>, Contents);
@@ -244,6 +232,7 @@ impl Side {
             r.key_flags |= CONTENT_APART;
             self.1.put(id, v);
         }
+        debug_assert_eq!(self.content(id, r), v, "the content reads back");
     }
 
     #[cfg(test)]
@@ -272,16 +261,23 @@ impl Side {
     }
 
     pub fn put_time(&mut self, id: u32, field: Field, base: u64, v: SimTime) -> u32 {
-        if v == 0 {
-            return 0;
-        }
-        match v.checked_sub(base).filter(|d| *d < (WIDE - 1) as u64) {
-            Some(d) => d as u32 + 1,
-            None => {
-                self.put(id, field, v);
-                WIDE
+        let packed = if v == 0 {
+            0
+        } else {
+            match v.checked_sub(base).filter(|d| *d < (WIDE - 1) as u64) {
+                Some(d) => d as u32 + 1,
+                None => {
+                    self.put(id, field, v);
+                    WIDE
+                }
             }
-        }
+        };
+        debug_assert_eq!(
+            self.time(id, field, base, packed),
+            v,
+            "{field:?} reads back"
+        );
+        packed
     }
 
     /// A time stored as an offset from `base` (for times that are read only once set).
@@ -293,13 +289,19 @@ impl Side {
     }
 
     pub fn put_offset(&mut self, id: u32, field: Field, base: u64, v: SimTime) -> u32 {
-        match v.checked_sub(base).filter(|d| *d < WIDE as u64) {
+        let packed = match v.checked_sub(base).filter(|d| *d < WIDE as u64) {
             Some(d) => d as u32,
             None => {
                 self.put(id, field, v);
                 WIDE
             }
-        }
+        };
+        debug_assert_eq!(
+            self.offset(id, field, base, packed),
+            v,
+            "{field:?} reads back"
+        );
+        packed
     }
 
     /// A value packed in a field whose all-ones value `wide` says "in the side table".
@@ -314,12 +316,18 @@ impl Side {
     /// `v` packed for a field whose all-ones value is `wide`: `v` itself when it fits below
     /// `wide`, else `wide`, with `v` put in the side table.
     fn put_narrow(&mut self, id: u32, field: Field, v: u64, wide: u64) -> u64 {
-        if v < wide {
+        let packed = if v < wide {
             v
         } else {
             self.put(id, field, v);
             wide
-        }
+        };
+        debug_assert_eq!(
+            self.narrow(id, field, packed, wide),
+            v,
+            "{field:?} reads back"
+        );
+        packed
     }
 
     pub fn number(&self, id: u32, field: Field, packed: u32) -> u64 {
@@ -336,15 +344,6 @@ impl Side {
 
     pub fn put_number8(&mut self, id: u32, field: Field, v: u32) -> u8 {
         self.put_narrow(id, field, v as u64, WIDE8 as u64) as u8
-    }
-
-    /// A count packed in 2 bits ([`WIDE2`]: in the side table).
-    pub fn count2(&self, id: u32, field: Field, packed: u8) -> u32 {
-        self.narrow(id, field, packed as u64, WIDE2 as u64) as u32
-    }
-
-    pub fn put_count2(&mut self, id: u32, field: Field, v: u32) -> u8 {
-        self.put_narrow(id, field, v as u64, WIDE2 as u64) as u8
     }
 
     /// A count packed in 3 bits ([`WIDE3`]: in the side table).

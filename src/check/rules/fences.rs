@@ -1,0 +1,145 @@
+//! Invariant family: the tokens records name, and refusals.
+//!
+//! Owns: `fences_issued` (every token a record names outside the fenced writes — a worker's
+//! extraction, failure and crash, a held fault, a refused call's presented token — is one a
+//! `leased` record issued to that job and worker) and `rejection_justified` (a refusal's recorded
+//! held token is the job's latest, and its reason is true of the history) (docs/checker-rules.md).
+//! Does not: judge the accepted writes (`leases`: `fenced_writes`).
+
+use super::{k, Ctx, Family, Out, Spec};
+use crate::base::ids::{Fence, JobId, WorkerId};
+use crate::check::facts::Terminal;
+use crate::check::invariant::{Invariant, Kind};
+use crate::history::Event;
+
+pub(in crate::check) const FENCES_ISSUED: Spec = Spec {
+    name: "fences_issued",
+    kind: Kind::Always,
+    sentence: "every token a record names for a job outside the fenced writes — a worker's extraction, failure and crash, a held fault, a refused call's presented token — is one a leased record issued to that job and that worker",
+};
+
+pub(in crate::check) const REJECTION_JUSTIFIED: Spec = Spec {
+    name: "rejection_justified",
+    kind: Kind::Always,
+    sentence: "every refused fenced call is refused for a reason the history bears out: the recorded held token is the job's latest, a stale token is not the job's latest, a terminal state is the job's, a job refused as not leased holds no live lease",
+};
+
+#[derive(Default)]
+pub(in crate::check) struct Fences;
+
+impl Family for Fences {
+    const READS: u64 = k::EXTRACT_STARTED
+        | k::EXTRACT_DONE
+        | k::ATTEMPT_FAILED
+        | k::WORKER_CRASHED
+        | k::HELD
+        | k::REJECTED;
+    const OWNS: &'static [Invariant] = &[Invariant::FencesIssued, Invariant::RejectionJustified];
+
+    fn judge(&mut self, c: &Ctx, out: &mut Out) {
+        let (job, worker, fence, what) = match &c.r.event {
+            Event::ExtractStarted {
+                job, worker, fence, ..
+            } => (job, worker, fence, "an extraction began"),
+            Event::ExtractDone {
+                job, worker, fence, ..
+            } => (job, worker, fence, "an extraction returned"),
+            Event::AttemptFailed {
+                job, worker, fence, ..
+            } => (job, worker, fence, "an attempt failed"),
+            Event::WorkerCrashed {
+                job, worker, fence, ..
+            } => (job, worker, fence, "a worker crashed"),
+            Event::Held(h) => (&h.job, &h.worker, &h.fence, h.fault.spec().record),
+            Event::Rejected {
+                job,
+                worker,
+                presented,
+                held,
+                reason,
+                ..
+            } => {
+                issued(
+                    c,
+                    out,
+                    *job,
+                    *worker,
+                    *presented,
+                    "a refused call presented",
+                );
+                justified(c, out, *job, *presented, *held, reason);
+                return;
+            }
+            _ => return,
+        };
+        issued(c, out, *job, *worker, *fence, what);
+    }
+}
+
+fn issued(c: &Ctx, out: &mut Out, job: JobId, worker: WorkerId, fence: Fence, what: &str) {
+    let t = c.facts.job_at(job);
+    if !c.facts.issued(job, &t, fence, worker) {
+        out.job(Invariant::FencesIssued, c, job, || {
+            format!("{what} for {job} with {fence} by {worker}, but no lease of {job} gave {fence} to {worker}")
+        });
+    }
+}
+
+fn justified(
+    c: &Ctx,
+    out: &mut Out,
+    job: JobId,
+    presented: Fence,
+    held: Option<Fence>,
+    reason: &str,
+) {
+    const RJ: Invariant = Invariant::RejectionJustified;
+    let t = c.facts.job_at(job);
+    let latest = t.fence();
+    if let (Some(h), Some(l)) = (held, latest) {
+        if h != l {
+            out.job(RJ, c, job, || {
+                format!("a refusal of {job} records the held token {h}, but the job's latest lease holds {l}")
+            });
+        }
+    }
+    let terminal = t.terminal.map(|(s, _)| s);
+    let state = |s: Option<Terminal>| match s {
+        Some(s) => format!("{s:?}"),
+        None => "not terminal".to_string(),
+    };
+    match reason {
+        "stale_fence" if latest == Some(presented) => out.job(RJ, c, job, || {
+            format!("a call on {job} with {presented} was refused as stale_fence, but {presented} is the job's latest token")
+        }),
+        "acked" | "dead_lettered" | "cancelled" => {
+            let want = match reason {
+                "acked" => Terminal::Acked,
+                "dead_lettered" => Terminal::DeadLettered,
+                _ => Terminal::Cancelled,
+            };
+            if terminal != Some(want) {
+                out.job(RJ, c, job, || {
+                    format!("a call on {job} was refused as {reason}, but the job is {}", state(terminal))
+                });
+            }
+        }
+        "waiting" | "ready" | "leased" => {
+            if terminal.is_some() {
+                out.job(RJ, c, job, || {
+                    format!("a call on {job} was refused as {reason}, but the job is {}", state(terminal))
+                });
+            } else if reason != "leased" && latest == Some(presented) {
+                let (at, u) = (c.at(), c.unit());
+                if let (Some(_), Some(end)) = (t.held(), t.lease_end(c.config())) {
+                    if at <= end {
+                        out.job(RJ, c, job, || {
+                            format!("a call on {job} with {presented} was refused as {reason} at {at} {u}, but that lease is held and live until {end} {u}")
+                        });
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
