@@ -9,6 +9,7 @@
 //! Does not: simulate, judge, name a figure (`vocab/counters.rs`) or decide where files go; the
 //! distributions' type is `latency`, the series' summaries `series`.
 
+use crate::vocab::faults::Struck;
 use super::open_jobs::OpenJobs;
 use super::pending_reviews::PendingReviews;
 use crate::base::ids::{JobId, SimTime, TenantId, WorkerId};
@@ -536,6 +537,15 @@ impl Metrics {
                 self.close_attempt(at, *worker, *job, "crashed");
             }
             Event::MarkedPublished { count } => self.counts.add(Counter::Published, *count as u64),
+            Event::MarkedEvents { events } => {
+                self.counts.add(Counter::Published, events.len() as u64)
+            }
+            Event::RelayLost {} => self.counts.add(Struck::RelayCrash.spec().count, 1),
+            Event::WorkerLost { .. } => self.counts.add(Counter::WorkerCrashes, 1),
+            Event::Rescued {
+                job, visible_at, ..
+            } => self.visible_from(*job, visible_at.unwrap_or(at)),
+            Event::WorkerHeartbeat { .. } => {}
             Event::OutboxPruned { rows } => self.counts.add(Counter::OutboxPruned, *rows),
             Event::Struck(s) => self.counts.add(s.fault.spec().count, 1),
             Event::EffectApplied { event, .. } => {

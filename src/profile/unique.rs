@@ -40,6 +40,9 @@ pub fn decide(mode: Unique, existing: Option<Existing>) -> SubmitDecision {
         // its key cleared and a new job takes the key; an unlocked one is overwritten.
         Unique::Replace if e.terminal || e.leased => SubmitDecision::Create,
         Unique::Replace => SubmitDecision::Replace,
+        Unique::WhileWaiting if e.terminal || e.leased => SubmitDecision::Create,
+        Unique::WhileWaiting if e.same_payload => SubmitDecision::Dedupe,
+        Unique::WhileWaiting => SubmitDecision::Conflict,
     }
 }
 

@@ -209,6 +209,11 @@ pub(super) fn kind(e: &Event) -> u64 {
         Event::RunEnded { .. } => 33,
         Event::Held(_) => 34,
         Event::Struck(_) => 35,
+        Event::WorkerHeartbeat { .. } => 36,
+        Event::Rescued { .. } => 37,
+        Event::WorkerLost { .. } => 21,
+        Event::MarkedEvents { .. } => 24,
+        Event::RelayLost {} => 35,
     }
 }
 
@@ -246,6 +251,7 @@ pub(super) mod k {
     pub const DEPTH_SAMPLED: u64 = 1 << 32;
     pub const HELD: u64 = 1 << 34;
     pub const STRUCK: u64 = 1 << 35;
+    pub const RESCUED: u64 = 1 << 37;
     /// Every kind.
-    pub const ALL: u64 = (1 << 36) - 1;
+    pub const ALL: u64 = (1 << 38) - 1;
 }

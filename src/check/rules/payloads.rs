@@ -73,6 +73,10 @@ fn allowed(mode: Unique, terminal: bool, leased: bool) -> Option<Resolved> {
         Unique::ConflictWhileRunning => Some(Resolved::Refused),
         Unique::Replace if terminal || leased => Some(Resolved::NewJob),
         Unique::Replace => Some(Resolved::Replaced),
+        Unique::WhileWaiting if terminal || leased => Some(Resolved::NewJob),
+        // Waiting: a dedupe or a refusal, as the payloads decide (procrastinate refuses any
+        // submit with AlreadyEnqueued; an application that catches it records a dedupe).
+        Unique::WhileWaiting => None,
     }
 }
 

@@ -4,6 +4,7 @@
 //! Owns: the count of each [`Sometimes`], from the records and the facts before them.
 //! Does not: judge anything (it owns no invariant).
 
+use crate::vocab::faults::Struck;
 use super::{Ctx, Family, Out};
 use crate::check::facts::Terminal;
 use crate::check::invariant::{Invariant, Sometimes};
@@ -74,7 +75,10 @@ impl Family for Counts {
             Event::DeadLettered { .. } => self.add(Sometimes::DeadLettered),
             Event::Cancelled { .. } => self.add(Sometimes::DeadlineCancellation),
             Event::DlqEvicted { .. } => self.add(Sometimes::DlqEvicted),
-            Event::WorkerCrashed { .. } => self.add(Sometimes::WorkerCrashed),
+            Event::WorkerCrashed { .. } | Event::WorkerLost { .. } => {
+                self.add(Sometimes::WorkerCrashed)
+            }
+            Event::RelayLost {} => self.add(Sometimes::Struck(Struck::RelayCrash)),
             Event::Struck(s) => self.add(Sometimes::Struck(s.fault)),
             Event::DuplicateEvent { .. } => self.add(Sometimes::RepublishAbsorbed),
             Event::Reprocessed { .. } => self.add(Sometimes::Reprocessed),

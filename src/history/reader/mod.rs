@@ -28,7 +28,7 @@ pub use ids::ExternalId;
 use ids::{IdMap, Ids};
 use specs::{specs, types};
 
-use super::format::{FORMAT, VERSION};
+use super::format::{FORMAT, VERSION, VERSION_2};
 use super::{Event, Op, Record};
 use crate::base::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use crate::base::messages::{clip, clip_name};
