@@ -9,7 +9,6 @@
 //! Does not: simulate, judge, name a figure (`vocab/counters.rs`) or decide where files go; the
 //! distributions' type is `latency`, the series' summaries `series`.
 
-use crate::vocab::faults::Struck;
 use super::open_jobs::OpenJobs;
 use super::pending_reviews::PendingReviews;
 use crate::base::ids::{JobId, SimTime, TenantId, WorkerId};
@@ -17,6 +16,7 @@ use crate::history::{Event, Observer, Record};
 use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::counters::{Counter, Tally};
 use crate::vocab::faults::HeldCounts;
+use crate::vocab::faults::Struck;
 use crate::vocab::key::IdempotencyKey;
 use serde::Serialize;
 use std::io::Write;

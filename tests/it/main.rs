@@ -24,6 +24,7 @@ mod deploy;
 mod faults;
 mod fuzz;
 mod history;
+mod history_v2;
 mod incidents;
 mod model;
 mod observer_thread;

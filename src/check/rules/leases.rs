@@ -173,7 +173,9 @@ fn caps(c: &Ctx, out: &mut Out, job: JobId, t: &JobTrack) {
     if let Some(cap) = s.rescues_max.filter(|cap| rescues > *cap) {
         let leases = t.leases + 1;
         out.job(Invariant::AttemptsBounded, c, job, || {
-            format!("{job} leased for attempt {leases} after {rescues} rescues (rescues_max = {cap})")
+            format!(
+                "{job} leased for attempt {leases} after {rescues} rescues (rescues_max = {cap})"
+            )
         });
     }
 }

@@ -157,7 +157,9 @@ fn expected(c: &Ctx, job: JobId, t: &JobTrack, f: &Failure, used: u32) -> Decisi
     match class_of(f.error(), c.config().permanent_errors_retried) {
         "permanent" => Decision::DeadLetter("permanent_error"),
         "transient" if f.at > t.deadline_at(c.config()) => Decision::Cancel,
-        "transient" if used < c.config().attempts_max.unwrap_or(u32::MAX) && failures_left(c, job) => {
+        "transient"
+            if used < c.config().attempts_max.unwrap_or(u32::MAX) && failures_left(c, job) =>
+        {
             Decision::Retry
         }
         "transient" => Decision::DeadLetter("max_attempts_exceeded"),

@@ -4,12 +4,12 @@
 //! Owns: the count of each [`Sometimes`], from the records and the facts before them.
 //! Does not: judge anything (it owns no invariant).
 
-use crate::vocab::faults::Struck;
 use super::{Ctx, Family, Out};
 use crate::check::facts::Terminal;
 use crate::check::invariant::{Invariant, Sometimes};
 use crate::history::Event;
 use crate::vocab::faults::Held;
+use crate::vocab::faults::Struck;
 
 pub(in crate::check) struct Counts(pub Vec<u64>);
 

@@ -118,7 +118,11 @@ impl<R: BufRead> HistoryReader<R> {
             ("reorder_window", Some(c.stated.reorder_window)),
         ];
         for (field, v) in times {
-            if let Some(v) = v.filter(|v| *v > max && !(c.stated.version == 1 && *v == u64::MAX / 4)) {
+            // Version 1 as the simulator writes it: "never" (a heartbeat a profile does not
+            // send, a lease a queue never ends) is 2^52 or more, read as written.
+            let never =
+                c.stated.version == 1 && v.unwrap_or(0) >= crate::profile::effective::NEVER_MS;
+            if let Some(v) = v.filter(|v| *v > max && !never) {
                 return bad(
                     field,
                     format!("{v} {unit} is out of range: times and durations are at most {max} {unit} (about 31 years)"),
@@ -298,7 +302,7 @@ impl<R: BufRead> HistoryReader<R> {
         };
         let (stated, lease) = match version as u64 {
             VERSION => (Stated::default(), f.number("lease")?),
-            _ => self.stated(&f)?,
+            _ => self.stated_v2(&f)?,
         };
         let (deadline, attempts_max, heartbeat) = match version as u64 {
             VERSION => (
@@ -324,7 +328,11 @@ impl<R: BufRead> HistoryReader<R> {
                         "missing: a job's deadline from its enqueue, or null for a queue without one (version 2 says so explicitly)",
                     ));
                 }
-                (f.opt_number("deadline")?, caps.0, f.opt_number("heartbeat")?.unwrap_or(lease))
+                (
+                    f.opt_number("deadline")?,
+                    caps.0,
+                    f.opt_number("heartbeat")?.unwrap_or(lease),
+                )
             }
         };
         Ok(RunConfig {
@@ -354,7 +362,7 @@ impl<R: BufRead> HistoryReader<R> {
 
     /// What a version 2 header states beyond version 1, and the lease (`lease`, or liveness per
     /// process's `threshold`).
-    fn stated(&self, f: &Fields<'_, R>) -> Result<(Stated, u64), HistoryError> {
+    fn stated_v2(&self, f: &Fields<'_, R>) -> Result<(Stated, u64), HistoryError> {
         let mut s = Stated {
             version: VERSION_2 as u32,
             ..Stated::default()
@@ -393,7 +401,10 @@ impl<R: BufRead> HistoryReader<R> {
             Some(v) => {
                 return Err(self.error(
                     Some("config.liveness"),
-                    format!("{}: {{\"per\": \"job\"}} or {{\"per\": \"process\", \"threshold\": T}}", shown(v)),
+                    format!(
+                        "{}: {{\"per\": \"job\"}} or {{\"per\": \"process\", \"threshold\": T}}",
+                        shown(v)
+                    ),
                 ))
             }
         };

@@ -113,8 +113,8 @@ fn malformed_lines_name_the_line_the_field_and_what_is_allowed() {
             "field `config.lease`: missing",
         ),
         (
-            HEADER.replace("\"version\":1", "\"version\":2"),
-            "field `version`: 2; this reader reads version 1",
+            HEADER.replace("\"version\":1", "\"version\":3"),
+            "field `version`: 3; this reader reads versions 1 and 2",
         ),
         (
             format!("{HEADER}\n{enq}\n{enq}"),

@@ -43,16 +43,7 @@ pub fn cmd_verify(path: &Path) -> anyhow::Result<Outcome> {
             .unwrap_or_default(),
         if quiescent { "" } else { ", NOT QUIESCENT" }
     );
-    super::print::print_verdicts(&invariants, unit);
-    for i in &invariants {
-        let job = i.first_violation.as_ref().and_then(|f| f.job);
-        if let Some(label) = job.and_then(|j| reader.job_label(crate::base::ids::JobId(j))) {
-            println!(
-                "  ids        job-{} is {label} in the file",
-                job.unwrap_or(0)
-            );
-        }
-    }
+    super::print::print_verdicts_spelled(&invariants, unit, &|s| reader.spell(s));
     Ok(if report.holds() {
         Outcome::Ok
     } else {
