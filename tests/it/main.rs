@@ -32,6 +32,7 @@ mod outputs;
 mod profile_table;
 mod queueing_theory;
 mod readme;
+mod recorders;
 mod report;
 mod scenarios;
 mod sweep;
