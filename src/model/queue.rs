@@ -256,6 +256,7 @@ impl Queue {
             let seen = Existing {
                 terminal: state.is_terminal(),
                 leased: state == JobState::Leased,
+                ever_leased: self.rows.fence(existing) != Fence(0),
                 same_payload: existing_payload == request.payload
                     || self.config.bugs.contains(Bug::ReuseOnConflict),
             };

@@ -13,6 +13,8 @@ use super::params::Unique;
 pub struct Existing {
     pub terminal: bool,
     pub leased: bool,
+    /// Leased at least once (now or before a retry).
+    pub ever_leased: bool,
     pub same_payload: bool,
 }
 
@@ -43,6 +45,9 @@ pub fn decide(mode: Unique, existing: Option<Existing>) -> SubmitDecision {
         Unique::WhileWaiting if e.terminal || e.leased => SubmitDecision::Create,
         Unique::WhileWaiting if e.same_payload => SubmitDecision::Dedupe,
         Unique::WhileWaiting => SubmitDecision::Conflict,
+        Unique::WhileNew if e.terminal || e.leased || e.ever_leased => SubmitDecision::Create,
+        Unique::WhileNew if e.same_payload => SubmitDecision::Dedupe,
+        Unique::WhileNew => SubmitDecision::Conflict,
     }
 }
 
@@ -53,11 +58,13 @@ mod tests {
     const RUNNING: Existing = Existing {
         terminal: false,
         leased: true,
+        ever_leased: true,
         same_payload: true,
     };
     const DONE: Existing = Existing {
         terminal: true,
         leased: false,
+        ever_leased: true,
         same_payload: true,
     };
 
