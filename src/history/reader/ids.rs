@@ -94,7 +94,7 @@ impl<R> Ids<'_, R> {
         let id = self
             .external(name)?
             .ok_or_else(|| self.err(name, "missing; the new job's id".into()))?;
-        let cap = crate::base::limits::MAX_HISTORY_JOBS;
+        let cap = self.reader.limits.max_jobs;
         match self.reader.jobs.intern(&id, cap - 1) {
             Some((n, true)) => Ok(JobId(n as u32)),
             Some((_, false)) => Err(self.err(
@@ -130,7 +130,7 @@ impl<R> Ids<'_, R> {
         let Some(id) = self.external(name)? else {
             return Ok(None);
         };
-        let cap = crate::base::limits::MAX_HISTORY_IDS;
+        let cap = self.reader.limits.max_ids;
         match self.reader.workers.intern(&id, self.reader.workers.base + cap - 1) {
             Some((n, _)) => Ok(Some(WorkerId(n as u32))),
             None => Err(self.err(
@@ -149,7 +149,7 @@ impl<R> Ids<'_, R> {
         let Some(id) = self.external(name)? else {
             return Ok(None);
         };
-        let cap = crate::base::limits::MAX_HISTORY_IDS;
+        let cap = self.reader.limits.max_ids;
         match self.reader.events.intern(&id, cap) {
             Some((n, _)) => Ok(Some(EventId(n))),
             None => Err(self.err(
@@ -329,7 +329,7 @@ impl<R> Ids<'_, R> {
         if s.is_empty() || s.len() > 256 {
             return Err(self.err(name, format!("{}: a key of 1 to 256 bytes", clip(s))));
         }
-        let cap = crate::base::limits::MAX_HISTORY_IDS;
+        let cap = self.reader.limits.max_ids;
         if self.reader.keys.len() as u64 >= cap {
             return Err(self.err(name, format!("more than {cap} keys: `verify` holds at most {cap} distinct ids of a kind (MAX_HISTORY_IDS, docs/history-format.md \"Bounds\")")));
         }

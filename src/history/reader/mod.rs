@@ -57,6 +57,10 @@ pub struct Limits {
     pub max_line_bytes: usize,
     /// Bytes in the whole file.
     pub max_file_bytes: u64,
+    /// Jobs one history may enqueue (`MAX_HISTORY_JOBS`).
+    pub max_jobs: u64,
+    /// Distinct workers, outbox events and version 2 keys, each (`MAX_HISTORY_IDS`).
+    pub max_ids: u64,
 }
 
 impl Default for Limits {
@@ -64,6 +68,8 @@ impl Default for Limits {
         Limits {
             max_line_bytes: crate::base::limits::MAX_HISTORY_LINE_BYTES,
             max_file_bytes: crate::base::limits::MAX_HISTORY_BYTES,
+            max_jobs: crate::base::limits::MAX_HISTORY_JOBS,
+            max_ids: crate::base::limits::MAX_HISTORY_IDS,
         }
     }
 }
