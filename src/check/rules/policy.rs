@@ -19,6 +19,7 @@ use crate::base::ids::{Fence, JobId, SimTime};
 use crate::check::facts::{Failure, JobTrack};
 use crate::check::invariant::{Invariant, Kind};
 use crate::history::Event;
+use crate::profile::AttemptsCount;
 use crate::vocab::codes::{lookup, DLQ_REASONS};
 
 pub(in crate::check) const RETRY_POLICY_FOLLOWED: Spec = Spec {
@@ -124,9 +125,22 @@ impl Family for Policy {
 }
 
 /// The attempts `t` has used against `attempts_max`: its failed attempts or its leases, as the
-/// header counts them.
+/// header counts them (failures only when the retry formula counts them: a version 2
+/// `failures_max` makes the facts count failures too, but `attempts_max` still caps leases).
 fn attempts_used(c: &Ctx, job: JobId, t: &JobTrack) -> u32 {
-    c.facts.failures(job).unwrap_or(t.leases)
+    match counts_failures(c) {
+        true => c.facts.failures(job).unwrap_or(t.leases),
+        false => t.leases,
+    }
+}
+
+/// Whether the header's retry formula counts failed attempts (not leases) against
+/// `attempts_max`.
+fn counts_failures(c: &Ctx) -> bool {
+    c.config()
+        .retry_formula
+        .as_ref()
+        .is_some_and(|f| f.attempt == AttemptsCount::Failures)
 }
 
 /// Whether a version 2 header's other caps are used up: the job's failures reached
@@ -200,9 +214,9 @@ fn decided(
                 if !same {
                     let leases = t.leases;
                     let class = class_of(f.error(), c.config().permanent_errors_retried);
-                    let counted = match c.facts.failures(job) {
-                        Some(_) => format!(", failure {used} of them"),
-                        None => String::new(),
+                    let counted = match counts_failures(c) {
+                        true => format!(", failure {used} of them"),
+                        false => String::new(),
                     };
                     out.job(Invariant::RetryPolicyFollowed, c, job, || {
                         format!(
