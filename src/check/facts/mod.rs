@@ -531,7 +531,9 @@ impl Facts {
                     self.latest_to.insert((job.0, l.holder.0), l.fence.0);
                 }
                 self.move_to(*job, Place::Leased);
-                self.renewed(*job, *fence, at);
+                // From the lease's renewal: under liveness per process, its holder's last
+                // heartbeat, which may precede the lease.
+                self.renewed(*job, *fence, renewed_at);
             }
             Event::Heartbeat { job, fence, .. } => {
                 let renewed = self.update(*job, |t| match t.lease.as_mut() {

@@ -141,6 +141,26 @@ fn the_version_2_example_and_its_variants_agree_with_the_reference() {
     );
     agree("later, unrescued", &later(), &[]);
     agree("later, rescued", &rescue(&later(), 2030), &[]);
+    // The depth infers the end of w-a's lease from its heartbeat at 1 ms (before the lease at
+    // 5 ms): at 2003 ms the job is ready.
+    let depth = |d: u32| {
+        let b = replaced(
+            &later(),
+            r#""time_unit":"ms","#,
+            r#""time_unit":"ms","emits":["depth_sampled"],"#,
+        );
+        with_before(
+            &b,
+            r#"{"at":2030,"#,
+            &format!("{{\"at\":2003,\"type\":\"depth_sampled\",\"depth\":{d}}}"),
+        )
+    };
+    agree("depth after a lease from an earlier beat", &depth(1), &[]);
+    agree(
+        "depth after a lease from an earlier beat, wrong",
+        &depth(0),
+        &["depth_matches_history"],
+    );
     // A heartbeat after the lease keeps it: w-a beats at 1500, so at 2030 it is still live.
     let beat = with_before(
         &later(),
