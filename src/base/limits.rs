@@ -82,6 +82,16 @@ pub const MAX_HISTORY_BYTES: u64 = 64 << 30;
 /// few hundred bytes).
 pub const MAX_HISTORY_LINE_BYTES: usize = 64 << 10;
 
+/// The most jobs one history may enqueue for `verify` (the most `durasim run --jobs` makes): its
+/// memory grows with the jobs (the checker's per-job facts, the reader's tables of the file's
+/// job ids, event ids and version 2 keys): 4.2 GiB peak for 10M jobs of a version 2 history
+/// with opaque keys, about 440 bytes a job, so at most ~4.5 GiB at the cap
+/// (docs/history-format.md "Bounds", docs/performance.md "verify").
+pub const MAX_HISTORY_JOBS: u64 = 10_000_000;
+
+/// The most distinct workers, outbox events and (version 2) keys one history may name, each.
+pub const MAX_HISTORY_IDS: u64 = 10_000_000;
+
 /// A CSV or `trace.jsonl` read whole by `durasim chart` (a million-job run's are well below).
 pub const MAX_DATA_BYTES: u64 = 2 << 30;
 

@@ -20,6 +20,9 @@ use std::io::Write;
 pub const FORMAT: &str = "durasim-history";
 /// The format's version; a reader refuses any other.
 pub const VERSION: u64 = 1;
+/// The version an outside recorder writes to state what its system really does
+/// (docs/history-format.md, "Version 2"). The simulator writes version 1.
+pub const VERSION_2: u64 = 2;
 
 /// The header line: format, version, time unit, the optional records written, and the
 /// configuration (every setting, `null` when off), in that order.

@@ -303,6 +303,36 @@ pub enum Event {
     RunEnded {
         quiescent: bool,
     },
+    /// A worker process renewed its liveness (version 2, `liveness` per process): every lease
+    /// it holds is renewed. Recorders only; the simulator's liveness is per job.
+    WorkerHeartbeat {
+        worker: WorkerId,
+    },
+    /// The queue took the job back from a holder it judged dead (a stalled-jobs sweep, a
+    /// reaper): the lease ends, and the job may be leased again from `visible_at` (the
+    /// record's time when absent). Version 2; recorders only.
+    Rescued {
+        job: JobId,
+        /// The holder whose lease was taken, as the recorder saw it (informative).
+        worker: Option<WorkerId>,
+        visible_at: Option<SimTime>,
+    },
+    /// A worker process died holding no job the recorder knows of (version 2's `worker_crashed`
+    /// without `job`).
+    #[serde(rename = "worker_crashed")]
+    WorkerLost {
+        worker: WorkerId,
+    },
+    /// The relay marked these outbox events as published (version 2's `marked_published` with
+    /// `events`, in place of "the first `count` pending").
+    #[serde(rename = "marked_published")]
+    MarkedEvents {
+        events: Box<[EventId]>,
+    },
+    /// The relay died after sending, before marking, its unmarked rows not recorded (version
+    /// 2's `relay_crashed` without `unmarked`).
+    #[serde(rename = "relay_crashed")]
+    RelayLost {},
     /// A held fault struck (`vocab::faults::HELD`): `stall_began`, `pause_began`, ..., each
     /// written as its row says. Last, as serde wants an untagged variant.
     #[serde(untagged)]
@@ -395,7 +425,11 @@ impl Event {
             Event::DeadLettered { .. } => "dead_lettered",
             Event::Cancelled { .. } => "cancelled",
             Event::DlqEvicted { .. } => "dlq_evicted",
-            Event::WorkerCrashed { .. } => "worker_crashed",
+            Event::WorkerCrashed { .. } | Event::WorkerLost { .. } => "worker_crashed",
+            Event::WorkerHeartbeat { .. } => "worker_heartbeat",
+            Event::Rescued { .. } => "rescued",
+            Event::MarkedEvents { .. } => "marked_published",
+            Event::RelayLost {} => "relay_crashed",
             Event::WorkerRestarted { .. } => "worker_restarted",
             Event::Published { .. } => "published",
             Event::MarkedPublished { .. } => "marked_published",

@@ -267,6 +267,7 @@ impl Queue {
             let seen = Existing {
                 terminal: state.is_terminal(),
                 leased: state == JobState::Leased,
+                ever_leased: self.rows.fence(existing) != Fence(0),
                 same_payload: existing_payload == request.payload
                     || self.config.bugs.contains(Bug::ReuseOnConflict),
             };
@@ -680,6 +681,12 @@ fn unique_probe(mode: Unique, decision: SubmitDecision) -> Probe {
         (Unique::ConflictWhileRunning, _) => Probe::UniqueConflictWhileRunningConflict,
         (Unique::Replace, D::Replace) => Probe::UniqueReplaceReplace,
         (Unique::Replace, _) => Probe::UniqueReplaceCreate,
+        (Unique::WhileWaiting, D::Create) => Probe::UniqueWhileWaitingCreate,
+        (Unique::WhileWaiting, D::Dedupe) => Probe::UniqueWhileWaitingDedupe,
+        (Unique::WhileWaiting, _) => Probe::UniqueWhileWaitingConflict,
+        (Unique::WhileNew, D::Create) => Probe::UniqueWhileNewCreate,
+        (Unique::WhileNew, D::Dedupe) => Probe::UniqueWhileNewDedupe,
+        (Unique::WhileNew, _) => Probe::UniqueWhileNewConflict,
     }
 }
 

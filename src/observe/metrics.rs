@@ -16,6 +16,7 @@ use crate::history::{Event, Observer, Record};
 use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::counters::{Counter, Tally};
 use crate::vocab::faults::HeldCounts;
+use crate::vocab::faults::Struck;
 use crate::vocab::key::IdempotencyKey;
 use serde::Serialize;
 use std::io::Write;
@@ -546,6 +547,15 @@ impl Metrics {
                 self.close_attempt(at, *worker, *job, "crashed");
             }
             Event::MarkedPublished { count } => self.counts.add(Counter::Published, *count as u64),
+            Event::MarkedEvents { events } => {
+                self.counts.add(Counter::Published, events.len() as u64)
+            }
+            Event::RelayLost {} => self.counts.add(Struck::RelayCrash.spec().count, 1),
+            Event::WorkerLost { .. } => self.counts.add(Counter::WorkerCrashes, 1),
+            Event::Rescued {
+                job, visible_at, ..
+            } => self.visible_from(*job, visible_at.unwrap_or(at)),
+            Event::WorkerHeartbeat { .. } => {}
             Event::OutboxPruned { rows } => self.counts.add(Counter::OutboxPruned, *rows),
             Event::Struck(s) => self.counts.add(s.fault.spec().count, 1),
             Event::EffectApplied { event, .. } => {

@@ -13,6 +13,8 @@ use super::params::Unique;
 pub struct Existing {
     pub terminal: bool,
     pub leased: bool,
+    /// Leased at least once (now or before a retry).
+    pub ever_leased: bool,
     pub same_payload: bool,
 }
 
@@ -40,6 +42,12 @@ pub fn decide(mode: Unique, existing: Option<Existing>) -> SubmitDecision {
         // its key cleared and a new job takes the key; an unlocked one is overwritten.
         Unique::Replace if e.terminal || e.leased => SubmitDecision::Create,
         Unique::Replace => SubmitDecision::Replace,
+        Unique::WhileWaiting if e.terminal || e.leased => SubmitDecision::Create,
+        Unique::WhileWaiting if e.same_payload => SubmitDecision::Dedupe,
+        Unique::WhileWaiting => SubmitDecision::Conflict,
+        Unique::WhileNew if e.terminal || e.leased || e.ever_leased => SubmitDecision::Create,
+        Unique::WhileNew if e.same_payload => SubmitDecision::Dedupe,
+        Unique::WhileNew => SubmitDecision::Conflict,
     }
 }
 
@@ -50,11 +58,13 @@ mod tests {
     const RUNNING: Existing = Existing {
         terminal: false,
         leased: true,
+        ever_leased: true,
         same_payload: true,
     };
     const DONE: Existing = Existing {
         terminal: true,
         leased: false,
+        ever_leased: true,
         same_payload: true,
     };
 

@@ -278,8 +278,8 @@ fn header(file: &ScenarioFile, sem: &Semantics) -> RunConfig {
         workers: Some(file.workers.count),
         lease: e.lease_ms,
         heartbeat: e.heartbeat_ms,
-        deadline: e.deadline_ms,
-        attempts_max: e.attempts_max,
+        deadline: Some(e.deadline_ms),
+        attempts_max: Some(e.attempts_max),
         backoff_base,
         backoff_cap,
         jitter,
@@ -303,6 +303,7 @@ fn header(file: &ScenarioFile, sem: &Semantics) -> RunConfig {
             }),
         unique: sem.unique,
         lease_detection: lease_detection(sem),
+        stated: crate::vocab::config::Stated::default(),
     }
 }
 

@@ -135,9 +135,14 @@ pub struct RunConfig {
     /// How often a healthy holder renews (informative: leases are judged from the heartbeats
     /// actually recorded).
     pub heartbeat: u64,
-    /// A job enqueued at `t` may not be leased after `t + deadline`.
-    pub deadline: u64,
-    pub attempts_max: u32,
+    /// A job enqueued at `t` may not be leased after `t + deadline` (none: the queue has no
+    /// deadline, a version 2 header's `"deadline": null`).
+    #[serde(serialize_with = "plain")]
+    pub deadline: Option<u64>,
+    /// Leases a job may have (none: not capped as a whole, a version 2 header that caps failures
+    /// or rescues instead).
+    #[serde(serialize_with = "plain")]
+    pub attempts_max: Option<u32>,
     pub backoff_base: u64,
     pub backoff_cap: u64,
     pub jitter: Jitter,
@@ -171,6 +176,70 @@ pub struct RunConfig {
     /// it was before the field), so not serialised here: the history writer writes it.
     #[serde(skip_serializing)]
     pub lease_detection: Option<LeaseDetection>,
+    /// What a version 2 header states beyond version 1 (docs/history-format.md, "Version 2").
+    /// Not covered by the trace hash: a version 1 history states none of it.
+    #[serde(skip_serializing)]
+    pub stated: Stated,
+}
+
+/// Serialises a present value as the value itself (the trace hash of a configuration whose
+/// deadline and attempt cap are stated is what it was when they were plain numbers).
+fn plain<T: Serialize, S: serde::Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => v.serialize(s),
+        None => s.serialize_none(),
+    }
+}
+
+/// How a job's lease is kept alive (docs/history-format.md, `liveness`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Liveness {
+    /// Per job: a lease (or a `heartbeat` of it) at `t` keeps it through `t + lease`.
+    #[default]
+    PerJob,
+    /// Per worker process: a job's lease is live while its holder's last `worker_heartbeat`
+    /// (before or after the lease) is at most `lease` old (procrastinate, Oban, Sidekiq Pro).
+    PerProcess,
+}
+
+/// What a version 2 header states that version 1 could not (each the value version 1 means
+/// when absent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stated {
+    /// The history's format version (1 or 2).
+    pub version: u32,
+    /// Whether records carry fencing tokens (`"fences": "none"`: they do not; the reader
+    /// numbers each job's leases and judges a write by its worker's own latest lease).
+    pub fences: bool,
+    pub liveness: Liveness,
+    /// Recorded delays (a retry's `visible_at`, a lease against the visible time, a rescue or
+    /// re-lease against the lease's end) may be off by this much: two clocks, or a client
+    /// computing a time just before its transaction.
+    pub clock_tolerance: u64,
+    /// Lines from different writers may be out of time order by up to this much; the reader
+    /// sorts them within the window.
+    pub reorder_window: u64,
+    /// Whether results go through a review step (`every_result_delivered` waits for it).
+    pub review: bool,
+    /// Failed attempts (`attempt_failed`) a job may have (none: not capped by themselves).
+    pub failures_max: Option<u32>,
+    /// Rescues (`rescued`) a job may have (none: not capped by themselves).
+    pub rescues_max: Option<u32>,
+}
+
+impl Default for Stated {
+    fn default() -> Self {
+        Stated {
+            version: 1,
+            fences: true,
+            liveness: Liveness::PerJob,
+            clock_tolerance: 0,
+            reorder_window: 0,
+            review: true,
+            failures_max: None,
+            rescues_max: None,
+        }
+    }
 }
 
 /// When the queue notices that a lease ended without renewal or release, and how long it may
@@ -279,8 +348,8 @@ impl Default for RunConfig {
             workers: None,
             lease: u64::MAX / 4,
             heartbeat: u64::MAX / 4,
-            deadline: u64::MAX / 4,
-            attempts_max: u32::MAX,
+            deadline: Some(u64::MAX / 4),
+            attempts_max: Some(u32::MAX),
             backoff_base: 0,
             backoff_cap: 0,
             jitter: Jitter::Full,
@@ -293,6 +362,7 @@ impl Default for RunConfig {
             dlq_retention: None,
             unique: crate::vocab::queue_params::Unique::Forever,
             lease_detection: None,
+            stated: Stated::default(),
         }
     }
 }

@@ -97,6 +97,18 @@ impl Tenants {
         Ok(TenantId((self.names.len() - 1) as u16))
     }
 
+    /// A tenant as a version 2 history names it: any string (the reader checks its length).
+    pub fn register_any(&mut self, name: &str) -> Result<TenantId, KeyError> {
+        if let Some(i) = self.names.iter().position(|n| n == name) {
+            return Ok(TenantId(i as u16));
+        }
+        if self.names.len() >= MAX_TENANTS {
+            return Err(KeyError::TooManyTenants);
+        }
+        self.names.push(name.to_string());
+        Ok(TenantId((self.names.len() - 1) as u16))
+    }
+
     pub fn name(&self, tenant: TenantId) -> &str {
         &self.names[tenant.index()]
     }
@@ -166,6 +178,23 @@ impl Documents {
             }
         }
         self.by_name.get(name).copied()
+    }
+
+    /// A version 2 history's opaque key, kept as its text (no grammar; the reader checks its
+    /// length). Its key is [`IdempotencyKey::opaque`].
+    pub fn opaque(&mut self, name: &str) -> DocumentId {
+        if let Some(id) = self.by_name.get(name) {
+            return *id;
+        }
+        let id = DocumentId(NAMED_BASE + self.named.len() as u32);
+        self.named.push(name.to_string());
+        self.by_name.insert(name.to_string(), id);
+        id
+    }
+
+    /// Named documents so far.
+    pub fn named_len(&self) -> usize {
+        self.named.len()
     }
 
     /// The document's name as bytes, without formatting or allocating: a generated document's
@@ -238,6 +267,22 @@ impl IdempotencyKey {
             document,
             version,
         })
+    }
+
+    /// A version 2 history's key: an opaque string (the document, [`Documents::opaque`]) under
+    /// the tenant of the first submit that named it. Version 0, which no `tenant:document:vN`
+    /// key has, marks it: it renders as its text alone.
+    pub fn opaque(tenant: TenantId, document: DocumentId) -> Self {
+        IdempotencyKey {
+            tenant: Some(tenant),
+            document,
+            version: 0,
+        }
+    }
+
+    /// Whether this is a version 2 history's opaque key.
+    pub fn is_opaque(&self) -> bool {
+        self.version == 0
     }
 
     /// The defect behind the `tenantless_keys` bug switch: a key from documentId and version
@@ -330,6 +375,11 @@ pub struct KeyNames {
 
 impl KeyNames {
     pub fn write_key(&self, key: &IdempotencyKey, out: &mut impl fmt::Write) -> fmt::Result {
+        if key.is_opaque() {
+            // A recorder's own text: shown with invisible and control characters escaped.
+            let name = self.documents.name(key.document);
+            return out.write_str(&crate::base::messages::clip_name(&name));
+        }
         if let Some(t) = key.tenant {
             out.write_str(self.tenants.name(t))?;
             out.write_char(':')?;

@@ -66,6 +66,12 @@ probes! {
     UniqueConflictWhileRunningConflict = "unique.conflict_while_running.conflict", "src/model/queue.rs", "conflict while running: a known key whose job is open is refused";
     UniqueReplaceCreate = "unique.replace.create", "src/model/queue.rs", "replace: a known key whose job is leased or finished makes a new job";
     UniqueReplaceReplace = "unique.replace.replace", "src/model/queue.rs", "replace: a known key whose job waits takes the new payload";
+    UniqueWhileWaitingCreate = "unique.while_waiting.create", "src/model/queue.rs", "unique while waiting: a known key whose job is leased or finished makes a new job";
+    UniqueWhileWaitingDedupe = "unique.while_waiting.dedupe", "src/model/queue.rs", "unique while waiting: a known key whose job waits, with the same payload, is deduplicated";
+    UniqueWhileWaitingConflict = "unique.while_waiting.conflict", "src/model/queue.rs", "unique while waiting: a known key whose job waits, with another payload, is refused";
+    UniqueWhileNewCreate = "unique.while_new.create", "src/model/queue.rs", "unique while new: a known key whose job was ever leased makes a new job";
+    UniqueWhileNewDedupe = "unique.while_new.dedupe", "src/model/queue.rs", "unique while new: a known key whose job was never leased, with the same payload, is deduplicated";
+    UniqueWhileNewConflict = "unique.while_new.conflict", "src/model/queue.rs", "unique while new: a known key whose job was never leased, with another payload, is refused";
     QueueVisibleReady = "queue.visible.ready", "src/model/queue.rs", "a waiting job's visible time came: it is ready";
     QueueVisibleStale = "queue.visible.stale", "src/model/queue.rs", "a wake-up for a job that moved on meanwhile";
     QueueLeaseStaleEntry = "queue.lease.stale_entry", "src/model/queue.rs", "leaseNext skips a ready-heap entry the job no longer matches";

@@ -243,6 +243,14 @@ word!(
         /// leased or finished one leaves the key to a new job (graphile-worker's `job_key`,
         /// default `job_key_mode = 'replace'`).
         Replace = "replace",
+        /// Deduplicated (or refused) only while the key's newest job waits to be leased; once it
+        /// is leased or finished a submit makes a new job (procrastinate's `queueing_lock`,
+        /// a unique index on the lock over `status = 'todo'`).
+        WhileWaiting = "while_waiting",
+        /// Deduplicated (or refused) only while the key's newest job has never been leased;
+        /// once leased (even if it waits again for a retry) or finished, a submit makes a new
+        /// job (pg-boss's `short` policy: a unique index over `state = 'created'`).
+        WhileNew = "while_new",
     }
 );
 

@@ -44,8 +44,8 @@ pub fn header(a: &Applied, ms: bool) -> String {
         workers: Some(a.workers),
         lease: us(a.lease_ms) - u64::from(a.visible_at_lease_end && !ms),
         heartbeat: us(a.heartbeat_ms),
-        deadline: us(a.deadline_ms),
-        attempts_max: a.attempts_max,
+        deadline: Some(us(a.deadline_ms)),
+        attempts_max: Some(a.attempts_max),
         backoff_base: us(a.backoff_base_ms),
         backoff_cap: us(a.backoff_cap_ms),
         jitter: a.jitter,
@@ -60,6 +60,7 @@ pub fn header(a: &Applied, ms: bool) -> String {
         unique: durasim::profile::Unique::Forever,
         // The stores' expiry is found at the next read, not by a timer the header can state.
         lease_detection: None,
+        stated: Default::default(),
     })
 }
 

@@ -116,6 +116,16 @@ impl EventTracks {
         self.pending.drain(..n);
     }
 
+    /// The relay marked exactly these events (version 2's `marked_published` with `events`):
+    /// each leaves the pending list wherever it is in it.
+    pub(super) fn mark_events(&mut self, events: &[EventId]) {
+        for e in events {
+            if let Some(i) = self.pending.iter().position(|p| p == e) {
+                self.pending.remove(i);
+            }
+        }
+    }
+
     pub(super) fn apply(&mut self, e: EventId, at: SimTime) {
         if self.set(e, APPLIED) {
             let (n, reviews) = (self.applies(e), self.reviews(e));

@@ -148,9 +148,12 @@ impl JobTrack {
         }
     }
 
-    /// Recomputed: the enqueue time + the configured deadline.
+    /// Recomputed: the enqueue time + the configured deadline (never, `SimTime::MAX`, when the
+    /// header states none).
     pub fn deadline_at(&self, config: &RunConfig) -> SimTime {
-        self.enqueued_at.saturating_add(config.deadline)
+        config
+            .deadline
+            .map_or(SimTime::MAX, |d| self.enqueued_at.saturating_add(d))
     }
 
     /// The latest lease's token (none: never leased).

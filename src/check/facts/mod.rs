@@ -27,7 +27,7 @@ use crate::base::fastmap::FastMap;
 use crate::base::ids::{EventId, Fence, JobId, SimTime, WorkerId};
 use crate::history::{Event, Op, Record};
 use crate::profile::AttemptsCount;
-use crate::vocab::config::RunConfig;
+use crate::vocab::config::{Liveness, RunConfig};
 use crate::vocab::key::IdempotencyKey;
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -57,6 +57,13 @@ pub(in crate::check) struct Facts {
     /// worker id runs several at once.
     extracting: Vec<Option<(JobId, Fence, SimTime)>>,
     extracting_more: FastMap<(u32, u32, u64), SimTime>,
+    /// Liveness per process (version 2): each worker's last `worker_heartbeat`, and the jobs
+    /// each worker was leased (those it no longer holds are dropped at its next heartbeat).
+    beats: Vec<Option<SimTime>>,
+    held_by: Vec<Vec<JobId>>,
+    /// Rescued jobs (version 2's `rescued`): how many rescues, and the token of the lease the
+    /// latest one took back.
+    rescues: FastMap<u32, (u32, Fence)>,
 }
 
 /// The readers.
@@ -232,6 +239,16 @@ impl Facts {
             .copied()
     }
 
+    /// The job's rescues so far, and the token of the lease the latest one took back.
+    pub fn rescues(&self, job: JobId) -> Option<(u32, Fence)> {
+        self.rescues.get(&job.0).copied()
+    }
+
+    /// The worker's last `worker_heartbeat` (liveness per process).
+    pub fn last_beat(&self, worker: WorkerId) -> Option<SimTime> {
+        self.beats.get(worker.index()).copied().flatten()
+    }
+
     /// Jobs ready (visible, unleased, unfinished) now.
     pub fn ready(&self) -> u64 {
         self.depth.ready
@@ -367,6 +384,34 @@ impl Facts {
         }
     }
 
+    /// A worker's heartbeat (liveness per process): every lease it still holds is renewed.
+    fn beat(&mut self, worker: WorkerId, at: SimTime) {
+        let i = worker.index();
+        if self.beats.len() <= i {
+            self.beats.resize(i + 1, None);
+        }
+        self.beats[i] = Some(at);
+        let Some(jobs) = self.held_by.get_mut(i).map(std::mem::take) else {
+            return;
+        };
+        let mut still = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            let renewed = self.update(job, |t| match t.lease.as_mut() {
+                Some(l) if l.holder == worker && t.lease_held && t.terminal.is_none() => {
+                    l.renewed_at = at;
+                    l.renewed = true;
+                    Some(l.fence)
+                }
+                _ => None,
+            });
+            if let Some(fence) = renewed {
+                self.renewed(job, fence, at);
+                still.push(job);
+            }
+        }
+        self.held_by[i] = still;
+    }
+
     /// The extraction of `job` with `fence` by `worker` ended (or never started).
     fn extraction_over(&mut self, worker: WorkerId, job: JobId, fence: Fence) {
         if let Some(slot) = self.extracting.get_mut(worker.index()) {
@@ -399,7 +444,8 @@ impl Facts {
                     .retry_formula
                     .as_ref()
                     .is_some_and(|f| f.attempt == AttemptsCount::Failures);
-                self.failures = counts.then(Vec::new);
+                let capped = self.config.stated.failures_max.is_some();
+                self.failures = (counts || capped).then(Vec::new);
             }
             Event::Enqueued {
                 job,
@@ -451,6 +497,20 @@ impl Facts {
             Event::Leased {
                 job, worker, fence, ..
             } => {
+                // Liveness per process: the lease lives from the holder's last heartbeat, which
+                // may precede the lease itself.
+                let per_process = self.config.stated.liveness == Liveness::PerProcess;
+                let renewed_at = match per_process {
+                    true => {
+                        let i = worker.index();
+                        if self.held_by.len() <= i {
+                            self.held_by.resize_with(i + 1, Vec::new);
+                        }
+                        self.held_by[i].push(*job);
+                        self.last_beat(*worker).unwrap_or(at)
+                    }
+                    false => at,
+                };
                 let t = self.update(*job, |t| {
                     let before = t.lease.map(|l| (l, t.own_result));
                     t.leases += 1;
@@ -458,7 +518,7 @@ impl Facts {
                         fence: *fence,
                         holder: *worker,
                         at,
-                        renewed_at: at,
+                        renewed_at,
                         renewed: false,
                     });
                     t.lease_held = true;
@@ -471,7 +531,9 @@ impl Facts {
                     self.latest_to.insert((job.0, l.holder.0), l.fence.0);
                 }
                 self.move_to(*job, Place::Leased);
-                self.renewed(*job, *fence, at);
+                // From the lease's renewal: under liveness per process, its holder's last
+                // heartbeat, which may precede the lease.
+                self.renewed(*job, *fence, renewed_at);
             }
             Event::Heartbeat { job, fence, .. } => {
                 let renewed = self.update(*job, |t| match t.lease.as_mut() {
@@ -626,6 +688,28 @@ impl Facts {
                 }
             }
             Event::MarkedPublished { count } => self.events.mark(*count),
+            Event::MarkedEvents { events } => self.events.mark_events(events),
+            Event::WorkerHeartbeat { worker } => self.beat(*worker, at),
+            Event::Rescued {
+                job, visible_at, ..
+            } => {
+                let visible = visible_at.unwrap_or(at);
+                let fence = self.update(*job, |t| {
+                    t.lease_held = false;
+                    t.visible_from = visible;
+                    t.fence()
+                });
+                let n = self.rescues.get(&job.0).map_or(0, |r| r.0);
+                self.rescues
+                    .insert(job.0, (n + 1, fence.unwrap_or(Fence(0))));
+                if self.tracks.place(*job) != Some(Place::Done) {
+                    if visible <= at {
+                        self.move_to(*job, Place::Ready);
+                    } else {
+                        self.wait(*job, visible);
+                    }
+                }
+            }
             Event::EffectApplied {
                 event, key, job, ..
             } => {
@@ -659,6 +743,8 @@ impl Facts {
             | Event::Log { .. }
             | Event::RunEnded { .. }
             | Event::WorkerCrashed { .. }
+            | Event::WorkerLost { .. }
+            | Event::RelayLost {}
             | Event::Held(_)
             | Event::Struck(_) => {}
         }

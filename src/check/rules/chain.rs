@@ -97,6 +97,21 @@ impl Family for Chain {
                     });
                 }
             }
+            Event::MarkedEvents { events: marked } => {
+                let pending = events.pending();
+                let problem = marked.iter().find_map(|e| {
+                    if !pending.contains(e) {
+                        Some(format!("the relay marked {e} published, but it is not an unmarked outbox event"))
+                    } else if !events.published(*e) {
+                        Some(format!("the relay marked {e} published, but it was never published: it will never be sent"))
+                    } else {
+                        None
+                    }
+                });
+                if let Some(p) = problem {
+                    out.at_record(DC, c, (None, None), || p);
+                }
+            }
             Event::EffectApplied {
                 event, key, job, ..
             } => {

@@ -140,7 +140,9 @@ impl Family for Effects {
                 ),
                 Some(_) => {}
             }
-            if k.applied.is_none() || !k.reviewed {
+            // A version 2 header may state that the pipeline has no review step.
+            let review = e.facts.config().stated.review;
+            if k.applied.is_none() || (review && !k.reviewed) {
                 let what = if k.applied.is_none() {
                     "never applied by the consumer"
                 } else {

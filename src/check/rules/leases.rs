@@ -54,8 +54,13 @@ pub(in crate::check) const TERMINAL_ONCE: Spec = Spec {
 pub(in crate::check) struct Leases;
 
 impl Family for Leases {
-    const READS: u64 =
-        k::LEASED | k::HEARTBEAT | k::ACKED | k::RETRY_SCHEDULED | k::DEAD_LETTERED | k::CANCELLED;
+    const READS: u64 = k::LEASED
+        | k::HEARTBEAT
+        | k::ACKED
+        | k::RETRY_SCHEDULED
+        | k::DEAD_LETTERED
+        | k::CANCELLED
+        | k::RESCUED;
     const OWNS: &'static [Invariant] = &[
         Invariant::FencingTokenIncreases,
         Invariant::FencedWrites,
@@ -69,6 +74,7 @@ impl Family for Leases {
     fn judge(&mut self, c: &Ctx, out: &mut Out) {
         match &c.r.event {
             Event::Leased { job, fence, .. } => leased(c, out, *job, *fence),
+            Event::Rescued { job, .. } => rescued(c, out, *job),
             Event::Heartbeat {
                 job, worker, fence, ..
             } => {
@@ -118,8 +124,9 @@ fn leased(c: &Ctx, out: &mut Out, job: JobId, fence: Fence) {
             format!("{job} leased with {fence}, which is not greater than its previous token {previous}")
         });
     }
+    let tol = c.config().stated.clock_tolerance;
     if let (Some(l), Some(end)) = (t.held(), t.lease_end(c.config())) {
-        if at <= end {
+        if at.saturating_add(tol) <= end {
             out.job(Invariant::SingleLiveLease, c, job, || {
                 format!(
                     "{job} leased with {fence} at {at} {u} while the lease {} (taken at {} {u}, renewed at {} {u}) is live until {end} {u}",
@@ -129,15 +136,15 @@ fn leased(c: &Ctx, out: &mut Out, job: JobId, fence: Fence) {
         }
     }
     let leases = t.leases + 1;
-    let max = c.config().attempts_max;
-    if leases > max {
+    if let Some(max) = c.config().attempts_max.filter(|max| leases > *max) {
         out.job(Invariant::AttemptsBounded, c, job, || {
             format!("{job} leased for attempt {leases} (max_attempts = {max})")
         });
     }
+    caps(c, out, job, &t);
     let deadline_at = t.deadline_at(c.config());
     if at > deadline_at {
-        let deadline = c.config().deadline;
+        let deadline = c.config().deadline.unwrap_or(0);
         out.job(Invariant::DeadlineRespected, c, job, || {
             format!(
                 "{job} leased at {at} {u}, after its deadline at {deadline_at} {u} (enqueued at {} {u} + deadline {deadline} {u})",
@@ -148,6 +155,51 @@ fn leased(c: &Ctx, out: &mut Out, job: JobId, fence: Fence) {
     if let Some((state, when)) = t.terminal {
         out.job(Invariant::TerminalOnce, c, job, || {
             format!("{job} leased again after it was {state:?} at {when} {u}")
+        });
+    }
+}
+
+/// A version 2 header's separate caps: a lease after the job used up its failed attempts, or
+/// after more rescues than allowed.
+fn caps(c: &Ctx, out: &mut Out, job: JobId, t: &JobTrack) {
+    let s = &c.config().stated;
+    let failures = c.facts.failures(job).unwrap_or(0);
+    if let Some(cap) = s.failures_max.filter(|cap| failures >= *cap) {
+        let leases = t.leases + 1;
+        out.job(Invariant::AttemptsBounded, c, job, || {
+            format!("{job} leased for attempt {leases} after {failures} failed attempts (failures_max = {cap})")
+        });
+    }
+    let rescues = c.facts.rescues(job).map_or(0, |r| r.0);
+    if let Some(cap) = s.rescues_max.filter(|cap| rescues > *cap) {
+        let leases = t.leases + 1;
+        out.job(Invariant::AttemptsBounded, c, job, || {
+            format!(
+                "{job} leased for attempt {leases} after {rescues} rescues (rescues_max = {cap})"
+            )
+        });
+    }
+}
+
+/// A rescue (version 2): the queue takes the lease back; it must be over, its end (the holder's
+/// last renewal, or under liveness per process its last heartbeat, + the lease) passed.
+fn rescued(c: &Ctx, out: &mut Out, job: JobId) {
+    let t = c.facts.job_at(job);
+    let (at, u) = (c.at(), c.unit());
+    let tol = c.config().stated.clock_tolerance;
+    if let (Some(l), Some(end)) = (t.held(), t.lease_end(c.config())) {
+        if at.saturating_add(tol) <= end {
+            out.job(Invariant::SingleLiveLease, c, job, || {
+                format!(
+                    "{job} rescued at {at} {u} while its lease {} (taken at {} {u} by {}, renewed at {} {u}) is live until {end} {u}",
+                    l.fence, l.at, l.holder, l.renewed_at
+                )
+            });
+        }
+    }
+    if let Some((state, when)) = t.terminal {
+        out.job(Invariant::TerminalOnce, c, job, || {
+            format!("{job} rescued after it was {state:?} at {when} {u}")
         });
     }
 }
@@ -174,6 +226,15 @@ fn fenced(
                 l.fence
             )
         }),
+        Some(l) if !t.lease_held && c.facts.rescues(job).is_some_and(|r| r.1 == fence) => {
+            out.job(Invariant::FencedWrites, c, job, || {
+                format!(
+                    "{what} of {job} with {fence} accepted from {}, but the queue had rescued that lease (taken at {} {u}) from its holder",
+                    worker.map_or("its holder".to_string(), |w| w.to_string()),
+                    l.at
+                )
+            })
+        }
         Some(l) => {
             if let Some(w) = worker.filter(|w| *w != l.holder) {
                 out.job(Invariant::FencedWrites, c, job, || {

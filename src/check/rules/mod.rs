@@ -184,6 +184,11 @@ fn subject(e: &Event) -> (Option<JobId>, Option<&IdempotencyKey>) {
         Event::Struck(s) => (s.job, None),
         Event::ReprocessRefused { job, .. } => (*job, None),
         Event::Reprocessed { old_job, .. } => (Some(*old_job), None),
+        Event::Rescued { job, .. } => (Some(*job), None),
+        Event::WorkerHeartbeat { .. }
+        | Event::WorkerLost { .. }
+        | Event::MarkedEvents { .. }
+        | Event::RelayLost {} => (None, None),
         Event::RunStarted { .. }
         | Event::WorkerRestarted { .. }
         | Event::MarkedPublished { .. }
@@ -326,6 +331,11 @@ pub(super) fn kind(e: &Event) -> u64 {
         Event::RunEnded { .. } => 33,
         Event::Held(_) => 34,
         Event::Struck(_) => 35,
+        Event::WorkerHeartbeat { .. } => 36,
+        Event::Rescued { .. } => 37,
+        Event::WorkerLost { .. } => 21,
+        Event::MarkedEvents { .. } => 24,
+        Event::RelayLost {} => 35,
         Event::Log { .. } => 38,
     }
 }
@@ -364,6 +374,7 @@ pub(super) mod k {
     pub const DEPTH_SAMPLED: u64 = 1 << 32;
     pub const HELD: u64 = 1 << 34;
     pub const STRUCK: u64 = 1 << 35;
+    pub const RESCUED: u64 = 1 << 37;
     /// Every kind.
-    pub const ALL: u64 = (1 << 36) - 1;
+    pub const ALL: u64 = (1 << 38) - 1;
 }

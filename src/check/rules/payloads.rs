@@ -64,7 +64,7 @@ impl Resolved {
 
 /// What the mode allows for a submit of a known key whose newest job is (or is not) terminal,
 /// or leased. `None`: a dedupe or a refusal, which the payloads decide.
-fn allowed(mode: Unique, terminal: bool, leased: bool) -> Option<Resolved> {
+fn allowed(mode: Unique, terminal: bool, leased: bool, ever_leased: bool) -> Option<Resolved> {
     match mode {
         Unique::Forever => None,
         Unique::None => Some(Resolved::NewJob),
@@ -73,6 +73,12 @@ fn allowed(mode: Unique, terminal: bool, leased: bool) -> Option<Resolved> {
         Unique::ConflictWhileRunning => Some(Resolved::Refused),
         Unique::Replace if terminal || leased => Some(Resolved::NewJob),
         Unique::Replace => Some(Resolved::Replaced),
+        Unique::WhileWaiting if terminal || leased => Some(Resolved::NewJob),
+        // Waiting: a dedupe or a refusal, as the payloads decide (procrastinate refuses any
+        // submit with AlreadyEnqueued; an application that catches it records a dedupe).
+        Unique::WhileWaiting => None,
+        Unique::WhileNew if terminal || leased || ever_leased => Some(Resolved::NewJob),
+        Unique::WhileNew => None,
     }
 }
 
@@ -212,7 +218,7 @@ fn judge_mode(
     let mode = c.config().unique;
     let t = c.track(newest);
     let (terminal, leased) = (t.terminal.is_some(), t.lease_held);
-    let want = allowed(mode, terminal, leased);
+    let want = allowed(mode, terminal, leased, t.leases > 0);
     let ok = match want {
         Some(w) => w == how,
         None => matches!(how, Resolved::Deduped | Resolved::Refused),
@@ -242,24 +248,41 @@ mod tests {
     #[test]
     fn each_mode_allows_what_its_system_does() {
         for leased in [false, true] {
-            assert_eq!(allowed(Unique::Forever, true, leased), None);
-            assert_eq!(allowed(Unique::None, false, leased), Some(Resolved::NewJob));
-            let live = allowed(Unique::WhileActive, false, leased);
+            assert_eq!(allowed(Unique::Forever, true, leased, leased), None);
+            assert_eq!(
+                allowed(Unique::None, false, leased, leased),
+                Some(Resolved::NewJob)
+            );
+            let live = allowed(Unique::WhileActive, false, leased, leased);
             assert_eq!(live, Some(Resolved::Deduped));
-            let done = allowed(Unique::WhileActive, true, leased);
+            let done = allowed(Unique::WhileActive, true, leased, leased);
             assert_eq!(done, Some(Resolved::NewJob));
-            let live = allowed(Unique::ConflictWhileRunning, false, leased);
+            let live = allowed(Unique::ConflictWhileRunning, false, leased, leased);
             assert_eq!(live, Some(Resolved::Refused));
-            let done = allowed(Unique::ConflictWhileRunning, true, leased);
+            let done = allowed(Unique::ConflictWhileRunning, true, leased, leased);
             assert_eq!(done, Some(Resolved::NewJob));
             assert_eq!(
-                allowed(Unique::Replace, true, leased),
+                allowed(Unique::Replace, true, leased, leased),
                 Some(Resolved::NewJob)
             );
         }
-        let pending = allowed(Unique::Replace, false, false);
+        let pending = allowed(Unique::Replace, false, false, false);
         assert_eq!(pending, Some(Resolved::Replaced));
-        let held = allowed(Unique::Replace, false, true);
+        let held = allowed(Unique::Replace, false, true, true);
         assert_eq!(held, Some(Resolved::NewJob));
+    }
+
+    #[test]
+    fn while_new_dedupes_only_onto_a_job_never_leased() {
+        assert_eq!(allowed(Unique::WhileNew, false, false, false), None);
+        // Waiting again for a retry after a lease: pg-boss's `short` policy makes a new job.
+        let retrying = allowed(Unique::WhileNew, false, false, true);
+        assert_eq!(retrying, Some(Resolved::NewJob));
+        let running = allowed(Unique::WhileNew, false, true, true);
+        assert_eq!(running, Some(Resolved::NewJob));
+        assert_eq!(
+            allowed(Unique::WhileNew, true, false, true),
+            Some(Resolved::NewJob)
+        );
     }
 }

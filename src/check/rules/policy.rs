@@ -19,6 +19,7 @@ use crate::base::ids::{Fence, JobId, SimTime};
 use crate::check::facts::{Failure, JobTrack};
 use crate::check::invariant::{Invariant, Kind};
 use crate::history::Event;
+use crate::profile::AttemptsCount;
 use crate::vocab::codes::{lookup, DLQ_REASONS};
 
 pub(in crate::check) const RETRY_POLICY_FOLLOWED: Spec = Spec {
@@ -78,7 +79,7 @@ impl Family for Policy {
             Event::Leased { job, .. } => {
                 let t = c.track(*job);
                 let (at, u) = (c.at(), c.unit());
-                if at < t.visible_from {
+                if at.saturating_add(c.config().stated.clock_tolerance) < t.visible_from {
                     out.job(Invariant::BackoffRespected, c, *job, || {
                         format!(
                             "{job} leased at {at} {u}, before its visible time {} {u}",
@@ -124,18 +125,58 @@ impl Family for Policy {
 }
 
 /// The attempts `t` has used against `attempts_max`: its failed attempts or its leases, as the
-/// header counts them.
+/// header counts them (failures only when the retry formula counts them: a version 2
+/// `failures_max` makes the facts count failures too, but `attempts_max` still caps leases).
 fn attempts_used(c: &Ctx, job: JobId, t: &JobTrack) -> u32 {
-    c.facts.failures(job).unwrap_or(t.leases)
+    match counts_failures(c) {
+        true => c.facts.failures(job).unwrap_or(t.leases),
+        false => t.leases,
+    }
+}
+
+/// Whether the header's retry formula counts failed attempts (not leases) against
+/// `attempts_max`.
+fn counts_failures(c: &Ctx) -> bool {
+    c.config()
+        .retry_formula
+        .as_ref()
+        .is_some_and(|f| f.attempt == AttemptsCount::Failures)
+}
+
+/// Whether a version 2 header's other caps are used up: the job's failures reached
+/// `failures_max`, or its rescues `rescues_max` (so a DLQ entry without a failed attempt to
+/// answer is due).
+fn caps_used(c: &Ctx, job: JobId) -> bool {
+    let s = &c.config().stated;
+    let failures = s
+        .failures_max
+        .is_some_and(|cap| c.facts.failures(job).unwrap_or(0) >= cap);
+    let rescues = s
+        .rescues_max
+        .is_some_and(|cap| c.facts.rescues(job).map_or(0, |r| r.0) >= cap);
+    failures || rescues
+}
+
+/// Whether the header's `failures_max` (version 2) leaves `job` a retry: its failed attempts,
+/// this one included, are fewer than the cap (no cap: always).
+fn failures_left(c: &Ctx, job: JobId) -> bool {
+    match c.config().stated.failures_max {
+        Some(cap) => c.facts.failures(job).unwrap_or(0) < cap,
+        None => true,
+    }
 }
 
 /// What the policy calls for after `f`, the job's failed attempt, with `used` attempts used
 /// against `attempts_max` (this one included).
-fn expected(c: &Ctx, t: &JobTrack, f: &Failure, used: u32) -> Decision {
+fn expected(c: &Ctx, job: JobId, t: &JobTrack, f: &Failure, used: u32) -> Decision {
     match class_of(f.error(), c.config().permanent_errors_retried) {
         "permanent" => Decision::DeadLetter("permanent_error"),
         "transient" if f.at > t.deadline_at(c.config()) => Decision::Cancel,
-        "transient" if used < c.config().attempts_max => Decision::Retry,
+        "transient"
+            if used < c.config().attempts_max.unwrap_or(u32::MAX) && failures_left(c, job) =>
+        {
+            Decision::Retry
+        }
         "transient" => Decision::DeadLetter("max_attempts_exceeded"),
         _ => Decision::Cancel,
     }
@@ -151,7 +192,7 @@ fn decided(
     actual: Decision,
 ) {
     let (at, u) = (c.at(), c.unit());
-    let max = c.config().attempts_max;
+    let max = c.config().attempts_max.unwrap_or(u32::MAX);
     let deadline_at = t.deadline_at(c.config());
     match fence {
         // A decision by a token that is no longer the job's is `fenced_writes`'s to report:
@@ -160,7 +201,7 @@ fn decided(
         Some(fence) => match t.failure.filter(|f| f.fence == fence) {
             Some(f) => {
                 let used = attempts_used(c, job, t);
-                let expected = expected(c, t, &f, used);
+                let expected = expected(c, job, t, &f, used);
                 // A reason that is not a code is `redacted_dlq`'s to report.
                 let same = match (expected, actual) {
                     (Decision::DeadLetter(_), Decision::DeadLetter(got))
@@ -173,9 +214,9 @@ fn decided(
                 if !same {
                     let leases = t.leases;
                     let class = class_of(f.error(), c.config().permanent_errors_retried);
-                    let counted = match c.facts.failures(job) {
-                        Some(_) => format!(", failure {used} of them"),
-                        None => String::new(),
+                    let counted = match counts_failures(c) {
+                        true => format!(", failure {used} of them"),
+                        false => String::new(),
                     };
                     out.job(Invariant::RetryPolicyFollowed, c, job, || {
                         format!(
@@ -202,7 +243,9 @@ fn decided(
                     format!("{job} cancelled at {at} {u}, before its deadline {deadline_at} {u}")
                 })
             }
-            Decision::DeadLetter(reason) if t.leases < max || reason == "permanent_error" => {
+            Decision::DeadLetter(reason)
+                if (t.leases < max && !caps_used(c, job)) || reason == "permanent_error" =>
+            {
                 let leases = t.leases;
                 out.job(Invariant::RetryPolicyFollowed, c, job, || {
                     format!(
@@ -225,13 +268,21 @@ fn backoff(c: &Ctx, out: &mut Out, job: JobId, t: &JobTrack, fence: Fence, visib
     let (at, u) = (c.at(), c.unit());
     let n = t.leases;
     let (least, most) = super::backoff::bounds(c.config(), n, end.saturating_sub(at));
+    // A declared clock tolerance widens the bounds both ways: the delay is the recorder's
+    // `visible_at` (one clock) against the record's time (maybe another).
+    let tol = c.config().stated.clock_tolerance as i128;
+    let d = visible_at as i128 - at as i128;
     let delay = visible_at.checked_sub(at);
-    if delay.is_none_or(|d| d < least || d > most) {
+    if d < least as i128 - tol || d > most as i128 + tol {
         let stated = super::backoff::describe(c.config(), u);
         out.job(Invariant::BackoffRespected, c, job, || {
             format!(
-                "{job}'s retry after attempt {n} at {at} {u} makes it visible at {visible_at} {u}, a delay of {}; {stated} allow {least}..={most} {u}",
-                delay.map_or("less than nothing".to_string(), |d| format!("{d} {u}"))
+                "{job}'s retry after attempt {n} at {at} {u} makes it visible at {visible_at} {u}, a delay of {}; {stated} allow {least}..={most} {u}{}",
+                delay.map_or("less than nothing".to_string(), |d| format!("{d} {u}")),
+                match tol {
+                    0 => String::new(),
+                    t => format!(" (± the clock tolerance {t} {u})"),
+                }
             )
         });
     }

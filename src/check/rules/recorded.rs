@@ -91,7 +91,10 @@ impl Family for Recorded {
                 if let Some(h) = self.hash(c, out, (Some(*job), key), p, *payload, None) {
                     self.hashes[job.index() % HASHES] = Some((*job, key.document.0, p, h));
                 }
-                let deadline = at.saturating_add(c.config().deadline);
+                let deadline = c
+                    .config()
+                    .deadline
+                    .map_or(u64::MAX, |d| at.saturating_add(d));
                 time(c, out, *job, "deadline_at", *deadline_at, deadline);
             }
             Event::EnqueueDeduped {

@@ -9,6 +9,7 @@ use crate::check::facts::Terminal;
 use crate::check::invariant::{Invariant, Sometimes};
 use crate::history::Event;
 use crate::vocab::faults::Held;
+use crate::vocab::faults::Struck;
 
 pub(in crate::check) struct Counts(pub Vec<u64>);
 
@@ -93,7 +94,10 @@ impl Family for Counts {
             Event::DeadLettered { .. } => self.add(Sometimes::DeadLettered),
             Event::Cancelled { .. } => self.add(Sometimes::DeadlineCancellation),
             Event::DlqEvicted { .. } => self.add(Sometimes::DlqEvicted),
-            Event::WorkerCrashed { .. } => self.add(Sometimes::WorkerCrashed),
+            Event::WorkerCrashed { .. } | Event::WorkerLost { .. } => {
+                self.add(Sometimes::WorkerCrashed)
+            }
+            Event::RelayLost {} => self.add(Sometimes::Struck(Struck::RelayCrash)),
             Event::Struck(s) => self.add(Sometimes::Struck(s.fault)),
             Event::DuplicateEvent { .. } => self.add(Sometimes::RepublishAbsorbed),
             Event::Reprocessed { .. } => self.add(Sometimes::Reprocessed),

@@ -16,10 +16,10 @@ const T: TenantId = TenantId(0);
 
 fn config() -> RunConfig {
     RunConfig {
-        attempts_max: 3,
+        attempts_max: Some(3),
         lease: 100,
         heartbeat: 40,
-        deadline: 1000,
+        deadline: Some(1000),
         backoff_base: 10,
         backoff_cap: 40,
         jitter: Jitter::None,

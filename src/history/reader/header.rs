@@ -5,6 +5,18 @@
 //! Does not: read records (`records.rs`) or read lines (`mod.rs`).
 
 use super::*;
+use crate::vocab::config::{Liveness, Stated};
+
+/// The config fields a version 2 header adds (docs/history-format.md, "Version 2").
+const V2_FIELDS: [&str; 7] = [
+    "liveness",
+    "clock_tolerance",
+    "reorder_window",
+    "review",
+    "fences",
+    "failures_max",
+    "rescues_max",
+];
 use crate::profile::{Unique, Word};
 
 impl<R: BufRead> HistoryReader<R> {
@@ -25,18 +37,18 @@ impl<R: BufRead> HistoryReader<R> {
                 format!("unknown header field; allowed: {}", FIELDS.join(", ")),
             ));
         }
-        match map.get("version").and_then(Value::as_u64) {
-            Some(VERSION) => {}
+        let version = match map.get("version").and_then(Value::as_u64) {
+            Some(v @ (VERSION | VERSION_2)) => v as u32,
             _ => {
                 return Err(self.error(
                     Some("version"),
                     format!(
-                        "{}; this reader reads version {VERSION}",
+                        "{}; this reader reads versions {VERSION} and {VERSION_2}",
                         map.get("version").map_or("missing".into(), shown)
                     ),
                 ))
             }
-        }
+        };
         let time_unit = map
             .get("time_unit")
             .and_then(Value::as_str)
@@ -78,7 +90,99 @@ impl<R: BufRead> HistoryReader<R> {
         let Some(Value::Object(config)) = map.remove("config") else {
             return Err(self.error(Some("config"), format!("missing or not an object; {shape}")));
         };
-        self.parse_config(config, time_unit, emits)
+        let mut config = self.parse_config(config, time_unit, emits, version)?;
+        config.stated.version = version;
+        self.check_ranges(&config)?;
+        Ok(config)
+    }
+
+    /// The ranges a scenario file allows, in the same words (`scenario/validate.rs`): a header
+    /// the simulator could not have been configured with is refused, not judged.
+    fn check_ranges(&self, c: &RunConfig) -> Result<(), HistoryError> {
+        let bad = |field: &str, m: String| Err(self.error(Some(&format!("config.{field}")), m));
+        let per = match c.time_unit {
+            TimeUnit::Ms => 1,
+            TimeUnit::Us => 1000,
+        };
+        let unit = c.time_unit.suffix();
+        let max = crate::base::limits::MAX_MS * per;
+        let times = [
+            ("lease", Some(c.lease)),
+            ("heartbeat", Some(c.heartbeat)),
+            ("deadline", c.deadline),
+            ("backoff_base", Some(c.backoff_base)),
+            ("backoff_cap", Some(c.backoff_cap)),
+            ("dedupe_window", c.dedupe_window),
+            ("outbox_retention", c.outbox_retention),
+            ("clock_tolerance", Some(c.stated.clock_tolerance)),
+            ("reorder_window", Some(c.stated.reorder_window)),
+        ];
+        for (field, v) in times {
+            // Version 1 as the simulator writes it: "never" (a heartbeat a profile does not
+            // send, a lease a queue never ends) is 2^52 or more, read as written.
+            let never =
+                c.stated.version == 1 && v.unwrap_or(0) >= crate::profile::effective::NEVER_MS;
+            if let Some(v) = v.filter(|v| *v > max && !never) {
+                return bad(
+                    field,
+                    format!("{v} {unit} is out of range: times and durations are at most {max} {unit} (about 31 years)"),
+                );
+            }
+        }
+        let lease = match c.stated.liveness {
+            crate::vocab::config::Liveness::PerJob => "lease",
+            crate::vocab::config::Liveness::PerProcess => "liveness.threshold",
+        };
+        if c.lease == 0 {
+            return bad(lease, "must be > 0".into());
+        }
+        if c.heartbeat == 0 && c.stated.version == 1 {
+            return bad("heartbeat", "must be > 0".into());
+        }
+        for (field, v) in [
+            ("attempts_max", c.attempts_max),
+            ("failures_max", c.stated.failures_max),
+            ("rescues_max", c.stated.rescues_max),
+        ] {
+            // `u32::MAX`: a scenario's `max_attempts = "unlimited"`, as the simulator writes it.
+            if let Some(n) = v.filter(|n| *n == 0 || (*n > 1000 && *n != u32::MAX)) {
+                return bad(field, format!("must be between 1 and 1000 (got {n})"));
+            }
+        }
+        if c.retry_formula.is_none() && c.backoff_cap < c.backoff_base {
+            return bad(
+                "backoff_cap",
+                format!("must be >= backoff_base ({})", c.backoff_base),
+            );
+        }
+        if c.dlq_capacity == Some(0) {
+            return bad(
+                "dlq_capacity",
+                "must be >= 1 (leave it out for an unbounded DLQ)".into(),
+            );
+        }
+        if let Some(l) = c.reprocess_limit {
+            if l.max == 0 {
+                return bad(
+                    "reprocess_limit.max",
+                    "must be >= 1 reprocess per window (leave it out for no limit)".into(),
+                );
+            }
+            if l.window == 0 {
+                return bad("reprocess_limit.window", "must be > 0".into());
+            }
+        }
+        // What cannot be judged soundly.
+        if c.stated.clock_tolerance >= c.lease {
+            return bad(
+                "clock_tolerance",
+                format!(
+                    "{} {unit} is not less than the {lease} ({} {unit}): no lease could be judged live or over",
+                    c.stated.clock_tolerance, c.lease
+                ),
+            );
+        }
+        Ok(())
     }
 
     pub(super) fn parse_config(
@@ -86,6 +190,7 @@ impl<R: BufRead> HistoryReader<R> {
         map: Map<String, Value>,
         time_unit: TimeUnit,
         emits: Emits,
+        version: u32,
     ) -> Result<RunConfig, HistoryError> {
         const FIELDS: [&str; 18] = [
             "seed",
@@ -112,7 +217,11 @@ impl<R: BufRead> HistoryReader<R> {
             map,
             prefix: "config.",
         };
-        f.only(&FIELDS, "the header's config")?;
+        let all: Vec<&str> = FIELDS.iter().chain(V2_FIELDS.iter()).copied().collect();
+        match version as u64 {
+            VERSION => f.only(&FIELDS, "a version 1 header's config (version 2 adds: liveness, clock_tolerance, reorder_window, review, fences, failures_max, rescues_max)")?,
+            _ => f.only(&all, "the header's config")?,
+        }
         let limit = match f.map.get("reprocess_limit") {
             None | Some(Value::Null) => None,
             Some(Value::Object(m)) => {
@@ -191,15 +300,50 @@ impl<R: BufRead> HistoryReader<R> {
                 )
             })?,
         };
+        let (stated, lease) = match version as u64 {
+            VERSION => (Stated::default(), f.number("lease")?),
+            _ => self.stated_v2(&f)?,
+        };
+        let (deadline, attempts_max, heartbeat) = match version as u64 {
+            VERSION => (
+                Some(f.number("deadline")?),
+                Some(f.u32("attempts_max")?),
+                f.number("heartbeat")?,
+            ),
+            _ => {
+                let caps = (
+                    f.opt_u32("attempts_max")?,
+                    stated.failures_max,
+                    stated.rescues_max,
+                );
+                if caps == (None, None, None) && !f.map.contains_key("attempts_max") {
+                    return Err(self.error(
+                        Some("config.attempts_max"),
+                        "missing: a version 2 header states its attempt caps: attempts_max (leases), failures_max, rescues_max, or attempts_max: null for a queue that retries for ever",
+                    ));
+                }
+                if !f.map.contains_key("deadline") {
+                    return Err(self.error(
+                        Some("config.deadline"),
+                        "missing: a job's deadline from its enqueue, or null for a queue without one (version 2 says so explicitly)",
+                    ));
+                }
+                (
+                    f.opt_number("deadline")?,
+                    caps.0,
+                    f.opt_number("heartbeat")?.unwrap_or(lease),
+                )
+            }
+        };
         Ok(RunConfig {
             time_unit,
             emits,
             seed: f.opt_u64("seed")?,
             workers: f.opt_u32("workers")?,
-            lease: f.number("lease")?,
-            heartbeat: f.number("heartbeat")?,
-            deadline: f.number("deadline")?,
-            attempts_max: f.u32("attempts_max")?,
+            lease,
+            heartbeat,
+            deadline,
+            attempts_max,
             backoff_base,
             backoff_cap,
             jitter,
@@ -212,7 +356,74 @@ impl<R: BufRead> HistoryReader<R> {
             dlq_retention: self.dlq_retention(f.map.get("dlq_retention"))?,
             unique,
             lease_detection: self.lease_detection(f.map.get("lease_detection"))?,
+            stated,
         })
+    }
+
+    /// What a version 2 header states beyond version 1, and the lease (`lease`, or liveness per
+    /// process's `threshold`).
+    fn stated_v2(&self, f: &Fields<'_, R>) -> Result<(Stated, u64), HistoryError> {
+        let mut s = Stated {
+            version: VERSION_2 as u32,
+            ..Stated::default()
+        };
+        let lease = match f.map.get("liveness") {
+            None | Some(Value::Null) => f.number("lease")?,
+            Some(Value::Object(m)) => {
+                let lf = Fields {
+                    reader: self,
+                    map: m.clone(),
+                    prefix: "config.liveness.",
+                };
+                lf.only(&["per", "threshold"], "a liveness")?;
+                match lf.string("per")? {
+                    "job" => {
+                        if lf.map.contains_key("threshold") {
+                            return Err(self.error(Some("config.liveness.threshold"), "only with \"per\": \"process\" (per job, the lease is `lease`)"));
+                        }
+                        f.number("lease")?
+                    }
+                    "process" => {
+                        if f.map.contains_key("lease") {
+                            return Err(self.error(Some("config.lease"), "not with liveness per process: a job's lease lives `liveness.threshold` past its holder's last worker_heartbeat"));
+                        }
+                        s.liveness = Liveness::PerProcess;
+                        lf.number("threshold")?
+                    }
+                    other => {
+                        return Err(self.error(
+                            Some("config.liveness.per"),
+                            format!("{}: allowed: \"job\" (each lease renewed by its own heartbeat records), \"process\" (a worker's heartbeat renews every lease it holds)", clip(other)),
+                        ))
+                    }
+                }
+            }
+            Some(v) => {
+                return Err(self.error(
+                    Some("config.liveness"),
+                    format!(
+                        "{}: {{\"per\": \"job\"}} or {{\"per\": \"process\", \"threshold\": T}}",
+                        shown(v)
+                    ),
+                ))
+            }
+        };
+        s.clock_tolerance = f.opt_number("clock_tolerance")?.unwrap_or(0);
+        s.reorder_window = f.opt_number("reorder_window")?.unwrap_or(0);
+        s.review = f.opt_bool("review")?.unwrap_or(true);
+        s.fences = match f.opt_string("fences")? {
+            None | Some("recorded") => true,
+            Some("none") => false,
+            Some(other) => {
+                return Err(self.error(
+                    Some("config.fences"),
+                    format!("{}: allowed: \"recorded\" (every lease and write carries its token), \"none\" (no record carries one: the reader numbers each job's leases)", clip(other)),
+                ))
+            }
+        };
+        s.failures_max = f.opt_u32("failures_max")?;
+        s.rescues_max = f.opt_u32("rescues_max")?;
+        Ok((s, lease))
     }
 
     /// The header's `lease_detection`: `{"kind": "timer"}`, `{"kind": "sweep" | "two_pass",

@@ -94,13 +94,17 @@ impl<R> Ids<'_, R> {
         let id = self
             .external(name)?
             .ok_or_else(|| self.err(name, "missing; the new job's id".into()))?;
-        match self.reader.jobs.intern(&id, u32::MAX as u64 - 1) {
+        let cap = self.reader.limits.max_jobs;
+        match self.reader.jobs.intern(&id, cap - 1) {
             Some((n, true)) => Ok(JobId(n as u32)),
             Some((_, false)) => Err(self.err(
                 name,
                 format!("job {id} was already enqueued; each job is enqueued once"),
             )),
-            None => Err(self.err(name, format!("more than {} jobs", u32::MAX - 1))),
+            None => Err(self.err(
+                name,
+                format!("more than {cap} jobs: `verify` holds at most {cap} jobs of one history (MAX_HISTORY_JOBS, docs/history-format.md \"Bounds\"); split the history"),
+            )),
         }
     }
 
@@ -126,9 +130,13 @@ impl<R> Ids<'_, R> {
         let Some(id) = self.external(name)? else {
             return Ok(None);
         };
-        match self.reader.workers.intern(&id, u32::MAX as u64) {
+        let cap = self.reader.limits.max_ids;
+        match self.reader.workers.intern(&id, self.reader.workers.base + cap - 1) {
             Some((n, _)) => Ok(Some(WorkerId(n as u32))),
-            None => Err(self.err(name, format!("more than {} workers", u32::MAX))),
+            None => Err(self.err(
+                name,
+                format!("more than {cap} workers: `verify` holds at most {cap} distinct ids of a kind (MAX_HISTORY_IDS, docs/history-format.md \"Bounds\")"),
+            )),
         }
     }
 
@@ -141,15 +149,120 @@ impl<R> Ids<'_, R> {
         let Some(id) = self.external(name)? else {
             return Ok(None);
         };
-        match self.reader.events.intern(&id, u32::MAX as u64) {
+        let cap = self.reader.limits.max_ids;
+        match self.reader.events.intern(&id, cap) {
             Some((n, _)) => Ok(Some(EventId(n))),
-            None => Err(self.err(name, format!("more than {} outbox events", u32::MAX))),
+            None => Err(self.err(
+                name,
+                format!("more than {cap} outbox events: `verify` holds at most {cap} distinct ids of a kind (MAX_HISTORY_IDS, docs/history-format.md \"Bounds\")"),
+            )),
         }
     }
 
     pub(super) fn event(&mut self, name: &str) -> Result<EventId, HistoryError> {
         self.opt_event(name)?
             .ok_or_else(|| self.err(name, "missing; an outbox event id".into()))
+    }
+
+    /// A list of outbox event ids (version 2's `marked_published.events`).
+    pub(super) fn events(&mut self, name: &str) -> Result<Box<[EventId]>, HistoryError> {
+        let what = "a list of outbox event ids";
+        let Some(Value::Array(items)) = self.map.get(name) else {
+            return Err(self.err(name, format!("not {what}")));
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for v in items {
+            let id = match v {
+                Value::String(s) if !s.is_empty() && s.len() <= 256 => {
+                    ExternalId::Str(s.as_str().into())
+                }
+                v => match v.as_u64() {
+                    Some(n) => ExternalId::Int(n),
+                    None => {
+                        return Err(self.err(
+                            name,
+                            format!(
+                            "{}: {what}, each a non-negative integer or a string of 1 to 256 bytes",
+                            shown(v)
+                        ),
+                        ))
+                    }
+                },
+            };
+            match self.reader.events.get(&id) {
+                Some(n) => out.push(EventId(n)),
+                None => return Err(self.err(name, format!("event {id} was never named by an earlier line; a relay marks events it read from the outbox"))),
+            }
+        }
+        Ok(out.into())
+    }
+
+    /// A `leased` record's token: the recorded one, or (`"fences": "none"`) the job's lease
+    /// number, which becomes the worker's latest lease of the job.
+    pub(super) fn lease_fence(
+        &mut self,
+        job: JobId,
+        worker: WorkerId,
+    ) -> Result<Fence, HistoryError> {
+        if self.reader.stated().fences {
+            return self.fence("fence");
+        }
+        let r = &mut *self.reader;
+        let i = job.index();
+        if r.lease_counts.len() <= i {
+            r.lease_counts.resize(i + 1, 0);
+        }
+        r.lease_counts[i] += 1;
+        let n = r.lease_counts[i];
+        r.latest.insert((job.0, worker.0), n);
+        Ok(Fence(n as u64))
+    }
+
+    /// The token a worker's record of `job` carries: the recorded one, or (`"fences": "none"`)
+    /// the worker's own latest lease of the job, 0 (which no lease is given) if it had none.
+    pub(super) fn write_fence(
+        &mut self,
+        name: &str,
+        job: JobId,
+        worker: WorkerId,
+    ) -> Result<Fence, HistoryError> {
+        if self.reader.stated().fences {
+            return self.fence(name);
+        }
+        Ok(Fence(
+            self.reader
+                .latest
+                .get(&(job.0, worker.0))
+                .copied()
+                .unwrap_or(0) as u64,
+        ))
+    }
+
+    /// [`Ids::write_fence`] of a record whose worker and token are optional.
+    pub(super) fn opt_write_fence(
+        &mut self,
+        name: &str,
+        job: JobId,
+        worker: Option<WorkerId>,
+    ) -> Result<Option<Fence>, HistoryError> {
+        if self.reader.stated().fences {
+            return self.opt_fence(name);
+        }
+        worker.map(|w| self.write_fence(name, job, w)).transpose()
+    }
+
+    /// A `lease_expired` record's token: the recorded one, or the job's latest lease's number.
+    pub(super) fn expired_fence(&mut self, job: JobId) -> Result<Fence, HistoryError> {
+        if self.reader.stated().fences {
+            return self.fence("fence");
+        }
+        Ok(Fence(
+            self.reader
+                .lease_counts
+                .get(job.index())
+                .copied()
+                .unwrap_or(0) as u64,
+        ))
     }
 
     pub(super) fn fence(&self, name: &str) -> Result<Fence, HistoryError> {
@@ -173,12 +286,16 @@ impl<R> Ids<'_, R> {
         if let Some(t) = self.reader.tenants.get(&s) {
             return Ok(*t);
         }
-        let t = self
-            .reader
-            .names
-            .tenants
-            .register(&s)
-            .map_err(|e| self.err(name, e.to_string()))?;
+        let v2 = self.reader.stated().version >= 2;
+        if v2 && (s.is_empty() || s.len() > 256) {
+            return Err(self.err(name, format!("{}: a tenant of 1 to 256 bytes", clip(&s))));
+        }
+        let names = &mut self.reader.names.tenants;
+        let t = match v2 {
+            true => names.register_any(&s),
+            false => names.register(&s),
+        }
+        .map_err(|e| self.err(name, e.to_string()))?;
         self.reader.tenants.insert(s, t);
         Ok(t)
     }
@@ -195,6 +312,58 @@ impl<R> Ids<'_, R> {
             return Err(self.err(name, format!("more than {MAX_OPERATIONS} operations")));
         }
         Ok(self.reader.names.operations.register(&s))
+    }
+
+    /// A version 2 key: an opaque string of 1 to 256 bytes, under the tenant of the first record
+    /// that named it (`tenant`: this record's; else the job's it names).
+    fn opaque_key(
+        &mut self,
+        name: &str,
+        tenant: Option<TenantId>,
+        job: Option<JobId>,
+    ) -> Result<IdempotencyKey, HistoryError> {
+        let s = self.string(name)?;
+        if let Some(k) = self.reader.keys.get(s) {
+            return Ok(*k);
+        }
+        if s.is_empty() || s.len() > 256 {
+            return Err(self.err(name, format!("{}: a key of 1 to 256 bytes", clip(s))));
+        }
+        let cap = self.reader.limits.max_ids;
+        if self.reader.keys.len() as u64 >= cap {
+            return Err(self.err(name, format!("more than {cap} keys: `verify` holds at most {cap} distinct ids of a kind (MAX_HISTORY_IDS, docs/history-format.md \"Bounds\")")));
+        }
+        let s: Box<str> = s.into();
+        let tenant =
+            tenant.or_else(|| job.and_then(|j| self.reader.job_tenants.get(j.index()).copied()));
+        let Some(tenant) = tenant else {
+            return Err(self.err(
+                name,
+                format!("{}: a key no submit named and no job's", clip(&s)),
+            ));
+        };
+        let document = self.reader.names.documents.opaque(&s);
+        let k = IdempotencyKey::opaque(tenant, document);
+        self.reader.keys.insert(s, k);
+        Ok(k)
+    }
+
+    /// A key: version 2's opaque string ([`Ids::opaque_key`], under the record's `tenant`, else
+    /// its job's), or version 1's `tenant:document:vN` (or `document:vN`, a key without its
+    /// tenant, which the checker reports).
+    pub(super) fn key_of(&mut self, name: &str) -> Result<IdempotencyKey, HistoryError> {
+        if self.reader.stated().version == 1 {
+            return self.key(name);
+        }
+        let tenant = match self.map.contains_key("tenant") {
+            true => Some(self.tenant("tenant")?),
+            false => None,
+        };
+        let job = match self.map.contains_key("job") {
+            true => self.opt_job("job")?,
+            false => None,
+        };
+        self.opaque_key(name, tenant, job)
     }
 
     /// `tenant:document:vN` (or `document:vN`, a key without its tenant, which the checker

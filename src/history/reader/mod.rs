@@ -28,7 +28,7 @@ pub use ids::ExternalId;
 use ids::{IdMap, Ids};
 use specs::{specs, types};
 
-use super::format::{FORMAT, VERSION};
+use super::format::{FORMAT, VERSION, VERSION_2};
 use super::{Event, Op, Record};
 use crate::base::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use crate::base::messages::{clip, clip_name};
@@ -57,6 +57,10 @@ pub struct Limits {
     pub max_line_bytes: usize,
     /// Bytes in the whole file.
     pub max_file_bytes: u64,
+    /// Jobs one history may enqueue (`MAX_HISTORY_JOBS`).
+    pub max_jobs: u64,
+    /// Distinct workers, outbox events and version 2 keys, each (`MAX_HISTORY_IDS`).
+    pub max_ids: u64,
 }
 
 impl Default for Limits {
@@ -64,9 +68,14 @@ impl Default for Limits {
         Limits {
             max_line_bytes: crate::base::limits::MAX_HISTORY_LINE_BYTES,
             max_file_bytes: crate::base::limits::MAX_HISTORY_BYTES,
+            max_jobs: crate::base::limits::MAX_HISTORY_JOBS,
+            max_ids: crate::base::limits::MAX_HISTORY_IDS,
         }
     }
 }
+
+/// The most lines a reorder window may hold at once.
+const MAX_HELD: usize = 1 << 20;
 
 /// The largest number a history may hold in a time, a duration, a count or an id: 2^53 - 1, the
 /// largest integer every JSON implementation reads exactly. Keeps the checker's sums exact.
@@ -110,9 +119,27 @@ pub struct HistoryReader<R> {
     config: Option<RunConfig>,
     last_at: SimTime,
     ended: bool,
+    /// Version 2, `"fences": "none"`: each job's leases so far, and each worker's latest lease
+    /// of each job (its number), by (job, worker).
+    lease_counts: Vec<u32>,
+    latest: HashMap<(u32, u32), u32>,
+    /// Version 2: each opaque key's text and its key (under the tenant that first named it).
+    keys: HashMap<Box<str>, IdempotencyKey>,
+    /// Version 2: each job's tenant, for a key a record names before any submit did.
+    job_tenants: Vec<TenantId>,
+    /// Version 2 with a `reorder_window`: lines read but not yet released, by (time, line), and
+    /// the latest time read; whether the line `run_ended` was read.
+    held: std::collections::BTreeMap<(SimTime, u64), (String, Map<String, Value>)>,
+    max_at: SimTime,
+    end_read: bool,
 }
 
 impl<R> HistoryReader<R> {
+    /// What the header stated beyond version 1 (version 1's defaults before the header).
+    pub(super) fn stated(&self) -> crate::vocab::config::Stated {
+        self.config.as_ref().map(|c| c.stated).unwrap_or_default()
+    }
+
     fn error(&self, field: Option<&str>, message: impl Into<String>) -> HistoryError {
         HistoryError {
             file: self.file.clone(),
@@ -141,6 +168,13 @@ impl<R: BufRead> HistoryReader<R> {
             config: None,
             last_at: 0,
             ended: false,
+            lease_counts: Vec::new(),
+            latest: HashMap::new(),
+            keys: HashMap::new(),
+            job_tenants: Vec::new(),
+            held: std::collections::BTreeMap::new(),
+            max_at: 0,
+            end_read: false,
         }
     }
 
@@ -168,10 +202,69 @@ impl<R: BufRead> HistoryReader<R> {
         }
     }
 
+    /// A message of the checker with the file's own ids: each `job-N`, `worker-N` and `event-N`
+    /// becomes the id the file gave it (an integer id as `job-59`, a string id as `job "a-b"`),
+    /// and under `"fences": "none"` each `fence-N` (the reader's numbering of a job's leases)
+    /// becomes `lease #N`. A token the file did not name stays as it is.
+    pub fn spell(&self, message: &str) -> String {
+        let fences = self.stated().fences;
+        let mut out = String::with_capacity(message.len());
+        let mut rest = message;
+        while !rest.is_empty() {
+            let at_boundary = out
+                .chars()
+                .last()
+                .is_none_or(|c| !(c.is_alphanumeric() || "-_:/.#".contains(c)));
+            let token = ["job-", "worker-", "event-", "fence-"]
+                .into_iter()
+                .find(|p| at_boundary && rest.starts_with(p));
+            if let Some(prefix) = token {
+                let digits = rest[prefix.len()..]
+                    .bytes()
+                    .take_while(u8::is_ascii_digit)
+                    .count();
+                let end = prefix.len() + digits;
+                let next_ok = !rest[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_');
+                if let (true, Ok(n)) = (
+                    digits > 0 && next_ok,
+                    rest[prefix.len()..end].parse::<u64>(),
+                ) {
+                    let kind = &prefix[..prefix.len() - 1];
+                    let label = match prefix {
+                        "job-" => self.jobs.label(n),
+                        "worker-" => self.workers.label(n),
+                        "event-" => self.events.label(n),
+                        _ => None,
+                    };
+                    match (prefix, label) {
+                        ("fence-", _) if !fences => out.push_str(&format!("lease #{n}")),
+                        (_, Some(ExternalId::Int(m))) => out.push_str(&format!("{kind}-{m}")),
+                        (_, Some(ExternalId::Str(s))) => {
+                            out.push_str(&format!("{kind} {}", clip(s)))
+                        }
+                        _ => out.push_str(&rest[..end]),
+                    }
+                    rest = &rest[end..];
+                    continue;
+                }
+            }
+            let c = rest.chars().next().expect("not empty");
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+        out
+    }
+
     /// A record's JSON object (as `format::to_value` renders it) with the file's own ids in
     /// place of the dense ones, so evidence reads as the recorder wrote it.
     pub fn relabel(&self, value: &mut Value) {
         let Value::Object(map) = value else { return };
+        if !self.stated().fences {
+            // The reader numbered the leases; the file carried no token.
+            for field in ["fence", "presented", "held"] {
+                map.remove(field);
+            }
+        }
         for (field, v) in map.iter_mut() {
             let table = match field.as_str() {
                 "job" | "existing" | "old_job" | "new_job" | "reprocess_of" => &self.jobs,
@@ -248,6 +341,9 @@ impl<R: BufRead> HistoryReader<R> {
     /// The next record: the header first (as `run_started` at time 0), `None` after `run_ended`
     /// at the end of the file.
     pub fn next_record(&mut self) -> Result<Option<Record>, HistoryError> {
+        if self.stated().reorder_window > 0 {
+            return self.next_reordered();
+        }
         if !self.read_line()? {
             if self.config.is_none() {
                 return Err(HistoryError {
@@ -287,6 +383,68 @@ impl<R: BufRead> HistoryReader<R> {
         }
         let record = self.record(map)?;
         Ok(Some(record))
+    }
+
+    /// The next record of a history whose header declares a `reorder_window` W: lines are held
+    /// until a line more than W later is read (or the file ends), and released in (time, line)
+    /// order; a line more than W before one already read is refused.
+    fn next_reordered(&mut self) -> Result<Option<Record>, HistoryError> {
+        let window = self.stated().reorder_window;
+        loop {
+            if let Some((&(at, _), _)) = self.held.first_key_value() {
+                if self.end_read || at.saturating_add(window) < self.max_at {
+                    let ((at, line), (ty, map)) = self.held.pop_first().expect("a held line");
+                    let read = self.line;
+                    self.line = line;
+                    let r = self.body(ty, at, map);
+                    self.line = read;
+                    return r.map(Some);
+                }
+            }
+            if self.end_read {
+                if !self.read_line()? {
+                    return Ok(None);
+                }
+                return Err(self.error(
+                    None,
+                    "a line after `run_ended`; `run_ended` is the last line of a history",
+                ));
+            }
+            if !self.read_line()? {
+                return Err(self.error(
+                    None,
+                    "the history ends without a `run_ended` line (was it cut short?)",
+                ));
+            }
+            let mut map = self.parse_object()?;
+            let (ty, at) = self.head(&mut map)?;
+            if at.saturating_add(window) < self.max_at {
+                return Err(self.error(
+                    Some("at"),
+                    format!(
+                        "{at} is more than the reorder window ({window}) before a line already read ({}); lines from different writers may be out of order by at most the header's `reorder_window`",
+                        self.max_at
+                    ),
+                ));
+            }
+            if ty == "run_ended" {
+                if at < self.max_at {
+                    return Err(self.error(
+                        Some("at"),
+                        format!("{at} is before a line already read ({}); `run_ended` is the last record in time too", self.max_at),
+                    ));
+                }
+                self.end_read = true;
+            }
+            self.max_at = self.max_at.max(at);
+            if self.held.len() >= MAX_HELD {
+                return Err(self.error(
+                    None,
+                    format!("more than {MAX_HELD} lines within one reorder window; a smaller `reorder_window` would do"),
+                ));
+            }
+            self.held.insert((at, self.line), (ty, map));
+        }
     }
 
     /// Reads the whole history (for tests and small files; `verify` streams).

@@ -9,6 +9,28 @@ use super::*;
 
 impl<R: BufRead> HistoryReader<R> {
     pub(super) fn record(&mut self, mut map: Map<String, Value>) -> Result<Record, HistoryError> {
+        let (ty, at) = self.head(&mut map)?;
+        if at < self.last_at {
+            return Err(self.error(
+                Some("at"),
+                format!(
+                    "{at} is before the previous line's {}; records must be in time order{}",
+                    self.last_at,
+                    match self.stated().version {
+                        1 => " (a version 2 header may declare a `reorder_window`)",
+                        _ => "",
+                    }
+                ),
+            ));
+        }
+        self.body(ty, at, map)
+    }
+
+    /// The line's type and time, taken out of its fields.
+    pub(super) fn head(
+        &self,
+        map: &mut Map<String, Value>,
+    ) -> Result<(String, SimTime), HistoryError> {
         let ty = match map.remove("type") {
             Some(Value::String(t)) => t,
             Some(other) => {
@@ -40,15 +62,16 @@ impl<R: BufRead> HistoryReader<R> {
                 ))
             }
         };
-        if at < self.last_at {
-            return Err(self.error(
-                Some("at"),
-                format!(
-                    "{at} is before the previous line's {}; records must be in time order",
-                    self.last_at
-                ),
-            ));
-        }
+        Ok((ty, at))
+    }
+
+    /// The record of a line whose type and time [`HistoryReader::head`] took out, in time order.
+    pub(super) fn body(
+        &mut self,
+        ty: String,
+        at: SimTime,
+        map: Map<String, Value>,
+    ) -> Result<Record, HistoryError> {
         self.last_at = at;
         let Some(spec) = specs().iter().find(|s| s.0 == ty) else {
             let hint = if ty == "run_started" {
@@ -87,11 +110,59 @@ impl<R: BufRead> HistoryReader<R> {
         };
         f.only(spec.1, &format!("a `{ty}` record"))?;
         let map = f.map;
+        self.version_gate(spec.0, &map)?;
         let event = self.event(spec.0, &map)?;
         if matches!(event, Event::RunEnded { .. }) {
             self.ended = true;
         }
         Ok(Record { at, event })
+    }
+
+    /// What version 1 does not have, and what the header's statements rule out.
+    fn version_gate(&self, ty: &str, map: &Map<String, Value>) -> Result<(), HistoryError> {
+        let s = self.stated();
+        if s.version == 1 {
+            if specs::V2_TYPES.contains(&ty) {
+                return Err(self.error(
+                    Some("type"),
+                    format!("`{ty}` is a version 2 record; this history's header says version 1"),
+                ));
+            }
+            if let Some((_, field)) = specs::V2_FIELDS
+                .iter()
+                .find(|(t, f)| *t == ty && map.contains_key(*f))
+            {
+                return Err(self.error(
+                    Some(field),
+                    format!("a version 2 field of `{ty}`; this history's header says version 1"),
+                ));
+            }
+            return Ok(());
+        }
+        if !s.fences {
+            if let Some(field) = ["fence", "presented", "held"]
+                .into_iter()
+                .find(|f| map.get(*f).is_some_and(|v| !v.is_null()))
+            {
+                return Err(self.error(
+                    Some(field),
+                    "the header says \"fences\": \"none\": no record carries a token (each job's leases are numbered 1, 2, ... by the reader)",
+                ));
+            }
+        }
+        let per_process = s.liveness == crate::vocab::config::Liveness::PerProcess;
+        let refusal = match ty {
+            "worker_heartbeat" if !per_process => Some("the header's liveness is per job; a worker's heartbeat renews leases only under \"liveness\": {\"per\": \"process\", \"threshold\": T}"),
+            "heartbeat" if per_process => Some("the header's liveness is per process: a lease is renewed by its worker's `worker_heartbeat`, not by a per-job heartbeat"),
+            "review_done" if !s.review => Some("the header says \"review\": false: this pipeline has no review step"),
+            "reprocessed" => Some("reprocess is not in version 2 yet (a key is opaque, so its next version cannot be named): write version 1 for a history with reprocesses"),
+            "enqueued" if map.get("reprocess_of").is_some_and(|v| !v.is_null()) => Some("reprocess is not in version 2 yet (a key is opaque, so its next version cannot be named): write version 1 for a history with reprocesses"),
+            _ => None,
+        };
+        match refusal {
+            Some(m) => Err(self.error(Some("type"), m)),
+            None => Ok(()),
+        }
     }
 
     pub(super) fn event(
@@ -105,7 +176,14 @@ impl<R: BufRead> HistoryReader<R> {
             "enqueued" => {
                 let job = g.new_job("job")?;
                 let tenant = g.tenant("tenant")?;
-                let key = g.key("key")?;
+                if g.reader.stated().version >= 2 {
+                    let tenants = &mut g.reader.job_tenants;
+                    if tenants.len() <= job.index() {
+                        tenants.resize(job.index() + 1, TenantId(0));
+                    }
+                    tenants[job.index()] = tenant;
+                }
+                let key = g.key_of("key")?;
                 let operation = g.operation("operation")?;
                 Event::Enqueued {
                     job,
@@ -121,7 +199,7 @@ impl<R: BufRead> HistoryReader<R> {
             }
             "enqueue_deduped" => Event::EnqueueDeduped {
                 tenant: g.tenant("tenant")?,
-                key: g.key("key")?,
+                key: g.key_of("key")?,
                 operation: g.operation("operation")?,
                 content: g.hex("content")?,
                 payload: g.opt_hex("payload")?.map(PayloadHash),
@@ -129,7 +207,7 @@ impl<R: BufRead> HistoryReader<R> {
             },
             "enqueue_conflict" => Event::EnqueueConflict {
                 tenant: g.tenant("tenant")?,
-                key: g.key("key")?,
+                key: g.key_of("key")?,
                 operation: g.operation("operation")?,
                 content: g.hex("content")?,
                 payload: g.opt_hex("payload")?.map(PayloadHash),
@@ -138,7 +216,7 @@ impl<R: BufRead> HistoryReader<R> {
             },
             "enqueue_replaced" => Event::EnqueueReplaced {
                 tenant: g.tenant("tenant")?,
-                key: g.key("key")?,
+                key: g.key_of("key")?,
                 operation: g.operation("operation")?,
                 content: g.hex("content")?,
                 payload: g.opt_hex("payload")?.map(PayloadHash),
@@ -148,27 +226,35 @@ impl<R: BufRead> HistoryReader<R> {
                 replaced_payload: g.opt_hex("replaced_payload")?.map(PayloadHash),
             },
             "visible" => Event::Visible { job: g.job("job")? },
-            "leased" => Event::Leased {
-                job: g.job("job")?,
-                worker: g.worker("worker")?,
-                fence: g.fence("fence")?,
+            "leased" => {
+                let (job, worker) = (g.job("job")?, g.worker("worker")?);
+                Event::Leased {
+                job,
+                worker,
+                fence: g.lease_fence(job, worker)?,
                 attempt: g.opt_u32("attempt")?,
                 lease_until: g.opt_number("lease_until")?,
                 visible_at: g.opt_number("visible_at")?,
-            },
-            "lease_expired" => Event::LeaseExpired {
-                job: g.job("job")?,
-                fence: g.fence("fence")?,
-            },
-            "heartbeat" => Event::Heartbeat {
-                job: g.job("job")?,
-                worker: g.worker("worker")?,
-                fence: g.fence("fence")?,
+            }},
+            "lease_expired" => {
+                let job = g.job("job")?;
+                Event::LeaseExpired {
+                job,
+                fence: g.expired_fence(job)?,
+            }},
+            "heartbeat" => {
+                let (job, worker) = (g.job("job")?, g.worker("worker")?);
+                Event::Heartbeat {
+                job,
+                worker,
+                fence: g.write_fence("fence", job, worker)?,
                 lease_until: g.opt_number("lease_until")?,
-            },
-            "rejected" => Event::Rejected {
-                job: g.job("job")?,
-                worker: g.worker("worker")?,
+            }},
+            "rejected" => {
+                let (job, worker) = (g.job("job")?, g.worker("worker")?);
+                Event::Rejected {
+                job,
+                worker,
                 op: {
                     let op = g.string("op")?;
                     Op::parse(op).ok_or_else(|| {
@@ -182,34 +268,40 @@ impl<R: BufRead> HistoryReader<R> {
                         )
                     })?
                 },
-                presented: g.fence("presented")?,
+                presented: g.write_fence("presented", job, worker)?,
                 held: g.opt_fence("held")?,
                 reason: g.code("reason", &codes::REJECTIONS)?,
-            },
-            "extract_started" => Event::ExtractStarted {
-                job: g.job("job")?,
-                worker: g.worker("worker")?,
-                fence: g.fence("fence")?,
+            }},
+            "extract_started" => {
+                let (job, worker) = (g.job("job")?, g.worker("worker")?);
+                Event::ExtractStarted {
+                job,
+                worker,
+                fence: g.write_fence("fence", job, worker)?,
                 stalled: g.opt_bool("stalled")?.unwrap_or(false),
-            },
-            "extract_done" => Event::ExtractDone {
-                job: g.job("job")?,
-                worker: g.worker("worker")?,
-                fence: g.fence("fence")?,
+            }},
+            "extract_done" => {
+                let (job, worker) = (g.job("job")?, g.worker("worker")?);
+                Event::ExtractDone {
+                job,
+                worker,
+                fence: g.write_fence("fence", job, worker)?,
                 inference: g.number("inference")?,
                 output: g.hex("output")?,
-            },
-            "attempt_failed" => Event::AttemptFailed {
-                job: g.job("job")?,
-                worker: g.worker("worker")?,
-                fence: g.fence("fence")?,
+            }},
+            "attempt_failed" => {
+                let (job, worker) = (g.job("job")?, g.worker("worker")?);
+                Event::AttemptFailed {
+                job,
+                worker,
+                fence: g.write_fence("fence", job, worker)?,
                 error: g.code("error", &codes::ERRORS)?,
                 class: g.opt_code("class", &codes::ERROR_CLASSES)?,
-            },
+            }},
             "result_committed" => Event::ResultCommitted {
                 job: g.job("job")?,
                 worker: g.worker("worker")?,
-                key: g.key("key")?,
+                key: g.key_of("key")?,
                 payload: g.opt_hex("payload")?.map(PayloadHash),
                 output: g.hex("output")?,
                 event: g.opt_event("event")?,
@@ -217,7 +309,7 @@ impl<R: BufRead> HistoryReader<R> {
             "commit_deduped" => Event::CommitDeduped {
                 job: g.job("job")?,
                 worker: g.worker("worker")?,
-                key: g.key("key")?,
+                key: g.key_of("key")?,
                 payload: g.opt_hex("payload")?.map(PayloadHash),
                 output: g.hex("output")?,
                 existing_payload: g.opt_hex("existing_payload")?.map(PayloadHash),
@@ -226,76 +318,114 @@ impl<R: BufRead> HistoryReader<R> {
             "commit_conflict" => Event::CommitConflict {
                 job: g.job("job")?,
                 worker: g.worker("worker")?,
-                key: g.key("key")?,
+                key: g.key_of("key")?,
                 payload: g.opt_hex("payload")?.map(PayloadHash),
                 existing_payload: g.opt_hex("existing_payload")?.map(PayloadHash),
             },
-            "acked" => Event::Acked {
-                job: g.job("job")?,
-                worker: g.worker("worker")?,
-                fence: g.fence("fence")?,
-            },
-            "retry_scheduled" => Event::RetryScheduled {
-                job: g.job("job")?,
-                worker: g.worker("worker")?,
-                fence: g.fence("fence")?,
+            "acked" => {
+                let (job, worker) = (g.job("job")?, g.worker("worker")?);
+                Event::Acked {
+                job,
+                worker,
+                fence: g.write_fence("fence", job, worker)?,
+            }},
+            "retry_scheduled" => {
+                let (job, worker) = (g.job("job")?, g.worker("worker")?);
+                Event::RetryScheduled {
+                job,
+                worker,
+                fence: g.write_fence("fence", job, worker)?,
                 attempt: g.opt_u32("attempt")?,
                 visible_at: g.number("visible_at")?,
-            },
-            "dead_lettered" => Event::DeadLettered {
-                job: g.job("job")?,
-                worker: g.opt_worker("worker")?,
-                fence: g.opt_fence("fence")?,
+            }},
+            "dead_lettered" => {
+                let (job, worker) = (g.job("job")?, g.opt_worker("worker")?);
+                Event::DeadLettered {
+                job,
+                worker,
+                fence: g.opt_write_fence("fence", job, worker)?,
                 attempts: g.opt_u32("attempts")?,
                 reason: g.string("reason")?.into(),
-            },
-            "cancelled" => Event::Cancelled {
-                job: g.job("job")?,
-                worker: g.opt_worker("worker")?,
-                fence: g.opt_fence("fence")?,
+            }},
+            "cancelled" => {
+                let (job, worker) = (g.job("job")?, g.opt_worker("worker")?);
+                Event::Cancelled {
+                job,
+                worker,
+                fence: g.opt_write_fence("fence", job, worker)?,
                 deadline_at: g.opt_number("deadline_at")?,
-            },
+            }},
             "dlq_evicted" => Event::DlqEvicted {
                 job: g.job("job")?,
                 capacity: g.opt_u32("capacity")?,
                 retention: g.opt_number("retention")?,
             },
-            "worker_crashed" => Event::WorkerCrashed {
-                worker: g.worker("worker")?,
-                job: g.job("job")?,
-                fence: g.fence("fence")?,
-                point: g.code("point", &codes::CRASH_POINTS)?,
-            },
+            "worker_crashed" => {
+                let worker = g.worker("worker")?;
+                // Version 2: a kill of a worker holding nothing the recorder knows of names no
+                // job; one that names a job may leave out the point it was at.
+                let v2 = g.reader.stated().version >= 2;
+                match g.opt_job("job")? {
+                    None if v2 => {
+                        if let Some(f) = ["fence", "point"].into_iter().find(|f| g.present(f).is_some()) {
+                            return Err(g.err(f, "only with `job`: a crash that names no job names no lease and no point".into()));
+                        }
+                        Event::WorkerLost { worker }
+                    }
+                    None => return Err(g.err("job", "missing; a job id (version 2 may leave it out for an idle worker)".into())),
+                    Some(job) => Event::WorkerCrashed {
+                        worker,
+                        job,
+                        fence: g.write_fence("fence", job, worker)?,
+                        point: match (v2, g.present("point")) {
+                            (true, None) => "unknown",
+                            _ => g.code("point", &codes::CRASH_POINTS)?,
+                        },
+                    },
+                }
+            }
             "worker_restarted" => Event::WorkerRestarted {
                 worker: g.worker("worker")?,
             },
             "published" => Event::Published {
                 event: g.event("event")?,
-                key: g.key("key")?,
+                key: g.key_of("key")?,
                 job: g.job("job")?,
                 output: g.hex("output")?,
                 send: g.opt_u32("send")?,
                 direct: g.opt_bool("direct")?.unwrap_or(false),
             },
-            "marked_published" => Event::MarkedPublished {
-                count: g.u32("count")?,
+            "marked_published" => match (g.present("count"), g.present("events")) {
+                (Some(_), Some(_)) => return Err(g.err("events", "not with `count`: the relay marked either the first `count` pending events or exactly `events`".into())),
+                (None, Some(_)) => Event::MarkedEvents { events: g.events("events")? },
+                _ => Event::MarkedPublished {
+                    count: g.u32("count")?,
+                },
+            },
+            "worker_heartbeat" => Event::WorkerHeartbeat {
+                worker: g.worker("worker")?,
+            },
+            "rescued" => Event::Rescued {
+                job: g.job("job")?,
+                worker: g.opt_worker("worker")?,
+                visible_at: g.opt_number("visible_at")?,
             },
             "outbox_pruned" => Event::OutboxPruned {
                 rows: g.number("rows")?,
             },
             "effect_applied" => Event::EffectApplied {
                 event: g.event("event")?,
-                key: g.key("key")?,
+                key: g.key_of("key")?,
                 job: g.job("job")?,
                 output: g.hex("output")?,
             },
             "duplicate_event" => Event::DuplicateEvent {
                 event: g.event("event")?,
-                key: g.key("key")?,
+                key: g.key_of("key")?,
             },
             "review_done" => Event::ReviewDone {
                 event: g.event("event")?,
-                key: g.key("key")?,
+                key: g.key_of("key")?,
                 job: g.job("job")?,
             },
             "payload_mutated" => Event::PayloadMutated {
@@ -325,6 +455,14 @@ impl<R: BufRead> HistoryReader<R> {
                 quiescent: g.bool("quiescent")?,
             },
             other => match crate::vocab::faults::Struck::by_record(other) {
+                // Version 2: a relay crash whose unmarked rows the recorder does not know.
+                Some(fault)
+                    if g.reader.stated().version >= 2
+                        && !fault.spec().site.takes_job()
+                        && g.present(fault.spec().field).is_none() =>
+                {
+                    Event::RelayLost {}
+                }
                 Some(fault) => Event::Struck(crate::history::StruckRecord {
                     fault,
                     job: match fault.spec().site.takes_job() {
@@ -336,11 +474,12 @@ impl<R: BufRead> HistoryReader<R> {
                 None => {
                     let fault = crate::vocab::faults::Held::by_record(other)
                         .expect("every spec has a case");
+                    let (job, worker) = (g.job("job")?, g.worker("worker")?);
                     Event::Held(crate::history::HeldRecord {
                         fault,
-                        worker: g.worker("worker")?,
-                        job: g.job("job")?,
-                        fence: g.fence("fence")?,
+                        worker,
+                        job,
+                        fence: g.write_fence("fence", job, worker)?,
                         ms: g.number(fault.spec().field)?,
                     })
                 }

@@ -126,7 +126,7 @@ pub(super) const SPECS: &[(&str, &[&str])] = &[
         "published",
         &["event", "key", "job", "output", "send", "direct"],
     ),
-    ("marked_published", &["count"]),
+    ("marked_published", &["count", "events"]),
     ("outbox_pruned", &["rows"]),
     ("effect_applied", &["event", "key", "job", "output"]),
     ("duplicate_event", &["event", "key"]),
@@ -137,9 +137,16 @@ pub(super) const SPECS: &[(&str, &[&str])] = &[
     ("log", &["role", "instance", "message"]),
     ("depth_sampled", &["depth"]),
     ("run_ended", &["quiescent"]),
+    ("worker_heartbeat", &["worker"]),
+    ("rescued", &["job", "worker", "visible_at"]),
 ];
 
-const _: () = assert!(SPECS.len() == 34);
+const _: () = assert!(SPECS.len() == 36);
+
+/// The record types only a version 2 history may hold, and the fields only version 2 adds to a
+/// type version 1 has.
+pub(super) const V2_TYPES: [&str; 2] = ["worker_heartbeat", "rescued"];
+pub(super) const V2_FIELDS: [(&str, &str); 1] = [("marked_published", "events")];
 
 /// Every record type with its fields: [`SPECS`], each held fault's record
 /// (`vocab::faults::HELD`: `{worker, job, fence, <field>}`) after `worker_restarted`, and each

@@ -113,8 +113,8 @@ fn malformed_lines_name_the_line_the_field_and_what_is_allowed() {
             "field `config.lease`: missing",
         ),
         (
-            HEADER.replace("\"version\":1", "\"version\":2"),
-            "field `version`: 2; this reader reads version 1",
+            HEADER.replace("\"version\":1", "\"version\":3"),
+            "field `version`: 3; this reader reads versions 1 and 2",
         ),
         (
             format!("{HEADER}\n{enq}\n{enq}"),
@@ -140,6 +140,7 @@ fn lines_and_files_are_bounded() {
     let limits = Limits {
         max_line_bytes: 64,
         max_file_bytes: 1 << 20,
+        ..Limits::default()
     };
     let e = HistoryReader::from_reader("h", HEADER.as_bytes(), limits)
         .read_all()
@@ -148,9 +149,39 @@ fn lines_and_files_are_bounded() {
     let limits = Limits {
         max_line_bytes: 1 << 16,
         max_file_bytes: 300,
+        ..Limits::default()
     };
     let e = HistoryReader::from_reader("h", long.as_bytes(), limits)
         .read_all()
         .unwrap_err();
     assert!(e.message.contains("grew past 300 bytes"), "{e}");
+}
+
+#[test]
+fn jobs_and_ids_are_capped_and_the_refusal_names_the_cap() {
+    let enq = |i: u32| {
+        format!("{{\"at\":1,\"type\":\"enqueued\",\"job\":{i},\"tenant\":\"acme\",\"key\":\"acme:d{i}:v1\",\"operation\":\"extract\",\"content\":\"0\"}}")
+    };
+    let text = format!("{HEADER}\n{}\n{}\n{}\n", enq(1), enq(2), enq(3));
+    let limits = Limits {
+        max_jobs: 2,
+        ..Limits::default()
+    };
+    let e = HistoryReader::from_reader("h", text.as_bytes(), limits)
+        .read_all()
+        .unwrap_err();
+    assert_eq!(e.line, Some(4), "{e}");
+    assert!(e.message.contains("more than 2 jobs"), "{e}");
+    assert!(e.message.contains("MAX_HISTORY_JOBS"), "{e}");
+    let ack = |w: &str| format!("{{\"at\":2,\"type\":\"worker_restarted\",\"worker\":\"{w}\"}}");
+    let text = format!("{HEADER}\n{}\n{}\n{}\n", enq(1), ack("a"), ack("b"));
+    let limits = Limits {
+        max_ids: 1,
+        ..Limits::default()
+    };
+    let e = HistoryReader::from_reader("h", text.as_bytes(), limits)
+        .read_all()
+        .unwrap_err();
+    assert!(e.message.contains("more than 1 workers"), "{e}");
+    assert!(e.message.contains("MAX_HISTORY_IDS"), "{e}");
 }

@@ -119,6 +119,16 @@ pub fn print_summary_in(s: &Summary, dir: &Path, quiet: bool, unit: &str) {
 /// The verdict block: how many invariants hold, then each violated one with its first violation
 /// and the records that prove it. `run` and `verify` print the same block.
 pub fn print_verdicts(invariants: &[InvariantSummary], unit: &str) {
+    print_verdicts_spelled(invariants, unit, &|s| s.to_string())
+}
+
+/// [`print_verdicts`] with each violation's line passed through `spell` (`verify`: the file's own
+/// ids in place of the reader's numbers).
+pub fn print_verdicts_spelled(
+    invariants: &[InvariantSummary],
+    unit: &str,
+    spell: &dyn Fn(&str) -> String,
+) {
     let held = invariants.iter().filter(|i| i.holds).count();
     println!("  invariants {held}/{} hold", invariants.len());
     for i in invariants.iter().filter(|i| !i.holds) {
@@ -126,7 +136,7 @@ pub fn print_verdicts(invariants: &[InvariantSummary], unit: &str) {
             .first_violation
             .as_ref()
             .expect("a violated invariant has a first violation");
-        println!(
+        let line = format!(
             "    VIOLATED {} ({} times); first at {} {unit}{}{}: {}",
             i.name,
             i.violations,
@@ -138,6 +148,7 @@ pub fn print_verdicts(invariants: &[InvariantSummary], unit: &str) {
                 .unwrap_or_default(),
             f.message
         );
+        println!("{}", spell(&line));
         for ev in &f.evidence {
             println!("      evidence: {ev}");
         }

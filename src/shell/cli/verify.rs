@@ -163,18 +163,5 @@ fn print_judged(path: &Path, judged: &Judged, reader: &Reader) {
             ", NOT QUIESCENT"
         }
     );
-    super::print::print_verdicts(&invariants, unit);
-    print_ids(&invariants, reader);
-}
-
-fn print_ids(invariants: &[crate::shell::report::summary::InvariantSummary], reader: &Reader) {
-    for i in invariants {
-        let job = i.first_violation.as_ref().and_then(|f| f.job);
-        if let Some(label) = job.and_then(|j| reader.job_label(crate::base::ids::JobId(j))) {
-            println!(
-                "  ids        job-{} is {label} in the file",
-                job.unwrap_or(0)
-            );
-        }
-    }
+    super::print::print_verdicts_spelled(&invariants, unit, &|s| reader.spell(s));
 }

@@ -281,6 +281,21 @@ impl Builder {
                 self.end_attempt(worker.0, at, "crashed");
                 self.down_since.insert(worker.0, at);
             }
+            Event::WorkerLost { worker } => {
+                self.instant(WORKERS, Self::tid(worker.0), "CRASH", "fault", at, json!({}));
+                self.end_attempt(worker.0, at, "crashed");
+                self.down_since.insert(worker.0, at);
+            }
+            Event::WorkerHeartbeat { worker } => {
+                self.instant(WORKERS, Self::tid(worker.0), "worker heartbeat", "heartbeat", at, json!({}))
+            }
+            Event::Rescued { job, .. } => {
+                self.instant(PIPELINE, QUEUE, "rescued", "queue", at, json!({"job": job.0}))
+            }
+            Event::MarkedEvents { events } => {
+                self.instant(PIPELINE, RELAY, "mark published", "relay", at, json!({"count": events.len()}))
+            }
+            Event::RelayLost {} => self.instant(PIPELINE, RELAY, "relay crashed", "fault", at, json!({})),
             Event::WorkerRestarted { worker } => {
                 if let Some(since) = self.down_since.remove(&worker.0) {
                     self.x(WORKERS, Self::tid(worker.0), "down", "fault", since, at, json!({"note": "crashed, restarting"}));

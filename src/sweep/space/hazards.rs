@@ -23,7 +23,9 @@ pub enum Hazard {
     /// pg-boss, graphile-worker; SQS's coin): `fenced_writes`, and `terminal_once` for a write
     /// to a finished job; what follows from the write breaks what the checker then recomputes
     /// from the holder's lease (a zombie's renewal moves the `visibility` delay:
-    /// `backoff_respected`) and from the DLQ (a revived job filed again: `dlq_bounded`).
+    /// `backoff_respected`, and keeps the current lease held past the end the checker computes
+    /// from the renewals it accepts: `lease_end_detected`) and from the DLQ (a revived job filed
+    /// again: `dlq_bounded`).
     StaleWritesTaken,
     /// A sweeper reads a job, then writes by id later whatever the job became
     /// (riverqueue/river#1302): a finished job leased again, a lease's end recorded for a lease

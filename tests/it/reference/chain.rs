@@ -71,6 +71,24 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 );
             }
         }
+        Event::MarkedEvents { events } => {
+            // Version 2: the relay names the events it marked; each must be unmarked and
+            // published.
+            let problem = events.iter().find_map(|e| {
+                if !f.pending.contains(e) {
+                    Some(format!(
+                        "the relay marked {e}, not an unmarked outbox event"
+                    ))
+                } else if !published(e) {
+                    Some(format!("the relay marked {e}, which was never published"))
+                } else {
+                    None
+                }
+            });
+            if let Some(p) = problem {
+                out.raise(Inv::DeliveryChain, cx.here(), None, None, p);
+            }
+        }
         Event::MarkedPublished { count } => {
             if let Some(p) = unpublished_pending(cx, *count as u64) {
                 out.raise(Inv::DeliveryChain, cx.here(), None, None, p);

@@ -14,7 +14,7 @@ use super::facts::{Facts, Payload};
 use super::leases::recorded_time;
 use super::Inv;
 use super::{Ctx, Verdicts};
-use durasim::base::ids::{JobId, OperationId};
+use durasim::base::ids::{JobId, OperationId, SimTime};
 use durasim::history::Event;
 use durasim::profile::Unique;
 use durasim::vocab::key::IdempotencyKey;
@@ -106,7 +106,7 @@ enum Resolved {
 /// What `unique` allows for a submit of a known key whose newest job is (or not) terminal, or
 /// leased (a lease not released nor recorded as expired). `None`: a dedupe or a refusal, as
 /// the payloads decide (durasim's `forever`).
-fn allowed(mode: Unique, terminal: bool, leased: bool) -> Option<Resolved> {
+fn allowed(mode: Unique, terminal: bool, leased: bool, ever_leased: bool) -> Option<Resolved> {
     match mode {
         Unique::Forever => None,
         Unique::None => Some(Resolved::NewJob),
@@ -115,6 +115,11 @@ fn allowed(mode: Unique, terminal: bool, leased: bool) -> Option<Resolved> {
         Unique::ConflictWhileRunning => Some(Resolved::Refused),
         Unique::Replace if terminal || leased => Some(Resolved::NewJob),
         Unique::Replace => Some(Resolved::Replaced),
+        // While the newest job waits (never leased, for `while_new`): a dedupe or a refusal.
+        Unique::WhileWaiting if terminal || leased => Some(Resolved::NewJob),
+        Unique::WhileWaiting => None,
+        Unique::WhileNew if terminal || leased || ever_leased => Some(Resolved::NewJob),
+        Unique::WhileNew => None,
     }
 }
 
@@ -131,7 +136,7 @@ fn unique_mode(
 ) -> bool {
     let mode = cx.facts.config.unique;
     let n = cx.facts.job(newest);
-    let want = allowed(mode, n.terminal.is_some(), n.lease_held);
+    let want = allowed(mode, n.terminal.is_some(), n.lease_held, n.leases > 0);
     let ok = match want {
         Some(w) => w == how,
         None => matches!(how, Resolved::Deduped | Resolved::Refused),
@@ -223,7 +228,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 );
             }
             recorded_hash(cx, out, *job, key, p, *hash);
-            let deadline = at.saturating_add(f.config.deadline);
+            let deadline = f
+                .config
+                .deadline
+                .map_or(SimTime::MAX, |d| at.saturating_add(d));
             if let Some(v) = deadline_at.filter(|v| *v != deadline) {
                 out.raise(
                     Inv::RecordedValuesMatch,
@@ -484,7 +492,8 @@ pub fn finish(f: &Facts, end: (u64, usize), out: &mut Verdicts) {
             ),
             Some(_) => {}
         }
-        if k.applied.is_none() || !k.reviewed {
+        // A version 2 header may say the pipeline has no review step.
+        if k.applied.is_none() || (f.config.stated.review && !k.reviewed) {
             out.raise(
                 Inv::EveryResultDelivered,
                 end,

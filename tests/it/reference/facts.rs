@@ -8,7 +8,7 @@
 
 use durasim::base::ids::{EventId, Fence, JobId, OperationId, SimTime, TenantId, WorkerId};
 use durasim::history::{Event, Op, Record};
-use durasim::vocab::config::RunConfig;
+use durasim::vocab::config::{Liveness, RunConfig};
 use durasim::vocab::key::IdempotencyKey;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -66,7 +66,7 @@ pub struct Job {
     /// As enqueued, or as last mutated or replaced.
     pub payload: Payload,
     pub enqueued_at: SimTime,
-    /// The enqueue time + the configured deadline.
+    /// The enqueue time + the configured deadline (never, `SimTime::MAX`, without one).
     pub deadline_at: SimTime,
     /// When it may next be leased: the enqueue's visible time (the enqueue time by default), or
     /// the last retry's.
@@ -104,6 +104,9 @@ pub struct Job {
     pub audited: bool,
     /// A `reprocessed` record names it as the old job.
     pub reprocessed: bool,
+    /// `rescued` records (version 2), and the token of the lease the latest one took back.
+    pub rescues: u32,
+    pub rescued_fence: Option<Fence>,
 }
 
 impl Job {
@@ -272,6 +275,8 @@ pub struct Facts {
     pub counts: Counts,
     /// Jobs waiting or leased: the only ones a time can change.
     in_flight: BTreeSet<JobId>,
+    /// Liveness per process (version 2): each worker's last `worker_heartbeat`.
+    pub beats: BTreeMap<WorkerId, SimTime>,
     pub ended: Option<(SimTime, bool)>,
 }
 
@@ -458,7 +463,10 @@ impl Facts {
                     key: *key,
                     payload,
                     enqueued_at: at,
-                    deadline_at: at.saturating_add(self.config.deadline),
+                    deadline_at: self
+                        .config
+                        .deadline
+                        .map_or(SimTime::MAX, |d| at.saturating_add(d)),
                     visible_from,
                     leases: 0,
                     fence: Fence(0),
@@ -479,6 +487,8 @@ impl Facts {
                     reprocess_of: *reprocess_of,
                     audited: false,
                     reprocessed: false,
+                    rescues: 0,
+                    rescued_fence: None,
                 };
                 assert!(self.jobs.insert(*job, j).is_none(), "{job} enqueued twice");
                 let place = if visible_from <= at {
@@ -513,6 +523,12 @@ impl Facts {
             } => {
                 let wait = at.saturating_sub(self.job(*job).visible_from);
                 self.queue_waits.push(wait);
+                // Liveness per process: the lease lives from its holder's last heartbeat, which
+                // may precede the lease.
+                let renewed_at = match self.config.stated.liveness {
+                    Liveness::PerProcess => self.beats.get(worker).copied().unwrap_or(at),
+                    Liveness::PerJob => at,
+                };
                 let j = self.job_mut(*job);
                 j.own_result.insert((*fence, *worker), false);
                 j.main_own_result = false;
@@ -522,7 +538,7 @@ impl Facts {
                 j.fence = *fence;
                 j.holder = *worker;
                 j.leased_at = at;
-                j.renewed_at = at;
+                j.renewed_at = renewed_at;
                 j.renewed = false;
                 j.lease_held = true;
                 j.failure = None;
@@ -676,6 +692,40 @@ impl Facts {
                     if !k.direct.contains(event) {
                         k.direct.push(*event);
                     }
+                }
+            }
+            Event::MarkedEvents { events } => {
+                self.counts.published += events.len() as u64;
+                for e in events.iter() {
+                    if let Some(i) = self.pending.iter().position(|p| p == e) {
+                        self.pending.remove(i);
+                    }
+                }
+            }
+            Event::WorkerHeartbeat { worker } => {
+                self.beats.insert(*worker, at);
+                for j in self.jobs.values_mut() {
+                    if j.holder == *worker && j.lease_held && j.terminal.is_none() {
+                        j.renewed_at = at;
+                        j.renewed = true;
+                    }
+                }
+            }
+            Event::Rescued {
+                job, visible_at, ..
+            } => {
+                let visible = visible_at.unwrap_or(at);
+                let j = self.job_mut(*job);
+                j.lease_held = false;
+                j.visible_from = visible;
+                j.rescues += 1;
+                j.rescued_fence = Some(j.fence);
+                if j.place != Place::Done {
+                    let place = match visible <= at {
+                        true => Place::Ready,
+                        false => Place::Waiting,
+                    };
+                    self.set_place(*job, place);
                 }
             }
             Event::MarkedPublished { count } => {

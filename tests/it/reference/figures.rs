@@ -54,7 +54,10 @@ pub fn sometimes(cx: &Ctx) -> Vec<Sometimes> {
         Event::DeadLettered { .. } => out.push(Sometimes::DeadLettered),
         Event::Cancelled { .. } => out.push(Sometimes::DeadlineCancellation),
         Event::DlqEvicted { .. } => out.push(Sometimes::DlqEvicted),
-        Event::WorkerCrashed { .. } => out.push(Sometimes::WorkerCrashed),
+        Event::WorkerCrashed { .. } | Event::WorkerLost { .. } => {
+            out.push(Sometimes::WorkerCrashed)
+        }
+        Event::RelayLost {} => out.push(Sometimes::Struck(Struck::RelayCrash)),
         Event::Struck(s) => out.push(Sometimes::Struck(s.fault)),
         Event::DuplicateEvent { .. } => out.push(Sometimes::RepublishAbsorbed),
         Event::ReprocessRefused { job: Some(job), .. } => {

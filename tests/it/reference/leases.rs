@@ -20,6 +20,9 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
     let c = &cx.facts.config;
     let at = cx.at();
     let u = cx.unit();
+    // A version 2 header's clock tolerance: a lease taken or rescued within it of the previous
+    // lease's end is no double lease.
+    let tol = c.stated.clock_tolerance;
     match &cx.r.event {
         Event::Leased {
             job,
@@ -42,7 +45,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 );
             }
             let end = j.lease_end(c);
-            if j.lease_held && at <= end {
+            if j.lease_held && at.saturating_add(tol) <= end {
                 cx.job_violation(
                     out,
                     Inv::SingleLiveLease,
@@ -54,12 +57,36 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 );
             }
             let n = j.leases + 1;
-            if n > c.attempts_max {
+            if let Some(max) = c.attempts_max.filter(|max| n > *max) {
                 cx.job_violation(
                     out,
                     Inv::AttemptsBounded,
                     *job,
-                    format!("{job}'s lease {n} (attempts_max {})", c.attempts_max),
+                    format!("{job}'s lease {n} (attempts_max {max})"),
+                );
+            }
+            // Version 2's separate caps: no lease once the failed attempts reached
+            // `failures_max`, nor after more rescues than `rescues_max`.
+            if let Some(cap) = c.stated.failures_max.filter(|cap| j.failures >= *cap) {
+                cx.job_violation(
+                    out,
+                    Inv::AttemptsBounded,
+                    *job,
+                    format!(
+                        "{job}'s lease {n} after {} failed attempts (failures_max {cap})",
+                        j.failures
+                    ),
+                );
+            }
+            if let Some(cap) = c.stated.rescues_max.filter(|cap| j.rescues > *cap) {
+                cx.job_violation(
+                    out,
+                    Inv::AttemptsBounded,
+                    *job,
+                    format!(
+                        "{job}'s lease {n} after {} rescues (rescues_max {cap})",
+                        j.rescues
+                    ),
                 );
             }
             if at > j.deadline_at {
@@ -98,6 +125,24 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                 at.saturating_add(c.lease),
             );
             recorded_time(cx, out, *job, "visible_at", *visible_at, j.visible_from);
+        }
+        Event::Rescued { job, .. } => {
+            // The queue takes the lease back: it must be over (within the clock tolerance),
+            // and the job not terminal.
+            let j = cx.facts.job(*job);
+            let end = j.lease_end(c);
+            if j.lease_held && at.saturating_add(tol) <= end {
+                cx.job_violation(
+                    out,
+                    Inv::SingleLiveLease,
+                    *job,
+                    format!(
+                        "{job} rescued at {at} {u} while {} is live until {end} {u}",
+                        j.fence
+                    ),
+                );
+            }
+            terminal_record(cx, out, *job, "rescued");
         }
         Event::Heartbeat {
             job,
@@ -209,6 +254,13 @@ fn fenced_write(
                 "{what} of {job} with {fence}, but its latest lease holds {}",
                 j.fence
             ),
+        );
+    } else if !j.lease_held && j.rescued_fence == Some(fence) {
+        cx.job_violation(
+            out,
+            Inv::FencedWrites,
+            job,
+            format!("{what} of {job} with {fence}, but the queue had rescued that lease"),
         );
     } else if let Some(w) = worker.filter(|w| *w != j.holder) {
         cx.job_violation(

@@ -31,6 +31,7 @@ mod generated;
 mod leases;
 mod policy;
 mod scenarios;
+mod v2;
 
 pub use agree::{assert_agree, disagreements};
 pub use figures::RefStats;

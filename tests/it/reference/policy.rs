@@ -51,7 +51,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
     match &cx.r.event {
         Event::Leased { job, .. } => {
             let j = cx.facts.job(*job);
-            if at < j.visible_from {
+            if at.saturating_add(c.stated.clock_tolerance) < j.visible_from {
                 cx.job_violation(
                     out,
                     Inv::BackoffRespected,
@@ -108,13 +108,15 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             }
             let lease_left = j.lease_end(c).saturating_sub(at);
             let (least, most) = bounds(c, n, lease_left);
-            let delay = visible_at.checked_sub(at);
-            if current && delay.is_none_or(|d| d < least || d > most) {
+            // A version 2 clock tolerance widens the allowed delay both ways.
+            let tol = c.stated.clock_tolerance as i128;
+            let delay = *visible_at as i128 - at as i128;
+            if current && (delay < least as i128 - tol || delay > most as i128 + tol) {
                 cx.job_violation(
                     out,
                     Inv::BackoffRespected,
                     *job,
-                    format!("{job}'s retry after attempt {n} at {at} {u} is visible at {visible_at} {u}; the backoff allows a delay of {least}..={most} {u}"),
+                    format!("{job}'s retry after attempt {n} at {at} {u} is visible at {visible_at} {u}; the backoff allows a delay of {least}..={most} {u} (± {tol} {u})"),
                 );
             }
         }
@@ -156,7 +158,12 @@ fn decision(cx: &Ctx, out: &mut Verdicts, job: JobId, fence: Option<Fence>, actu
     let j = cx.facts.job(job);
     let at = cx.at();
     let u = cx.unit();
-    let max = c.attempts_max;
+    // No `attempts_max` (version 2): leases are not capped as a whole.
+    let max = c.attempts_max.unwrap_or(u32::MAX);
+    // Version 2's other caps used up: the failed attempts reached `failures_max`, or the rescues
+    // `rescues_max`.
+    let caps_used = c.stated.failures_max.is_some_and(|cap| j.failures >= cap)
+        || c.stated.rescues_max.is_some_and(|cap| j.rescues >= cap);
     let Some(fence) = fence else {
         // At pick time: a cancel only past the deadline, a DLQ entry only out of attempts.
         match actual {
@@ -169,7 +176,9 @@ fn decision(cx: &Ctx, out: &mut Verdicts, job: JobId, fence: Option<Fence>, actu
                     j.deadline_at
                 ),
             ),
-            Decision::DeadLetter(Some(reason)) if j.leases < max || reason == "permanent_error" => {
+            Decision::DeadLetter(Some(reason))
+                if (j.leases < max && !caps_used) || reason == "permanent_error" =>
+            {
                 cx.job_violation(
                     out,
                     Inv::RetryPolicyFollowed,
@@ -205,7 +214,9 @@ fn decision(cx: &Ctx, out: &mut Verdicts, job: JobId, fence: Option<Fence>, actu
     let expected = match class_of(f.error, c.permanent_errors_retried) {
         "permanent" => Decision::DeadLetter(Some("permanent_error")),
         "transient" if f.at > j.deadline_at => Decision::Cancel,
-        "transient" if used < max => Decision::Retry,
+        "transient" if used < max && c.stated.failures_max.is_none_or(|cap| j.failures < cap) => {
+            Decision::Retry
+        }
         "transient" => Decision::DeadLetter(Some("max_attempts_exceeded")),
         _ => Decision::Cancel,
     };

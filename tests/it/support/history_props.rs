@@ -27,6 +27,7 @@ pub fn limits() -> Limits {
     Limits {
         max_line_bytes: 4096,
         max_file_bytes: 1 << 20,
+        ..Limits::default()
     }
 }
 

@@ -1,0 +1,130 @@
+//! History format version 2 (issue 28), through `durasim verify` as a recorder's user runs it:
+//! a real queue's settings stated as they are (liveness per process, an exact retry delay with
+//! a clock tolerance, no deadline, no review step, no fencing tokens, opaque keys, lines from
+//! two writers out of order within a declared window, an idle worker's kill, marks by event id)
+//! pass; each thing such a queue really gets wrong still fails, named with the file's own ids.
+
+use crate::support::{durasim, temp_dir, text, write};
+
+/// `tests/data/v2-history.jsonl`: a procrastinate-like run, every v2 statement used.
+fn base() -> String {
+    std::fs::read_to_string(crate::support::root().join("tests/data/v2-history.jsonl")).unwrap()
+}
+
+/// `durasim verify` of `body`: (exit code, stdout + stderr).
+fn verify(name: &str, body: &str) -> (i32, String) {
+    let dir = temp_dir!(name);
+    let path = write(&dir, "h.jsonl", body);
+    let o = durasim(&["verify", &path]);
+    (o.status.code().unwrap_or(-1), text(&o))
+}
+
+#[test]
+fn a_real_queue_stated_as_it_is_passes() {
+    let (code, out) = verify("passes", &base());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("PASS"), "{out}");
+}
+
+#[test]
+fn a_zombie_write_is_named_with_the_file_s_ids_and_the_reader_s_lease_numbers() {
+    let body = base().replace(
+        r#"{"at":1061,"type":"acked","job":1,"worker":"w-b"}"#,
+        r#"{"at":1061,"type":"acked","job":1,"worker":"w-a"}"#,
+    );
+    let (code, out) = verify("zombie", &body);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED fenced_writes"), "{out}");
+    // The file's job 1 (the reader's job 0), its worker "w-a", its first and second leases.
+    assert!(
+        out.contains("ack of job-1 accepted with lease #1, but the current lease holds lease #2"),
+        "{out}"
+    );
+    assert!(out.contains(r#"by worker "w-a""#), "{out}");
+    // Evidence as the file wrote it: no token the file did not carry.
+    assert!(
+        out.contains(r#"evidence: {"at":1061,"job":1,"type":"acked","worker":"w-a"}"#),
+        "{out}"
+    );
+    assert!(!out.contains("job-0"), "{out}");
+}
+
+#[test]
+fn the_clock_tolerance_is_what_lets_an_early_retry_time_pass() {
+    let early = base().replace(r#""visible_at":1015"#, r#""visible_at":1010"#);
+    assert_eq!(verify("tolerated", &early).0, 0);
+    let strict = early.replace(r#""clock_tolerance":20"#, r#""clock_tolerance":0"#);
+    let (code, out) = verify("strict", &strict);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED backoff_respected"), "{out}");
+}
+
+#[test]
+fn liveness_per_process_reads_a_lease_from_the_worker_s_last_heartbeat() {
+    // w-a's last heartbeat is at 1 ms: with a 2 s threshold its lease of job 1 is live through
+    // 2001 ms, so a second lease at 1030 ms (no retry in between) is a double lease ...
+    let body = base()
+        .replace(r#"{"at":21,"type":"attempt_failed","job":1,"worker":"w-a","error":"provider_unavailable"}"#, "")
+        .replace(r#"{"at":22,"type":"retry_scheduled","job":1,"worker":"w-a","visible_at":1015}"#, "")
+        .replace("\n\n\n", "\n");
+    let (code, out) = verify("double", &body);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED single_live_lease"), "{out}");
+    // ... and after the threshold, with the queue's rescue recorded, a new lease is the queue's
+    // due: the same run a second later.
+    let mut later = body.clone();
+    for (from, to) in [
+        ("103", "203"),
+        ("104", "204"),
+        ("105", "205"),
+        ("106", "206"),
+        ("107", "207"),
+        ("1100", "2100"),
+        ("1200", "2200"),
+    ] {
+        later = later.replace(&format!("{{\"at\":{from}"), &format!("{{\"at\":{to}"));
+    }
+    let rescued = later.replace(
+        r#"{"at":2030,"type":"leased""#,
+        "{\"at\":2030,\"type\":\"rescued\",\"job\":1,\"worker\":\"w-a\"}\n{\"at\":2030,\"type\":\"leased\"",
+    );
+    let (code, out) = verify("rescued", &rescued);
+    assert_eq!(code, 0, "{out}");
+    // A recorder that cannot see the rescue may leave it out: the lease ended by the threshold.
+    let (code, out) = verify("unrescued", &later);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn a_version_1_file_may_not_use_what_version_2_adds() {
+    let v1 = base().replacen(r#""version":2"#, r#""version":1"#, 1);
+    let (code, out) = verify("v1", &v1);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("version 2 adds: liveness"), "{out}");
+}
+
+#[test]
+fn a_version_2_header_says_what_a_version_1_header_left_implicit() {
+    for (field, want) in [
+        (r#""deadline":null,"#, "field `config.deadline`: missing"),
+        (
+            r#""attempts_max":null,"failures_max":3,"rescues_max":null,"#,
+            "field `config.attempts_max`: missing",
+        ),
+    ] {
+        let (code, out) = verify("implicit", &base().replacen(field, "", 1));
+        assert_eq!(code, 2, "{out}");
+        assert!(out.contains(want), "want {want:?} in {out}");
+    }
+}
+
+#[test]
+fn a_line_further_out_of_order_than_the_window_is_refused() {
+    let body = base().replace(
+        r#"{"at":1100,"type":"worker_crashed""#,
+        r#"{"at":1000,"type":"worker_crashed""#,
+    );
+    let (code, out) = verify("window", &body);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("more than the reorder window (50)"), "{out}");
+}

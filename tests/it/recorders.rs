@@ -1,0 +1,132 @@
+//! Recorders for real queues (issue 28): each runs a small pipeline on the real queue against a
+//! throwaway PostgreSQL, records a version 2 history from the store, and `durasim verify` judges
+//! it. The correct pipeline passes with the queue's real settings in the header; each naive
+//! variant, and a SIGSTOPped zombie, fails with the invariant that names what went wrong.
+//!
+//! Two queues on two stacks: procrastinate (Python) and pg-boss (Node). They need PostgreSQL's
+//! programs and the queue's client (`.ci/run` installs both); without them they fail, saying
+//! what to install. Each test runs its variants one after another (a minute or less in all).
+
+use crate::support::{durasim, root, temp_dir, text};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Mutex;
+
+/// One recorder at a time: each starts its own server and a handful of processes, and a run
+/// starved of CPU would show what a starved real queue does (a worker that misses its
+/// heartbeats is rescued while it works), not the pipeline.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The Python that has procrastinate: `$DURASIM_PYTHON`, else the venv `.ci/run` makes.
+fn python() -> PathBuf {
+    let p = std::env::var_os("DURASIM_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/recorders/venv/bin/python"));
+    let ok = Command::new(&p)
+        .args(["-c", "import procrastinate, importlib.metadata as m; assert m.version('procrastinate') == '3.10.0'"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "{} has no procrastinate 3.10.0: python3 -m venv target/recorders/venv && target/recorders/venv/bin/pip install -r recorders/procrastinate/requirements.txt (or set DURASIM_PYTHON)",
+        p.display()
+    );
+    p
+}
+
+/// Runs the procrastinate harness's `variant` on `jobs` keys; `durasim verify`'s exit code and
+/// output.
+fn procrastinate(python: &PathBuf, variant: &str, jobs: u32) -> (i32, String) {
+    let dir = temp_dir!(variant);
+    let history = dir.join("history.jsonl");
+    let o = Command::new(python)
+        .arg(root().join("recorders/procrastinate/harness.py"))
+        .args([variant, &jobs.to_string()])
+        .arg(&history)
+        .output()
+        .expect("run the harness");
+    assert!(
+        o.status.success(),
+        "the {variant} harness failed:\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = durasim(&["verify", history.to_str().unwrap()]);
+    (v.status.code().unwrap_or(-1), text(&v))
+}
+
+#[test]
+#[ignore = "needs PostgreSQL and procrastinate 3.10 (.ci/run installs both)"]
+fn procrastinate_passes_with_its_real_settings_and_its_naive_variants_and_zombie_fail() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let py = python();
+    // Real settings: liveness per process (2 s), an exact 1 s retry delay, no deadline, no
+    // review step, no fencing tokens; random SIGKILLs of workers.
+    let (code, out) = procrastinate(&py, "correct", 60);
+    assert_eq!(code, 0, "the correct pipeline must pass:\n{out}");
+    // A result row INSERTed without a unique key: each resubmitted key commits twice.
+    let (code, out) = procrastinate(&py, "plain-insert", 40);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED single_result_per_key"), "{out}");
+    // A worker SIGSTOPped mid-job past the liveness threshold: rescued, re-leased, and its late
+    // finish by job id accepted under the new holder's lease.
+    let (code, out) = procrastinate(&py, "zombie", 12);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED fenced_writes"), "{out}");
+}
+
+/// pg-boss's node_modules: `$DURASIM_NODE_MODULES`, else where `.ci/run` installs them.
+fn pg_boss_modules() -> PathBuf {
+    let m = std::env::var_os("DURASIM_NODE_MODULES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/recorders/pg-boss/node_modules"));
+    let version = std::fs::read_to_string(m.join("pg-boss/package.json")).unwrap_or_default();
+    assert!(
+        version.contains("\"version\": \"10.4.2\""),
+        "{} has no pg-boss 10.4.2: mkdir -p target/recorders/pg-boss && cp recorders/pg-boss/package*.json target/recorders/pg-boss && (cd target/recorders/pg-boss && npm ci) (or set DURASIM_NODE_MODULES); needs Node 20 or later",
+        m.display()
+    );
+    m
+}
+
+/// Runs the pg-boss harness's `variant` on `jobs` keys; `durasim verify`'s exit code and output.
+fn pg_boss(modules: &PathBuf, variant: &str, jobs: u32) -> (i32, String) {
+    let dir = temp_dir!(&format!("pg-boss-{variant}"));
+    let history = dir.join("history.jsonl");
+    let o = Command::new("node")
+        .arg(root().join("recorders/pg-boss/harness.mjs"))
+        .args([variant, &jobs.to_string()])
+        .arg(&history)
+        .env("DURASIM_NODE_MODULES", modules)
+        .output()
+        .expect("run node (Node 20 or later)");
+    assert!(
+        o.status.success(),
+        "the pg-boss {variant} harness failed:\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = durasim(&["verify", history.to_str().unwrap()]);
+    (v.status.code().unwrap_or(-1), text(&v))
+}
+
+#[test]
+#[ignore = "needs PostgreSQL, Node 20+ and pg-boss 10.4.2 (.ci/run installs them)"]
+fn pg_boss_passes_with_its_real_settings_and_its_naive_variants_and_zombie_fail() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let modules = pg_boss_modules();
+    // Real settings: a lease per job (expire_in 2 s, no heartbeat), an exact 1 s retry delay,
+    // 4 leases at most (retry_limit 3, expiries included), no deadline, no review step, no
+    // fencing tokens, uniqueness while a job was never leased (the `short` policy); random
+    // SIGKILLs of workers.
+    let (code, out) = pg_boss(&modules, "correct", 60);
+    assert_eq!(code, 0, "the correct pipeline must pass:\n{out}");
+    let (code, out) = pg_boss(&modules, "plain-insert", 40);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED single_result_per_key"), "{out}");
+    // A worker SIGSTOPped past expire_in: expired and retried, re-leased, and its late complete
+    // or fail by job id accepted under the new holder's lease.
+    let (code, out) = pg_boss(&modules, "zombie", 12);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED fenced_writes"), "{out}");
+}
