@@ -185,8 +185,15 @@ impl ScenarioFile {
                 format!("at most 4096 tenants (got {})", a.tenants.len()),
             );
         }
+        let mut seen = std::collections::BTreeSet::new();
         for t in &a.tenants {
             validate_tenant(t).or_else(|e| err("arrivals.tenants", e.to_string()))?;
+            if !seen.insert(t.as_str()) {
+                return err(
+                    "arrivals.tenants",
+                    format!("each tenant once (`{t}` is listed twice)"),
+                );
+            }
         }
         if a.jobs > MAX_JOBS {
             return err(

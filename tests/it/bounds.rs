@@ -412,3 +412,25 @@ fn identifiers_and_times_have_documented_ranges_and_suspicious_settings_warn() {
         }
     }
 }
+
+/// A tenant listed twice in `arrivals.tenants` panicked in the name table at run time; it is
+/// refused at validation, naming the field and the tenant.
+#[test]
+fn a_tenant_listed_twice_is_refused_not_a_panic() {
+    let dir = temp_dir!("dup-tenant");
+    let f = write(
+        &dir,
+        "dup.toml",
+        "name = \"dup\"\nseed = 1\n[arrivals]\ntenants = [\"acme\", \"acme\"]\njobs = 2\n",
+    );
+    let f = f.as_str();
+    refused(
+        &["check", f],
+        &["arrivals.tenants", "`acme` is listed twice"],
+    );
+    let out = dir.join("o");
+    refused(
+        &["run", f, "--out", out.to_str().unwrap()],
+        &["arrivals.tenants", "`acme` is listed twice"],
+    );
+}
