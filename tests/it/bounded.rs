@@ -432,7 +432,9 @@ fn a_junit_report_inside_the_output_directory_is_part_of_its_manifest() {
     // Written by another spelling of the same place, the report is still the directory's.
     let o = sweep("./d", "d/../d/junit.xml");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_eq!(crate::support::read(&dir.join("d/junit.xml")), report);
+    let report = crate::support::read(&dir.join("d/junit.xml"));
+    assert!(report.contains("<testsuites name=\"durasim\""), "{report}");
+    assert!(!dir.join("d/d").exists());
     // A user's edit of the report is refused, naming it, and kept.
     let edited = report.replace("durasim", "mine");
     std::fs::write(dir.join("d/junit.xml"), &edited).unwrap();
