@@ -391,3 +391,71 @@ fn an_output_that_would_destroy_another_or_an_input_is_refused_before_any_work()
     assert!(!dir.join("s2").exists(), "the sweep ran before the refusal");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Case 4: a `--junit FILE` inside `--out DIR` worked once, then the identical command was
+/// refused (DIR's manifest did not list it; `deploy/k8s-sweep.yaml`'s merge step does exactly
+/// this). The report is now a file of DIR, listed in its manifest with its digest: the same
+/// command runs again, an edit of the report is still refused, and names the sweep writes are
+/// refused before any work.
+#[test]
+fn a_junit_report_inside_the_output_directory_is_part_of_its_manifest() {
+    let dir = temp_dir!("junit-inside");
+    let scenario = crate::support::root().join("scenarios/chaos.toml");
+    let scenario = scenario.display().to_string();
+    let limit = std::time::Duration::from_secs(120);
+    let sweep = |out: &str, junit: &str| {
+        durasim_within(
+            &dir,
+            &[
+                "sweep", &scenario, "--seeds", "0..3", "--out", out, "--junit", junit, "--quiet",
+            ],
+            limit,
+        )
+    };
+    for _ in 0..2 {
+        let o = sweep("d", "d/junit.xml");
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&crate::support::read(&dir.join("d/durasim-manifest.json"))).unwrap();
+    assert!(
+        manifest["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "junit.xml"),
+        "{manifest}"
+    );
+    assert!(manifest["digests"]["junit.xml"].is_string(), "{manifest}");
+    let report = crate::support::read(&dir.join("d/junit.xml"));
+    assert!(report.contains("<testsuites name=\"durasim\""), "{report}");
+    // Written by another spelling of the same place, the report is still the directory's.
+    let o = sweep("./d", "d/../d/junit.xml");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let report = crate::support::read(&dir.join("d/junit.xml"));
+    assert!(report.contains("<testsuites name=\"durasim\""), "{report}");
+    assert!(!dir.join("d/d").exists());
+    // A user's edit of the report is refused, naming it, and kept.
+    let edited = report.replace("durasim", "mine");
+    std::fs::write(dir.join("d/junit.xml"), &edited).unwrap();
+    let o = sweep("d", "d/junit.xml");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("junit.xml"), "{t}");
+    assert_eq!(crate::support::read(&dir.join("d/junit.xml")), edited);
+    // A name the sweep writes itself, or a file that would hold the directory, is refused
+    // before the sweep runs.
+    for (out, junit) in [
+        ("e", "e/sweep.json"),
+        ("e", "e/shrunk/j.xml"),
+        ("e", "e/durasim-manifest.json"),
+        ("e/f", "e"),
+    ] {
+        let o = sweep(out, junit);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{out} {junit}: {t}");
+        assert!(t.contains(&format!("--junit {junit}")), "{t}");
+        assert!(!dir.join("e").exists(), "the sweep ran before the refusal");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

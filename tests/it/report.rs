@@ -1,7 +1,7 @@
 //! Charts, the HTML report (rendered in headless Chromium: that test is ignored, run by
 //! `cargo test -- --ignored`, and fails without Chromium) and the Chrome / Perfetto trace export.
 
-use crate::support::{durasim, ok, require_tools, temp_path};
+use crate::support::{durasim, ok, require_tools, temp_path, text};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -1113,7 +1113,7 @@ fn a_verify_report_counts_retries_from_the_history() {
     assert_eq!(summary_of(&out)["expectationsMet"], true);
 }
 
-/// The committed example reports (`reports/*/`) are what `scripts/example-reports.sh` writes
+/// The committed example reports (`examples/reports/*/`) are what `scripts/example-reports.sh` writes
 /// with this durasim: each `run EXIT ARGS...` line of the script is run again into a fresh
 /// directory and every file the committed manifest lists compared, `summary.json` without its
 /// wall-clock fields. A change to durasim's output fails here until the script is run and its
@@ -1133,7 +1133,7 @@ fn committed_example_reports_are_what_their_script_writes() {
         let (expected, args) = (args[0], &args[1..]);
         let at = args.iter().position(|a| *a == "--out").expect("--out DIR");
         let committed = root.join(args[at + 1]);
-        let name = args[at + 1].trim_start_matches("reports/");
+        let name = args[at + 1].trim_start_matches("examples/reports/");
         let fresh = crate::support::fresh(module_path!(), &format!("example-{name}"), false);
         let mut all = vec!["run"];
         all.extend_from_slice(&args[..at]);
@@ -1180,8 +1180,8 @@ fn committed_example_reports_are_what_their_script_writes() {
             };
             assert!(
                 same,
-                "reports/{name}/{f} is not what this durasim writes: run scripts/example-reports.sh \
-                 and commit reports/ with the change"
+                "examples/reports/{name}/{f} is not what this durasim writes: run \
+                 scripts/example-reports.sh and commit examples/reports/ with the change"
             );
         }
     }
@@ -1212,4 +1212,214 @@ fn charts_and_report_are_byte_identical_across_runs() {
             "{f} differs"
         );
     }
+}
+
+/// Case 5 of issue 26: `replay --help`'s and `verify --help`'s examples, `durasim run
+/// scenarios/chaos.toml --chart` and the README's `--freeze` row wrote over the committed example
+/// reports. The committed examples (the `--out` directories of `scripts/example-reports.sh`)
+/// now live outside `reports/`, durasim's default output root, which the repository ignores; and
+/// every command shown by a `--help` text, README.md or scenarios/README.md writes under
+/// `reports/` (an explicit `--out`, `--freeze`, `--junit` or `chart DIR`, or the default
+/// `reports/<name>...` of its scenario) or to a placeholder (`DIR`, `OUT.toml`), and no command
+/// in docs/ (some describe CI's own workspace) writes into a committed example.
+#[test]
+fn no_help_example_or_documented_command_writes_over_a_committed_example() {
+    let root = crate::support::root();
+    let script = std::fs::read_to_string(root.join("scripts/example-reports.sh")).unwrap();
+    let committed: Vec<String> = script
+        .lines()
+        .filter(|l| l.starts_with("run "))
+        .map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            let at = t.iter().position(|a| *a == "--out").expect("--out DIR");
+            t[at + 1].trim_end_matches('/').to_string()
+        })
+        .collect();
+    assert!(committed.len() >= 3, "{committed:?}");
+    for c in &committed {
+        assert!(
+            !c.starts_with("reports/") && root.join(c).join("durasim-manifest.json").is_file(),
+            "{c}: a committed example must exist and live outside reports/"
+        );
+    }
+    let ignore = std::fs::read_to_string(root.join(".gitignore")).unwrap();
+    assert!(
+        ignore.lines().any(|l| l.trim() == "/reports/"),
+        ".gitignore must ignore the default output root /reports/ whole"
+    );
+
+    const SUBCOMMANDS: [&str; 10] = [
+        "run", "replay", "check", "bugs", "conform", "verify", "sweep", "merge", "explore", "chart",
+    ];
+    // Where the commands are shown: every --help text, and the user documentation.
+    let mut sources: Vec<(String, String)> = Vec::new();
+    let top = durasim(&["--help"]);
+    sources.push(("durasim --help".into(), text(&top)));
+    for sub in SUBCOMMANDS {
+        let h = durasim(&[sub, "--help"]);
+        assert_eq!(h.status.code(), Some(0), "durasim {sub} --help: {h:?}");
+        sources.push((format!("durasim {sub} --help"), text(&h)));
+    }
+    let mut docs = vec![root.join("README.md"), root.join("scenarios/README.md")];
+    let mut in_docs: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    in_docs.sort();
+    docs.extend(in_docs);
+    for d in docs {
+        let name = d.strip_prefix(&root).unwrap().display().to_string();
+        sources.push((name, std::fs::read_to_string(&d).unwrap()));
+    }
+
+    let mut commands = Vec::new();
+    for (source, body) in &sources {
+        for line in body.lines() {
+            let mut rest = line;
+            while let Some(i) = rest.find("durasim ") {
+                let tail = &rest[i..];
+                rest = &rest[i + "durasim ".len()..];
+                let sub = tail["durasim ".len()..].split_whitespace().next();
+                if !sub.is_some_and(|s| SUBCOMMANDS.contains(&s)) {
+                    continue;
+                }
+                // A command ends at the end of its code span or line, or at a shell comment;
+                // `a && b`, `a | b` and `a; b` are two commands (the second found next).
+                let end = ["`", " #", "&&", " | ", ";"]
+                    .iter()
+                    .filter_map(|m| tail.find(m))
+                    .min()
+                    .unwrap_or(tail.len());
+                commands.push((source.clone(), tail[..end].trim().to_string()));
+            }
+        }
+    }
+    let shown = |s: &str| commands.iter().filter(|(src, _)| src == s).count();
+    for s in [
+        "durasim replay --help",
+        "durasim verify --help",
+        "README.md",
+    ] {
+        assert!(shown(s) > 0, "no command found in {s}");
+    }
+
+    // The default output of a scenario command: reports/<name><suffix>.
+    let default_out = |sub: &str, scenario: Option<&str>| -> Option<String> {
+        let suffix = match sub {
+            "run" | "conform" => "",
+            "sweep" | "merge" => "-sweep",
+            "explore" => "-explore",
+            _ => return None,
+        };
+        let name = scenario
+            .and_then(|s| std::fs::read_to_string(root.join(s)).ok())
+            .and_then(|t| {
+                t.lines().find_map(|l| {
+                    let v = l.strip_prefix("name")?.trim_start().strip_prefix('=')?;
+                    Some(v.trim().trim_matches('"').to_string())
+                })
+            })
+            .unwrap_or_else(|| "SCENARIO".into());
+        Some(format!("reports/{name}{suffix}"))
+    };
+    let placeholder = |p: &str| {
+        let stem = p.split(['.', '/']).next().unwrap_or("");
+        !stem.is_empty()
+            && stem
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c == '_' || c == '<' || c == '>')
+    };
+    let (mut checked, mut wrong) = (0, Vec::new());
+    for (source, command) in &commands {
+        let tokens: Vec<String> = shell_words(command)
+            .into_iter()
+            .map(|t| t.trim_matches(['[', ']']).to_string())
+            .collect();
+        let sub = tokens[1].as_str();
+        let first = tokens
+            .get(2)
+            .filter(|t| !t.starts_with('-'))
+            .map(String::as_str);
+        let mut outputs = Vec::new();
+        for flag in ["--out", "--freeze", "--junit"] {
+            if let Some(at) = tokens.iter().position(|t| t == flag) {
+                if let Some(v) = tokens.get(at + 1) {
+                    outputs.push(v.clone());
+                }
+            }
+        }
+        if !tokens.iter().any(|t| t == "--out") {
+            if sub == "chart" {
+                outputs.extend(first.map(str::to_string));
+            } else {
+                let scenario = if sub == "merge" { None } else { first };
+                outputs.extend(default_out(sub, scenario));
+            }
+        }
+        for out in outputs {
+            checked += 1;
+            let out = out.trim_start_matches("./").trim_end_matches('/');
+            if placeholder(out) || out.starts_with("DIR") {
+                continue;
+            }
+            // docs/ also describes what CI and the deploy manifests run in their own
+            // workspaces; what a user is shown to type (help, READMEs) writes under reports/.
+            let shown_to_type = !source.starts_with("docs/");
+            if shown_to_type
+                && !(out.starts_with("reports/") || out.starts_with('/') || out.starts_with('$'))
+            {
+                wrong.push(format!(
+                    "{source}: `{command}` writes {out}, outside reports/ (the ignored default \
+                     output root)"
+                ));
+            }
+            for c in &committed {
+                if out == c
+                    || out.starts_with(&format!("{c}/"))
+                    || c.starts_with(&format!("{out}/"))
+                {
+                    wrong.push(format!(
+                        "{source}: `{command}` writes {out}, over the committed example {c}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "commands shown to users that would write outside reports/ or over a committed \
+         example:\n{}",
+        wrong.join("\n")
+    );
+    assert!(
+        checked >= 20,
+        "only {checked} output paths found in {commands:?}"
+    );
+}
+
+/// `text` split into words as a POSIX shell would for the commands the docs show: whitespace
+/// outside quotes separates, single and double quotes group.
+fn shell_words(text: &str) -> Vec<String> {
+    let (mut words, mut word, mut quote, mut any) = (Vec::new(), String::new(), None, false);
+    for c in text.chars() {
+        match (quote, c) {
+            (None, '\'' | '"') => (quote, any) = (Some(c), true),
+            (Some(q), c) if c == q => quote = None,
+            (None, c) if c.is_whitespace() => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                }
+                any = false;
+            }
+            (_, c) => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(word);
+    }
+    words
 }

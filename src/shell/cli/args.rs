@@ -117,7 +117,7 @@ Exit codes:
 
 pub const SWEEP_HELP: &str = "Examples:
   durasim sweep scenarios/chaos.toml --seeds 0..2000 --bug no_fencing --quiet
-  durasim sweep scenarios/chaos.toml --seeds 0..4000000 --shard 0/4 --out shards/0
+  durasim sweep scenarios/chaos.toml --seeds 0..4000000 --shard 0/4 --out reports/shards/0
   durasim sweep scenarios/swarm-everything.toml --swarm --guided --seeds 0..10000 --bug cancel_early
   durasim sweep scenarios/swarm-everything.toml --swarm --seeds 0..10000 --seeds-to-detect 4
 
@@ -131,7 +131,7 @@ Exit codes:
     output durasim may not replace; nothing is written";
 
 pub const MERGE_HELP: &str = "Example:
-  durasim merge shards/0 shards/1 shards/2 shards/3 --out reports/chaos-sweep
+  durasim merge reports/shards/0 reports/shards/1 reports/shards/2 reports/shards/3 --out reports/chaos-sweep
 
 Exit codes:
   0 the merged sweep passed (no failure, coverage gate passed)

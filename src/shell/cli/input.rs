@@ -65,7 +65,7 @@ pub fn check_cost(
 
 /// `path` made absolute (against the working directory) with its `.` and `..` resolved by
 /// their names alone (the path need not exist).
-fn lexical(path: &Path) -> PathBuf {
+pub(super) fn lexical(path: &Path) -> PathBuf {
     use std::path::Component;
     let abs = match path.is_absolute() {
         true => path.to_path_buf(),

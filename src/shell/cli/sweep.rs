@@ -10,7 +10,7 @@ use super::args::{MergeArgs, SweepArgs};
 use super::input::{apply_bug_flags, check_bugs_apply, load_scenario};
 use super::print::print_sweep_summary;
 use super::{bad, default_out, output_error, report_error, Outcome};
-use crate::shell::report::junit::{check_junit_target, write_junit};
+use crate::shell::report::junit::{check_junit_target, junit_text, write_junit};
 use crate::shell::report::output_dir::inspect;
 use crate::shell::report::sweep_dir::{
     read_seed_records, read_sweep_json, write_sweep_dir, SweepDirWriter,
@@ -94,7 +94,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
         None => default_out(&plan.scenario.name, "-sweep")?,
     };
     // Refused before the sweep runs, not after minutes of work (checked again when written).
-    check_targets(&out, args.junit.as_deref())?;
+    let junit = check_targets(&out, args.junit.as_deref())?;
     let bar =
         (!args.quiet && std::io::stderr().is_terminal()).then(|| seeds_bar(plan.seed_count()));
     plan.progress = bar.as_ref().map(|(_, sink)| sink.clone());
@@ -121,10 +121,12 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
             g.first_seeds.first().copied().unwrap_or(0)
         )));
     }
-    let out = writer
-        .finish(&swept.json, &swept.files)
-        .map_err(report_error)?;
-    finish(&swept.json, &out, args.junit.as_deref(), args.quiet)
+    let mut files = swept.files;
+    if let Junit::InOut(name) = &junit {
+        files.push((name.clone(), junit_text(&swept.json)));
+    }
+    let out = writer.finish(&swept.json, &files).map_err(report_error)?;
+    finish(&swept.json, &out, &junit, args.quiet)
 }
 
 /// `durasim merge`: the shards' seeds.jsonl and shrunk files, combined into what one unsharded
@@ -183,35 +185,86 @@ pub fn cmd_merge(args: &MergeArgs) -> anyhow::Result<Outcome> {
     for dir in &args.dirs {
         super::input::check_apart("the shard", dir, "--out", &out)?;
     }
-    check_targets(&out, args.junit.as_deref())?;
+    let junit = check_targets(&out, args.junit.as_deref())?;
+    if let Junit::InOut(name) = &junit {
+        files.push((name.clone(), junit_text(&json)));
+    }
     let output = SweepOutput {
         json,
         records,
         files,
     };
     let out = write_sweep_dir(&out, &output).map_err(report_error)?;
-    finish(&output.json, &out, args.junit.as_deref(), args.quiet)
+    finish(&output.json, &out, &junit, args.quiet)
 }
+
+/// Where `--junit FILE` goes.
+enum Junit<'a> {
+    /// No `--junit`.
+    None,
+    /// Outside `--out`: a file of its own, replaced only while it has the digest durasim wrote.
+    Own(&'a Path),
+    /// Inside `--out` (this path relative to it, `/`-separated): a file of that directory, listed
+    /// in its manifest with its digest, so the identical command run again replaces it and a
+    /// user's edit of it is refused like an edit of any other file there.
+    InOut(String),
+}
+
+/// Files a sweep's directory holds (or `durasim chart` adds to it): `--junit` may not name one.
+const SWEEP_FILES: [&str; 5] = [
+    "sweep.json",
+    "seeds.jsonl",
+    "index.html",
+    "charts",
+    "shrunk",
+];
 
 /// Refuses `--out` and `--junit` targets durasim may not replace, before any work is done
-/// (they are checked again when written).
-fn check_targets(out: &Path, junit: Option<&Path>) -> anyhow::Result<()> {
+/// (they are checked again when written), and says where the JUnit report goes.
+fn check_targets<'a>(out: &Path, junit: Option<&'a Path>) -> anyhow::Result<Junit<'a>> {
     inspect(out).map_err(output_error)?;
-    if let Some(j) = junit {
+    let Some(j) = junit else {
+        return Ok(Junit::None);
+    };
+    let (jl, ol) = (super::input::lexical(j), super::input::lexical(out));
+    let Ok(rel) = jl.strip_prefix(&ol) else {
+        if ol.starts_with(&jl) {
+            return Err(bad(format!(
+                "--junit {} and --out {}: the directory would be inside the file; give --junit \
+                 another path",
+                j.display(),
+                out.display()
+            )));
+        }
         check_junit_target(j).map_err(output_error)?;
+        return Ok(Junit::Own(j));
+    };
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let first = parts.first().map(String::as_str);
+    if first
+        .is_none_or(|f| SWEEP_FILES.contains(&f) || f == crate::shell::report::manifest::MANIFEST)
+        || parts.iter().any(|p| p.starts_with('.'))
+    {
+        return Err(bad(format!(
+            "--junit {}: inside --out {} it would take the place of a file or directory the sweep \
+             writes there ({}, {}) or a hidden one; give it another name",
+            j.display(),
+            out.display(),
+            SWEEP_FILES.join(", "),
+            crate::shell::report::manifest::MANIFEST
+        )));
     }
-    Ok(())
+    // The directory's check (its manifest lists the report with its digest) covers the file.
+    Ok(Junit::InOut(parts.join("/")))
 }
 
-/// Writes a sweep's (or a merge's) JUnit report, prints its summary, and says how it ended (its
-/// directory is written).
-fn finish(
-    json: &SweepJson,
-    out: &Path,
-    junit: Option<&Path>,
-    quiet: bool,
-) -> anyhow::Result<Outcome> {
-    if let Some(junit) = junit {
+/// Writes a sweep's (or a merge's) JUnit report if it lives outside the directory, prints its
+/// summary, and says how it ended (its directory is written).
+fn finish(json: &SweepJson, out: &Path, junit: &Junit, quiet: bool) -> anyhow::Result<Outcome> {
+    if let Junit::Own(junit) = junit {
         write_junit(junit, json).map_err(output_error)?;
     }
     print_sweep_summary(json, out, quiet);

@@ -109,6 +109,12 @@ pub fn check_junit_target(path: &Path) -> Result<(), OutputError> {
     super::output_dir::check_own_file(path, WHAT, is_junit)
 }
 
+/// The bytes of `--junit FILE` as [`write_junit`] writes them (the report and its digest line):
+/// what a sweep writes into its own directory when `FILE` is inside `--out`.
+pub fn junit_text(j: &SweepJson) -> String {
+    super::output_dir::with_digest(&render(j))
+}
+
 /// Writes `--junit FILE`, replacing only a JUnit report durasim wrote.
 pub fn write_junit(path: &Path, j: &SweepJson) -> Result<(), OutputError> {
     super::output_dir::write_own_file(path, &render(j), WHAT, is_junit)

@@ -341,7 +341,7 @@ pub fn check_own_file(
 const DIGEST_MARK: &str = "durasim-digest: ";
 
 /// `text` with its digest line appended (a comment in its own syntax).
-fn with_digest(text: &str) -> String {
+pub(super) fn with_digest(text: &str) -> String {
     let mut out = text.to_string();
     if !out.ends_with('\n') {
         out.push('\n');
