@@ -128,3 +128,115 @@ fn a_line_further_out_of_order_than_the_window_is_refused() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("more than the reorder window (50)"), "{out}");
 }
+
+/// `durasim verify --expect` of `body` against the expectations `expect`: (exit code, stdout +
+/// stderr).
+fn verify_expect(name: &str, body: &str, expect: &str) -> (i32, String) {
+    let dir = temp_dir!(name);
+    let path = write(&dir, "h.jsonl", body);
+    let e = write(&dir, "e.toml", expect);
+    let o = durasim(&["verify", &path, "--expect", &e]);
+    (o.status.code().unwrap_or(-1), text(&o))
+}
+
+/// The zombie's late ack of `a_zombie_write_is_named_...`: fenced_writes and acked_with_result.
+fn zombie() -> String {
+    base().replace(
+        r#"{"at":1061,"type":"acked","job":1,"worker":"w-b"}"#,
+        r#"{"at":1061,"type":"acked","job":1,"worker":"w-a"}"#,
+    )
+}
+
+/// Friction 13: a recorder's user sees whether crashes, retries, dedupes happened at all.
+#[test]
+fn verify_prints_the_counts_and_the_sometimes_properties_reached() {
+    let (code, out) = verify("counts", &base());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  jobs       enqueued 1  acked 1 "), "{out}");
+    assert!(out.contains("extract calls 2  results 1 "), "{out}");
+    assert!(
+        out.contains("crashes 1/0/0 (worker/relay/consumer)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  sometimes  reached: retry_scheduled 1, worker_crashed 1\n"),
+        "{out}"
+    );
+    assert!(out.contains("never: stale_fence_rejected, "), "{out}");
+    // Without --expect there is no expectation line.
+    assert!(!out.contains("expect "), "{out}");
+}
+
+/// Friction 13: a violation a naive variant is known to show is expected, as in a scenario's
+/// `[expect]`: exit 0 when the history shows exactly it, 1 when it shows another (or none).
+#[test]
+fn verify_expect_passes_an_expected_violation_and_fails_an_unexpected_one() {
+    let expected = "violations = [\"fenced_writes\", \"acked_with_result\"]\n\
+                    acked = 1\nworker_crashes = 1\nsometimes = [\"worker_crashed\"]\n";
+    let (code, out) = verify_expect("expected", &zombie(), expected);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("PASS"), "{out}");
+    assert!(out.contains("VIOLATED fenced_writes"), "{out}");
+    assert!(out.contains("  expect     met"), "{out}");
+    // The same expectations of the correct history: its violations are not the expected ones.
+    let (code, out) = verify_expect("missing", &base(), expected);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("expect     violations: expected [fenced_writes, acked_with_result], got []"),
+        "{out}"
+    );
+    // An unexpected violation, a wrong count and a property never reached.
+    let wrong =
+        "violations = [\"single_result_per_key\"]\nacked = 2\nsometimes = [\"relay_crashed\"]\n";
+    let (code, out) = verify_expect("unexpected", &zombie(), wrong);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("FAIL"), "{out}");
+    assert!(out.contains("expect     acked: expected 2, got 1"), "{out}");
+    assert!(
+        out.contains(
+            "expect     violations: expected [single_result_per_key], got [fenced_writes, acked_with_result]"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("expect     sometimes.relay_crashed: expected reached, got never"),
+        "{out}"
+    );
+    // `violations = []` is what verify without --expect checks.
+    assert_eq!(verify_expect("none", &base(), "violations = []\n").0, 0);
+    assert_eq!(verify_expect("none-z", &zombie(), "violations = []\n").0, 1);
+}
+
+/// A bad expectations file is bad input: exit 2, at its file, line and field.
+#[test]
+fn verify_expect_refuses_a_bad_file_at_its_line_and_field() {
+    let cases = [
+        ("acked = 1\nbogus = 1\n", "e.toml:2: field `bogus`: unknown key `bogus`, allowed keys are `enqueued`"),
+        ("acked = 1\nviolations = [\"nope\"]\n", "e.toml:2: field `violations`: unknown invariant \"nope\"; allowed: single_result_per_key"),
+        ("sometimes = [\"nope\"]\n", "e.toml:1: field `sometimes`: unknown property \"nope\""),
+        ("trace_hash = \"xyz\"\n", "e.toml:1: field `trace_hash`: \"xyz\" is not a trace hash"),
+        ("acked = 1\nreplay = \"identical\"\n", "e.toml:2: field `replay`: a recorded history is judged once"),
+        ("sweep_sometimes = [\"stalled\"]\n", "e.toml:1: field `sweep_sometimes`: a recorded history is judged once"),
+        ("acked = \"one\"\n", "e.toml:1: field `acked`"),
+    ];
+    for (i, (expect, want)) in cases.iter().enumerate() {
+        let (code, out) = verify_expect(&format!("bad{i}"), &base(), expect);
+        assert_eq!(code, 2, "{expect}: {out}");
+        assert!(out.contains(want), "{expect}: {out}");
+    }
+}
+
+/// The trace hash pins a recorded history as it pins a run's.
+#[test]
+fn verify_expect_pins_the_history_s_trace_hash() {
+    let (_, out) = verify("hash", &base());
+    let hash = out.split("trace ").nth(1).unwrap()[..16].to_string();
+    let (code, out) = verify_expect("pinned", &base(), &format!("trace_hash = \"{hash}\"\n"));
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = verify_expect("other", &base(), "trace_hash = \"0000000000000000\"\n");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("expect     trace_hash: expected 0000000000000000"),
+        "{out}"
+    );
+}

@@ -92,7 +92,7 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Merge(args) => sweep::cmd_merge(&args),
         Command::Chart { dir, out, format } => chart::cmd_chart(&dir, out.as_deref(), format.0),
         Command::Conform { args } => conform::cmd_conform(&args),
-        Command::Verify { file } => verify::cmd_verify(&file),
+        Command::Verify { file, expect } => verify::cmd_verify(&file, expect.as_deref()),
         Command::Bugs => {
             print::print_bugs();
             Ok(Outcome::Ok)
