@@ -100,7 +100,7 @@ pub fn print_counts(count: &dyn Fn(Counter) -> u64) {
                 Counter::RelayCrashes,
                 Counter::ConsumerCrashes,
             ]
-            .map(|k| count(k));
+            .map(count);
             line.push_str(&format!(" crashes {w}/{r}/{c} (worker/relay/consumer)"));
         }
         println!("{}", line.trim_end());
