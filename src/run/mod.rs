@@ -11,7 +11,7 @@ pub mod judges;
 pub mod observer_thread;
 pub mod verify;
 
-pub use expect::{check_expectations, Unmet};
+pub use expect::{check_expectations, check_judged, Unmet};
 pub use judges::{Judges, JudgesSide};
 
 use crate::check::{CheckReport, Checker};

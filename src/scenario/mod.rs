@@ -335,6 +335,56 @@ fn lease_detection(sem: &Semantics) -> Option<crate::vocab::config::LeaseDetecti
     Some(LeaseDetection { kind, every, slack })
 }
 
+/// A TOML error in a scenario's (or an expectations file's) text as a [`ScenarioError`]: its
+/// line, its field path, an unknown key with the keys allowed.
+fn toml_error(file: &str, source: &str, e: &toml::de::Error) -> ScenarioError {
+    let message = e.message().trim().to_string();
+    let unknown = message
+        .strip_prefix("unknown field `")
+        .and_then(|r| r.split('`').next())
+        .map(str::to_string);
+    let message = if unknown.is_some() {
+        message
+            .replacen("unknown field", "unknown key", 1)
+            .replacen("expected one of", "allowed keys are", 1)
+            .replacen("expected", "allowed:", 1)
+    } else {
+        message
+    };
+    let positions = Positions::new(source);
+    let line = e.span().map(|s| positions.line_of(s.start));
+    let field = e
+        .span()
+        .and_then(|s| positions.field_at(s, unknown.as_deref()))
+        .or(unknown)
+        .unwrap_or_default();
+    ScenarioError {
+        file: file.to_string(),
+        line,
+        field: crate::base::messages::clip_name(&field),
+        message: crate::base::messages::plain(&message),
+    }
+}
+
+/// An expectations file (`durasim verify --expect FILE`): the keys of a scenario's `[expect]`
+/// block at the top level, read and validated as that block is (an unknown key or name is an
+/// error at its line and field). `file` is only used in error messages.
+pub fn parse_expectations(file: &str, source: &str) -> Result<Expectations, ScenarioError> {
+    let expect: Expect = toml::from_str(source).map_err(|e| toml_error(file, source, &e))?;
+    expect
+        .invariants()
+        .and_then(|v| expect.typed(v))
+        .map_err(|(field, message)| {
+            let field = field.strip_prefix("expect.").unwrap_or(&field).to_string();
+            ScenarioError {
+                file: file.to_string(),
+                line: Positions::new(source).line(&field),
+                field,
+                message,
+            }
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -128,3 +128,258 @@ fn a_line_further_out_of_order_than_the_window_is_refused() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("more than the reorder window (50)"), "{out}");
 }
+
+/// `durasim verify --expect` of `body` against the expectations `expect`: (exit code, stdout +
+/// stderr).
+fn verify_expect(name: &str, body: &str, expect: &str) -> (i32, String) {
+    let dir = temp_dir!(name);
+    let path = write(&dir, "h.jsonl", body);
+    let e = write(&dir, "e.toml", expect);
+    let o = durasim(&["verify", &path, "--expect", &e]);
+    (o.status.code().unwrap_or(-1), text(&o))
+}
+
+/// The zombie's late ack of `a_zombie_write_is_named_...`: fenced_writes and acked_with_result.
+fn zombie() -> String {
+    base().replace(
+        r#"{"at":1061,"type":"acked","job":1,"worker":"w-b"}"#,
+        r#"{"at":1061,"type":"acked","job":1,"worker":"w-a"}"#,
+    )
+}
+
+/// Friction 13: a recorder's user sees whether crashes, retries, dedupes happened at all.
+#[test]
+fn verify_prints_the_counts_and_the_sometimes_properties_reached() {
+    let (code, out) = verify("counts", &base());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  jobs       enqueued 1  acked 1 "), "{out}");
+    assert!(out.contains("extract calls 2  results 1 "), "{out}");
+    assert!(
+        out.contains("crashes 1/0/0 (worker/relay/consumer)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  sometimes  reached: retry_scheduled 1, worker_crashed 1\n"),
+        "{out}"
+    );
+    assert!(out.contains("never: stale_fence_rejected, "), "{out}");
+    // Without --expect there is no expectation line.
+    assert!(!out.contains("expect "), "{out}");
+}
+
+/// Friction 13: a violation a naive variant is known to show is expected, as in a scenario's
+/// `[expect]`: exit 0 when the history shows exactly it, 1 when it shows another (or none).
+#[test]
+fn verify_expect_passes_an_expected_violation_and_fails_an_unexpected_one() {
+    let expected = "violations = [\"fenced_writes\", \"acked_with_result\"]\n\
+                    acked = 1\nworker_crashes = 1\nsometimes = [\"worker_crashed\"]\n";
+    let (code, out) = verify_expect("expected", &zombie(), expected);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("PASS"), "{out}");
+    assert!(out.contains("VIOLATED fenced_writes"), "{out}");
+    assert!(out.contains("  expect     met"), "{out}");
+    // The same expectations of the correct history: its violations are not the expected ones.
+    let (code, out) = verify_expect("missing", &base(), expected);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("expect     violations: expected [fenced_writes, acked_with_result], got []"),
+        "{out}"
+    );
+    // An unexpected violation, a wrong count and a property never reached.
+    let wrong =
+        "violations = [\"single_result_per_key\"]\nacked = 2\nsometimes = [\"relay_crashed\"]\n";
+    let (code, out) = verify_expect("unexpected", &zombie(), wrong);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("FAIL"), "{out}");
+    assert!(out.contains("expect     acked: expected 2, got 1"), "{out}");
+    assert!(
+        out.contains(
+            "expect     violations: expected [single_result_per_key], got [fenced_writes, acked_with_result]"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("expect     sometimes.relay_crashed: expected reached, got never"),
+        "{out}"
+    );
+    // `violations = []` is what verify without --expect checks.
+    assert_eq!(verify_expect("none", &base(), "violations = []\n").0, 0);
+    assert_eq!(verify_expect("none-z", &zombie(), "violations = []\n").0, 1);
+}
+
+/// A bad expectations file is bad input: exit 2, at its file, line and field.
+#[test]
+fn verify_expect_refuses_a_bad_file_at_its_line_and_field() {
+    let cases = [
+        ("acked = 1\nbogus = 1\n", "e.toml:2: field `bogus`: unknown key `bogus`, allowed keys are `enqueued`"),
+        ("acked = 1\nviolations = [\"nope\"]\n", "e.toml:2: field `violations`: unknown invariant \"nope\"; allowed: single_result_per_key"),
+        ("sometimes = [\"nope\"]\n", "e.toml:1: field `sometimes`: unknown property \"nope\""),
+        ("trace_hash = \"xyz\"\n", "e.toml:1: field `trace_hash`: \"xyz\" is not a trace hash"),
+        ("acked = 1\nreplay = \"identical\"\n", "e.toml:2: field `replay`: a recorded history is judged once"),
+        ("sweep_sometimes = [\"stalled\"]\n", "e.toml:1: field `sweep_sometimes`: a recorded history is judged once"),
+        ("acked = \"one\"\n", "e.toml:1: field `acked`"),
+    ];
+    for (i, (expect, want)) in cases.iter().enumerate() {
+        let (code, out) = verify_expect(&format!("bad{i}"), &base(), expect);
+        assert_eq!(code, 2, "{expect}: {out}");
+        assert!(out.contains(want), "{expect}: {out}");
+    }
+}
+
+/// The trace hash pins a recorded history as it pins a run's.
+#[test]
+fn verify_expect_pins_the_history_s_trace_hash() {
+    let (_, out) = verify("hash", &base());
+    let hash = out.split("trace ").nth(1).unwrap()[..16].to_string();
+    let (code, out) = verify_expect("pinned", &base(), &format!("trace_hash = \"{hash}\"\n"));
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = verify_expect("other", &base(), "trace_hash = \"0000000000000000\"\n");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("expect     trace_hash: expected 0000000000000000"),
+        "{out}"
+    );
+}
+
+/// The enqueue of `tests/data/v2-history.jsonl`'s key, deduplicated onto job 1 at `at` ms.
+fn deduped_at(at: u64) -> String {
+    format!(
+        "{{\"at\":{at},\"type\":\"enqueue_deduped\",\"tenant\":\"Acme_Corp\",\"key\":\"{KEY}\",\"operation\":\"extract\",\"content\":\"ab\",\"existing\":1}}\n"
+    )
+}
+
+/// The base history's key: an underscore and uppercase tenant, a URI with `:` inside the
+/// document id, a date version.
+const KEY: &str = "Acme_Corp:https://x.example/doc:1:2024-01-01";
+
+/// `body` with `line` inserted after the first line that starts with `after`.
+fn insert_after(body: &str, after: &str, line: &str) -> String {
+    let at = body.find(after).expect("a line to insert after");
+    let end = at + body[at..].find('\n').unwrap() + 1;
+    format!("{}{line}{}", &body[..end], &body[end..])
+}
+
+/// Friction 4: no deadline is a statement (`"deadline": null`), and a deadline that is stated
+/// is judged.
+#[test]
+fn friction_4_no_deadline_passes_and_a_stated_one_is_judged() {
+    assert_eq!(verify("no-deadline", &base()).0, 0);
+    let (code, out) = verify(
+        "deadline",
+        &base().replacen(r#""deadline":null"#, r#""deadline":500"#, 1),
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED deadline_respected"), "{out}");
+}
+
+/// Friction 5: a queue that caps failures (not leases, not rescues) says so; the cap is judged
+/// by failures.
+#[test]
+fn friction_5_a_failure_cap_counts_failures() {
+    // One failure, then a second lease: allowed under failures_max 2 (and 3), not under 1.
+    let two = base().replacen(r#""failures_max":3"#, r#""failures_max":2"#, 1);
+    assert_eq!(verify("failures-2", &two).0, 0);
+    let one = base().replacen(r#""failures_max":3"#, r#""failures_max":1"#, 1);
+    let (code, out) = verify("failures-1", &one);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("job-1 leased for attempt 2 after 1 failed attempts (failures_max = 1)"),
+        "{out}"
+    );
+}
+
+/// Friction 6: a pipeline without a review step says `"review": false`, and its results are
+/// delivered without one; with `"review": true` the same history misses its review.
+#[test]
+fn friction_6_the_review_step_is_optional() {
+    assert_eq!(verify("no-review", &base()).0, 0);
+    let (code, out) = verify(
+        "review",
+        &base().replacen(r#""review":false"#, r#""review":true"#, 1),
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED every_result_delivered"), "{out}");
+    assert!(out.contains("its review never finished"), "{out}");
+}
+
+/// Friction 7: a kill of an idle worker is a `worker_crashed` with only the worker, counted as
+/// a worker crash.
+#[test]
+fn friction_7_an_idle_worker_s_kill_is_recorded_and_counted() {
+    assert!(base().contains(r#"{"at":1100,"type":"worker_crashed","worker":"w-a"}"#));
+    let (code, out) = verify("idle-crash", &base());
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("crashes 1/0/0 (worker/relay/consumer)"),
+        "{out}"
+    );
+    assert!(out.contains("worker_crashed 1"), "{out}");
+}
+
+/// Friction 8: a relay marks the events it sent by id, and its crash needs no count; a mark of
+/// an event no line named is refused at its line.
+#[test]
+fn friction_8_marks_by_event_id_and_a_relay_crash_without_a_count() {
+    assert!(base().contains(r#""type":"marked_published","events":["ev-9"]"#));
+    let crash = base().replace(
+        r#"{"at":1100,"type":"worker_crashed","worker":"w-a"}"#,
+        r#"{"at":1100,"type":"relay_crashed"}"#,
+    );
+    let (code, out) = verify("relay-crash", &crash);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("crashes 0/1/0 (worker/relay/consumer)"),
+        "{out}"
+    );
+    let unknown = base().replace(r#""events":["ev-9"]"#, r#""events":["ev-404"]"#);
+    let (code, out) = verify("unknown-mark", &unknown);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains(r#"field `events`: event "ev-404" was never named by an earlier line"#),
+        "{out}"
+    );
+}
+
+/// Friction 11: a real key (an uppercase, underscored tenant, `:` inside a URI, a date
+/// version) is read and named as written.
+#[test]
+fn friction_11_a_real_key_is_read_and_named_as_written() {
+    let (code, out) = verify("real-key", &zombie());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(&format!("job-1, key {KEY}: ")), "{out}");
+}
+
+/// Friction 12: a `leased` logged before the `enqueued` it follows (another writer, within the
+/// reorder window) is read in time order.
+#[test]
+fn friction_12_a_lease_logged_before_its_enqueue_is_read_within_the_window() {
+    let b = base();
+    assert!(b.find(r#""type":"leased","job":1"#) < b.find(r#""type":"enqueued""#));
+    assert_eq!(verify("reordered", &b).0, 0);
+    let (code, out) = verify(
+        "no-window",
+        &b.replacen(r#""reorder_window":50"#, r#""reorder_window":0"#, 1),
+    );
+    assert_eq!(code, 2, "{out}");
+}
+
+/// Friction 14: `unique = "while_waiting"` deduplicates a submit while the key's job waits, and
+/// calls for a new job once it is leased; `forever` deduplicates both.
+#[test]
+fn friction_14_unique_while_waiting() {
+    let waiting = insert_after(&base(), r#"{"at":0,"type":"enqueued""#, &deduped_at(3));
+    assert_eq!(verify("while-waiting", &waiting).0, 0);
+    let leased = insert_after(
+        &base(),
+        r#"{"at":10,"type":"extract_started""#,
+        &deduped_at(11),
+    );
+    let (code, out) = verify("while-leased", &leased);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(r#"under unique = "while_waiting" with the key's newest job job-1 leased the mode calls for a new job"#),
+        "{out}"
+    );
+    let forever = leased.replacen(r#""unique":"while_waiting""#, r#""unique":"forever""#, 1);
+    assert_eq!(verify("forever", &forever).0, 0);
+}

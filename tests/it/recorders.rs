@@ -1,14 +1,15 @@
 //! Recorders for real queues (issue 28): each runs a small pipeline on the real queue against a
 //! throwaway PostgreSQL, records a version 2 history from the store, and `durasim verify` judges
 //! it. The correct pipeline passes with the queue's real settings in the header; each naive
-//! variant, and a SIGSTOPped zombie, fails with the invariant that names what went wrong.
+//! variant, and a SIGSTOPped zombie, fails with the invariant that names what went wrong; and
+//! `verify --expect` passes that violation when it is expected, and fails it when it is not.
 //!
 //! Two queues on two stacks: procrastinate (Python) and pg-boss (Node). They need PostgreSQL's
 //! programs and the queue's client (`.ci/run` installs both); without them they fail, saying
 //! what to install. Each test runs its variants one after another (a minute or less in all).
 
 use crate::support::{durasim, root, temp_dir, text};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
@@ -35,8 +36,8 @@ fn python() -> PathBuf {
 }
 
 /// Runs the procrastinate harness's `variant` on `jobs` keys; `durasim verify`'s exit code and
-/// output.
-fn procrastinate(python: &PathBuf, variant: &str, jobs: u32) -> (i32, String) {
+/// output, and the history.
+fn procrastinate(python: &PathBuf, variant: &str, jobs: u32) -> (i32, String, PathBuf) {
     let dir = temp_dir!(variant);
     let history = dir.join("history.jsonl");
     let o = Command::new(python)
@@ -52,7 +53,39 @@ fn procrastinate(python: &PathBuf, variant: &str, jobs: u32) -> (i32, String) {
         String::from_utf8_lossy(&o.stderr)
     );
     let v = durasim(&["verify", history.to_str().unwrap()]);
-    (v.status.code().unwrap_or(-1), text(&v))
+    (v.status.code().unwrap_or(-1), text(&v), history)
+}
+
+/// `durasim verify --expect` of a naive variant's history, whose plain verdict was `out`: with
+/// the violations it showed expected, `invariant` among them, it passes; with `invariant` left
+/// out of them (so unexpected), it fails.
+fn expected_and_unexpected(history: &Path, out: &str, invariant: &str) {
+    let shown: Vec<String> = out
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("VIOLATED "))
+        .map(|l| format!("{:?}", l.split(' ').next().unwrap()))
+        .collect();
+    let quoted = format!("{invariant:?}");
+    assert!(shown.contains(&quoted), "{out}");
+    let dir = history.parent().unwrap();
+    let verify = |name: &str, violations: &[String]| {
+        let e = dir.join(name);
+        std::fs::write(&e, format!("violations = [{}]\n", violations.join(", "))).unwrap();
+        let v = durasim(&[
+            "verify",
+            history.to_str().unwrap(),
+            "--expect",
+            e.to_str().unwrap(),
+        ]);
+        (v.status.code().unwrap_or(-1), text(&v))
+    };
+    let (code, got) = verify("expected.toml", &shown);
+    assert_eq!(code, 0, "{got}");
+    assert!(got.contains("  expect     met"), "{got}");
+    let others: Vec<String> = shown.iter().filter(|s| **s != quoted).cloned().collect();
+    let (code, got) = verify("unexpected.toml", &others);
+    assert_eq!(code, 1, "{got}");
+    assert!(got.contains("expect     violations: expected ["), "{got}");
 }
 
 #[test]
@@ -62,17 +95,19 @@ fn procrastinate_passes_with_its_real_settings_and_its_naive_variants_and_zombie
     let py = python();
     // Real settings: liveness per process (2 s), an exact 1 s retry delay, no deadline, no
     // review step, no fencing tokens; random SIGKILLs of workers.
-    let (code, out) = procrastinate(&py, "correct", 60);
+    let (code, out, _) = procrastinate(&py, "correct", 60);
     assert_eq!(code, 0, "the correct pipeline must pass:\n{out}");
     // A result row INSERTed without a unique key: each resubmitted key commits twice.
-    let (code, out) = procrastinate(&py, "plain-insert", 40);
+    let (code, out, history) = procrastinate(&py, "plain-insert", 40);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("VIOLATED single_result_per_key"), "{out}");
+    expected_and_unexpected(&history, &out, "single_result_per_key");
     // A worker SIGSTOPped mid-job past the liveness threshold: rescued, re-leased, and its late
     // finish by job id accepted under the new holder's lease.
-    let (code, out) = procrastinate(&py, "zombie", 12);
+    let (code, out, history) = procrastinate(&py, "zombie", 12);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("VIOLATED fenced_writes"), "{out}");
+    expected_and_unexpected(&history, &out, "fenced_writes");
 }
 
 /// pg-boss's node_modules: `$DURASIM_NODE_MODULES`, else where `.ci/run` installs them.
@@ -89,8 +124,9 @@ fn pg_boss_modules() -> PathBuf {
     m
 }
 
-/// Runs the pg-boss harness's `variant` on `jobs` keys; `durasim verify`'s exit code and output.
-fn pg_boss(modules: &PathBuf, variant: &str, jobs: u32) -> (i32, String) {
+/// Runs the pg-boss harness's `variant` on `jobs` keys; `durasim verify`'s exit code and output,
+/// and the history.
+fn pg_boss(modules: &PathBuf, variant: &str, jobs: u32) -> (i32, String, PathBuf) {
     let dir = temp_dir!(&format!("pg-boss-{variant}"));
     let history = dir.join("history.jsonl");
     let o = Command::new("node")
@@ -107,7 +143,7 @@ fn pg_boss(modules: &PathBuf, variant: &str, jobs: u32) -> (i32, String) {
         String::from_utf8_lossy(&o.stderr)
     );
     let v = durasim(&["verify", history.to_str().unwrap()]);
-    (v.status.code().unwrap_or(-1), text(&v))
+    (v.status.code().unwrap_or(-1), text(&v), history)
 }
 
 #[test]
@@ -119,14 +155,16 @@ fn pg_boss_passes_with_its_real_settings_and_its_naive_variants_and_zombie_fail(
     // 4 leases at most (retry_limit 3, expiries included), no deadline, no review step, no
     // fencing tokens, uniqueness while a job was never leased (the `short` policy); random
     // SIGKILLs of workers.
-    let (code, out) = pg_boss(&modules, "correct", 60);
+    let (code, out, _) = pg_boss(&modules, "correct", 60);
     assert_eq!(code, 0, "the correct pipeline must pass:\n{out}");
-    let (code, out) = pg_boss(&modules, "plain-insert", 40);
+    let (code, out, history) = pg_boss(&modules, "plain-insert", 40);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("VIOLATED single_result_per_key"), "{out}");
+    expected_and_unexpected(&history, &out, "single_result_per_key");
     // A worker SIGSTOPped past expire_in: expired and retried, re-leased, and its late complete
     // or fail by job id accepted under the new holder's lease.
-    let (code, out) = pg_boss(&modules, "zombie", 12);
+    let (code, out, history) = pg_boss(&modules, "zombie", 12);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("VIOLATED fenced_writes"), "{out}");
+    expected_and_unexpected(&history, &out, "fenced_writes");
 }

@@ -56,10 +56,15 @@ Exit codes:
 const VERIFY_HELP: &str = "Example:
   durasim run scenarios/chaos.toml --trace --out reports/chaos && durasim verify reports/chaos/trace.jsonl
 
+EXPECT (--expect) holds a scenario's [expect] keys at its top level, for example
+  violations = [\"single_result_per_key\"]
+
 Exit codes:
-  0 every invariant holds on the recorded history
-  1 an invariant is violated (the first violation and its evidence are printed)
-  2 bad input: not a history file (named with its line and field), or out of its limits";
+  0 every invariant holds on the recorded history (with --expect: it shows what EXPECT says)
+  1 an invariant is violated (the first violation and its evidence are printed), or with
+    --expect an expectation is not met
+  2 bad input: not a history file or an expectations file (named with its line and field), or
+    out of its limits";
 
 /// `durasim conform`'s examples and exit codes: the harness's help ends with them
 /// (`crates/conform`), and `durasim conform --help` prints them when the harness is missing.
@@ -342,6 +347,11 @@ pub enum Command {
         /// history (history.jsonl) and the CSVs; replaced only if durasim wrote it
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Expected violations, counts and `sometimes` properties (a TOML file with the keys of a
+        /// scenario's `[expect]` block at its top level): exit 0 when the history shows exactly
+        /// what it says, 1 when not
+        #[arg(long, value_name = "FILE")]
+        expect: Option<PathBuf>,
     },
     /// Run many seeds in parallel, group failures, gate on coverage, shrink the first failures
     #[command(after_help = SWEEP_HELP)]

@@ -97,7 +97,9 @@ pub fn main_with(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Explore(args) => explore::cmd_explore(&args),
         Command::Chart { dir, out, format } => chart::cmd_chart(&dir, out.as_deref(), format.0),
         Command::Conform { args } => conform::cmd_conform(&args),
-        Command::Verify { file, out } => verify::cmd_verify(&file, out.as_deref()),
+        Command::Verify { file, out, expect } => {
+            verify::cmd_verify(&file, out.as_deref(), expect.as_deref())
+        }
         Command::Program => {
             // Ends when durasim closes the pipe (or kills the process).
             if let Ok(c) =

@@ -5,6 +5,7 @@
 //! violation and evidence) as a terminal shows them.
 //! Does not: decide anything; it prints what `summary.json` and `sweep.json` say.
 
+use crate::check::Sometimes;
 use crate::run::RunReport;
 use crate::shell::report::summary::{InvariantSummary, Summary};
 use crate::sweep::{FaultCoverage, SweepJson};
@@ -78,13 +79,31 @@ pub fn print_summary_in(s: &Summary, dir: &Path, quiet: bool, unit: &str) {
             .collect();
         println!("  roles      {}", roles.join(", "));
     }
+    print_counts(&|c| s.counts.get(c));
+    println!(
+        "  latency    queueWaitMs p50 {} p95 {} p99 {} | inferenceMs p50 {} | reviewWaitMs p50 {} | depth {}..{}",
+        m.queue_wait_ms.p50, m.queue_wait_ms.p95, m.queue_wait_ms.p99, m.inference_ms.p50, m.review_wait_ms.p50, m.queue_depth.min, m.queue_depth.max
+    );
+    print_verdicts(&s.invariants, unit);
+    let unmet: Vec<(&str, &str, &str)> = s
+        .unmet_expectations
+        .iter()
+        .map(|u| (u.field.as_str(), u.expected.as_str(), u.actual.as_str()))
+        .collect();
+    print_expect(&unmet);
+    println!("  outputs    {}", dir.display());
+}
+
+/// The counts lines of a run's (or a verified history's) summary: a line per group of counters
+/// (jobs, effects, leases with the crashes), `count` giving each counter's figure.
+pub fn print_counts(count: &dyn Fn(Counter) -> u64) {
     // A line per group, its counters that have words in the table (`vocab/counters.rs`).
     for group in [Group::Jobs, Group::Effects, Group::Leases] {
         let key = group.key().expect("a group with an object");
         let mut line = format!("  {key:<10}");
         for (c, _) in Counter::of_group(group) {
             if let Some(words) = c.words() {
-                line.push_str(&format!(" {words} {} ", s.counts.get(c)));
+                line.push_str(&format!(" {words} {} ", count(c)));
             }
         }
         if group == Group::Leases {
@@ -93,27 +112,50 @@ pub fn print_summary_in(s: &Summary, dir: &Path, quiet: bool, unit: &str) {
                 Counter::RelayCrashes,
                 Counter::ConsumerCrashes,
             ]
-            .map(|k| s.counts.get(k));
+            .map(count);
             line.push_str(&format!(" crashes {w}/{r}/{c} (worker/relay/consumer)"));
         }
         println!("{}", line.trim_end());
     }
+}
+
+/// Which `sometimes` properties the history reached (how many times) and which it never did:
+/// whether crashes, dedupes, duplicates and the rest happened at all.
+pub fn print_sometimes(reached: &[(Sometimes, u64)]) {
+    let count = |s: Sometimes| reached.iter().find(|(r, _)| *r == s).map_or(0, |(_, n)| *n);
+    let (hit, never): (Vec<Sometimes>, Vec<Sometimes>) =
+        Sometimes::ALL.iter().partition(|s| count(**s) > 0);
+    let hit: Vec<String> = hit
+        .iter()
+        .map(|s| format!("{} {}", s.name(), count(*s)))
+        .collect();
+    let never: Vec<&str> = never.iter().map(|s| s.name()).collect();
     println!(
-        "  latency    queueWaitMs p50 {} p95 {} p99 {} | inferenceMs p50 {} | reviewWaitMs p50 {} | depth {}..{}",
-        m.queue_wait_ms.p50, m.queue_wait_ms.p95, m.queue_wait_ms.p99, m.inference_ms.p50, m.review_wait_ms.p50, m.queue_depth.min, m.queue_depth.max
-    );
-    print_verdicts(&s.invariants, unit);
-    if s.expectations_met {
-        println!("  expect     met");
-    } else {
-        for u in &s.unmet_expectations {
-            println!(
-                "  expect     {}: expected {}, got {}",
-                u.field, u.expected, u.actual
-            );
+        "  sometimes  reached: {}",
+        if hit.is_empty() {
+            "none".into()
+        } else {
+            hit.join(", ")
         }
+    );
+    println!(
+        "             never: {}",
+        if never.is_empty() {
+            "none".into()
+        } else {
+            never.join(", ")
+        }
+    );
+}
+
+/// The expectations line(s): `met`, or each unmet one as (field, expected, actual).
+pub fn print_expect(unmet: &[(&str, &str, &str)]) {
+    if unmet.is_empty() {
+        println!("  expect     met");
     }
-    println!("  outputs    {}", dir.display());
+    for (field, expected, actual) in unmet {
+        println!("  expect     {field}: expected {expected}, got {actual}");
+    }
 }
 
 /// The verdict block: how many invariants hold, then each violated one with its first violation

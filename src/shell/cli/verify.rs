@@ -4,15 +4,19 @@
 //! and the metrics a run uses, the summary figures cross-checked), printing the verdict block
 //! with the file's own ids, and, with `--out DIR`, the output directory `durasim chart` reads
 //! (`summary.json`, the history copied to `history.jsonl`, the CSVs, all in ms whatever the
-//! history's unit; written whole or not at all, never over a directory durasim did not write).
+//! history's unit; written whole or not at all, never over a directory durasim did not write);
+//! the counts and the `sometimes` properties reached; `--expect FILE` (a scenario's `[expect]`
+//! keys, read by `scenario::parse_expectations`, checked by `run::check_judged`).
 //! Does not: judge anything itself (`check`), or parse a line (`history::reader`).
 
+use super::print::{print_counts, print_expect, print_sometimes, print_verdicts_spelled};
 use super::{bad, output_error, report_error, Outcome};
 use crate::history::reader::{HistoryReader, Limits};
 use crate::history::{Observer, TraceHash};
 use crate::observe::metrics::Metrics;
 use crate::run::verify::Judged;
-use crate::run::RunReport;
+use crate::run::{check_judged, RunReport};
+use crate::scenario::{parse_expectations, Expectations, Positions};
 use crate::shell::report::history_ms::in_ms;
 use crate::shell::report::output_dir::{Kind, OutputDir};
 use crate::shell::report::run_dir::{attempt_rows, write_verify_outputs};
@@ -25,10 +29,16 @@ use std::path::Path;
 type Reader = HistoryReader<BufReader<std::fs::File>>;
 
 /// `durasim verify FILE`: reads a history (streaming, bounded), judges it with the checker `run`
-/// uses, prints the verdict block; with `out`, also writes the output directory. Exit 0 when
-/// every invariant holds, 1 on a violation, 2 when the file cannot be read as a history (or
-/// `out` may not be replaced).
-pub fn cmd_verify(path: &Path, out: Option<&Path>) -> anyhow::Result<Outcome> {
+/// uses, prints the counts, the `sometimes` properties and the verdict block; with `out`, also
+/// writes the output directory. Exit 0 when every invariant holds (with `expect`: when the
+/// history shows what it says, as a scenario's `[expect]`), 1 when not, 2 when a file cannot be
+/// read (or `out` may not be replaced).
+pub fn cmd_verify(
+    path: &Path,
+    out: Option<&Path>,
+    expect: Option<&Path>,
+) -> anyhow::Result<Outcome> {
+    let expectations = expect.map(read_expectations).transpose()?;
     let open = || {
         crate::shell::files::open_history(path, Limits::default()).map_err(|e| bad(e.to_string()))
     };
@@ -47,15 +57,11 @@ pub fn cmd_verify(path: &Path, out: Option<&Path>) -> anyhow::Result<Outcome> {
         }
         None => None,
     };
-    print_judged(path, &judged, &reader);
+    let ok = print_judged(path, &judged, &reader, expectations.as_ref());
     if let Some(dir) = written {
         println!("  outputs    {}", dir.display());
     }
-    Ok(if judged.check.holds() {
-        Outcome::Ok
-    } else {
-        Outcome::Violated
-    })
+    Ok(if ok { Outcome::Ok } else { Outcome::Violated })
 }
 
 /// Writes `summary.json`, `history.jsonl` and the CSVs. The verdicts are the ones judged on
@@ -132,9 +138,15 @@ fn write_out(
     write_verify_outputs(out, &report, &summary, path).map_err(report_error)
 }
 
-/// The verdict block of a judged history (no `--out`).
-fn print_judged(path: &Path, judged: &Judged, reader: &Reader) {
-    let mut invariants = invariant_summaries(&judged.check, reader.names());
+/// The verdict block of a judged history, with `expectations` checked: whether it passes.
+fn print_judged(
+    path: &Path,
+    judged: &Judged,
+    reader: &Reader,
+    expectations: Option<&Expectations>,
+) -> bool {
+    let report = &judged.check;
+    let mut invariants = invariant_summaries(report, reader.names());
     for f in invariants
         .iter_mut()
         .filter_map(|i| i.first_violation.as_mut())
@@ -142,7 +154,15 @@ fn print_judged(path: &Path, judged: &Judged, reader: &Reader) {
         f.evidence.iter_mut().for_each(|e| reader.relabel(e));
     }
     let unit = judged.config.time_unit.suffix();
-    let verdict = if judged.check.holds() { "PASS" } else { "FAIL" };
+    let unmet = match expectations {
+        Some(e) => check_judged(e, report, &judged.metrics, judged.trace_hash),
+        None => Vec::new(),
+    };
+    let ok = match expectations {
+        Some(_) => unmet.is_empty(),
+        None => report.holds(),
+    };
+    let verdict = if ok { "PASS" } else { "FAIL" };
     println!(
         "{verdict}  {}  trace {}",
         path.display(),
@@ -163,5 +183,46 @@ fn print_judged(path: &Path, judged: &Judged, reader: &Reader) {
             ", NOT QUIESCENT"
         }
     );
-    super::print::print_verdicts_spelled(&invariants, unit, &|s| reader.spell(s));
+    print_counts(&|c| judged.metrics.counts.get(c));
+    print_sometimes(&report.sometimes);
+    print_verdicts_spelled(&invariants, unit, &|s| reader.spell(s));
+    if expectations.is_some() {
+        let unmet: Vec<(&str, &str, &str)> = unmet
+            .iter()
+            .map(|u| (u.field.as_str(), u.expected.as_str(), u.actual.as_str()))
+            .collect();
+        print_expect(&unmet);
+    }
+    ok
+}
+
+/// `--expect FILE`: a scenario's `[expect]` keys at the top level, validated as that block is.
+/// A history is judged once, as it was recorded: `replay` and `sweep_sometimes` are refused.
+fn read_expectations(path: &Path) -> anyhow::Result<Expectations> {
+    let text = crate::shell::files::read_capped(
+        path,
+        crate::base::limits::MAX_SCENARIO_BYTES,
+        "expectations file",
+    )
+    .map_err(|e| bad(e.to_string()))?;
+    let file = path.display().to_string();
+    let e = parse_expectations(&file, &text).map_err(|e| bad(e.to_string()))?;
+    let refused = if e.replay.is_some() {
+        Some("replay")
+    } else if !e.sweep_sometimes.is_empty() {
+        Some("sweep_sometimes")
+    } else {
+        None
+    };
+    if let Some(field) = refused {
+        let line = Positions::new(&text)
+            .line(field)
+            .map(|l| format!(":{l}"))
+            .unwrap_or_default();
+        return Err(bad(format!(
+            "{file}{line}: field `{field}`: a recorded history is judged once, never re-run or \
+             swept; allowed: the counters' keys, violations, sometimes, trace_hash"
+        )));
+    }
+    Ok(e)
 }
