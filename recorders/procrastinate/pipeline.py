@@ -57,7 +57,10 @@ def extract(context, tenant, key, content):
     if random.random() < FAIL_RATE:
         raise RuntimeError("provider unavailable")
     output = format(random.getrandbits(48), "x")
-    with psycopg.connect(dsn(me), autocommit=False) as conn, conn.transaction():
+    # A task never waits without bound (a connection or a lock that never comes left a job
+    # 'doing' for the whole run once, under load): past the timeout it fails and is retried.
+    bounded = dsn(me) + " connect_timeout=10 options='-c statement_timeout=10000 -c lock_timeout=10000'"
+    with psycopg.connect(bounded, autocommit=False) as conn, conn.transaction():
         if VARIANT == "plain-insert":
             conn.execute("INSERT INTO results (key, job, output) VALUES (%s, %s, %s)", (key, job, output))
             inserted = True

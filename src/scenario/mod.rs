@@ -338,19 +338,7 @@ fn lease_detection(sem: &Semantics) -> Option<crate::vocab::config::LeaseDetecti
 /// A TOML error in a scenario's (or an expectations file's) text as a [`ScenarioError`]: its
 /// line, its field path, an unknown key with the keys allowed.
 fn toml_error(file: &str, source: &str, e: &toml::de::Error) -> ScenarioError {
-    let message = e.message().trim().to_string();
-    let unknown = message
-        .strip_prefix("unknown field `")
-        .and_then(|r| r.split('`').next())
-        .map(str::to_string);
-    let message = if unknown.is_some() {
-        message
-            .replacen("unknown field", "unknown key", 1)
-            .replacen("expected one of", "allowed keys are", 1)
-            .replacen("expected", "allowed:", 1)
-    } else {
-        message
-    };
+    let (message, unknown) = read::worded(e);
     let positions = Positions::new(source);
     let line = e.span().map(|s| positions.line_of(s.start));
     let field = e

@@ -170,7 +170,7 @@ fn entry_located(err: &toml::de::Error, source: &str, e: &Entry) -> Refused {
 }
 
 /// The parser's message in durasim's words, and the unknown key it names, if it names one.
-fn worded(e: &toml::de::Error) -> (String, Option<String>) {
+pub(super) fn worded(e: &toml::de::Error) -> (String, Option<String>) {
     let message = e.message().trim().to_string();
     let unknown = message
         .strip_prefix("unknown field `")
