@@ -218,9 +218,12 @@ impl<'a> Harness<'a> {
             }
             ["KILL", point, rest @ ..] => {
                 let point = point.to_string();
-                self.kill(m.role, m.slot)?;
                 match m.role {
                     Role::Worker => {
+                        // Killed first: mid-commit, its open transaction would block the record's
+                        // write under SQLite. Its lease stays held until it expires, so nothing
+                        // moves between the kill and the record.
+                        self.kill(m.role, m.slot)?;
                         let (job, fence) = (rest[0].parse::<u32>()?, rest[1].parse::<u64>()?);
                         self.store.note(json!({"type": "worker_crashed", "worker": m.slot, "job": job, "fence": fence, "point": point}))?;
                         *self.facts.worker_kills.entry(point.clone()).or_default() += 1;
@@ -231,9 +234,14 @@ impl<'a> Harness<'a> {
                         self.respawn.push((at, Role::Worker, m.slot));
                     }
                     Role::Relay => {
+                        // Recorded while the relay still blocks at its kill point, holding its
+                        // claim (a read under SQLite's WAL: no lock on the record's write): once
+                        // killed, its rows unlock, and another relay may send and mark them
+                        // before a record written after the kill, which would then be false.
                         let unmarked: u32 = rest[0].parse()?;
                         self.store
                             .note(json!({"type": "relay_crashed", "unmarked": unmarked}))?;
+                        self.kill(m.role, m.slot)?;
                         self.facts.relay_kills += 1;
                         let restart = self
                             .scenario

@@ -183,6 +183,59 @@ fn a_relay_crash_with_rows_it_never_sent_is_a_wrong_recorded_value() {
     assert!(r.holds(), "{:?}", r.first_violation());
 }
 
+// Two relays claim disjoint batches (and commits finish out of event-id order), so a crashed
+// relay's rows need not be the first pending: the second job's event was sent, the first's not
+// yet, and the relay that sent it crashed before marking. That is no wrong value.
+#[test]
+fn a_relay_crash_with_rows_that_are_not_the_first_pending_holds() {
+    let second = |line: &str| {
+        line.replace("j1", "j2")
+            .replace("doc-1", "doc-2")
+            .replace("e1", "e2")
+            .replace("\"7\"", "\"9\"")
+    };
+    // Job 2 runs on a second worker just after job 1; its event is sent by a relay that then
+    // crashes; another relay sends and marks both by id.
+    let job2 = [
+        r#"{"at":42,"type":"leased","job":"j2","worker":"w2","fence":1}"#,
+        r#"{"at":42,"type":"extract_started","job":"j2","worker":"w2","fence":1}"#,
+        r#"{"at":45,"type":"extract_done","job":"j2","worker":"w2","fence":1,"inference":3,"output":"5"}"#,
+        r#"{"at":46,"type":"result_committed","job":"j2","worker":"w2","key":"acme:doc-2:v1","output":"5","event":"e2"}"#,
+        r#"{"at":47,"type":"acked","job":"j2","worker":"w2","fence":1}"#,
+    ];
+    let mut h = clean();
+    h.insert(1, second(ENQUEUED));
+    h.splice(7..9, job2.iter().map(|l| l.to_string()));
+    h.splice(
+        12..12,
+        [
+            second(PUBLISHED),
+            r#"{"at":50,"type":"relay_crashed","unmarked":1}"#.to_string(),
+            PUBLISHED.to_string(),
+            second(PUBLISHED),
+            r#"{"at":50,"type":"marked_published","events":["e1","e2"]}"#.to_string(),
+        ],
+    );
+    let applied = h.iter().position(|l| l == APPLIED).unwrap();
+    h.insert(applied + 1, second(APPLIED));
+    let reviewed = h.iter().position(|l| l == REVIEWED).unwrap();
+    h.insert(reviewed + 1, second(REVIEWED));
+    let r = judge(&h);
+    assert!(r.holds(), "{:?}", r.first_violation());
+    // Two rows said sent and unmarked when one was: a wrong value.
+    let i = h.iter().position(|l| l.contains("relay_crashed")).unwrap();
+    h[i] = h[i].replace("\"unmarked\":1", "\"unmarked\":2");
+    let (inv, record, m) = only(&judge(&h));
+    assert_eq!(
+        (inv, record),
+        (Invariant::RecordedValuesMatch, i as u64 + 1)
+    );
+    assert!(
+        m.contains("the outbox had 2 unmarked, 1 of them sent"),
+        "{m}"
+    );
+}
+
 #[test]
 fn existing_payloads_are_recomputed() {
     let conflict = |existing: &str| {

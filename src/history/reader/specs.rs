@@ -143,10 +143,9 @@ pub(super) const SPECS: &[(&str, &[&str])] = &[
 
 const _: () = assert!(SPECS.len() == 36);
 
-/// The record types only a version 2 history may hold, and the fields only version 2 adds to a
-/// type version 1 has.
+/// The record types only a version 2 history may hold. (`marked_published.events` was version 2's
+/// first; version 1 takes it too, since a store-side relay of either version marks by id.)
 pub(super) const V2_TYPES: [&str; 2] = ["worker_heartbeat", "rescued"];
-pub(super) const V2_FIELDS: [(&str, &str); 1] = [("marked_published", "events")];
 
 /// Every record type with its fields: [`SPECS`], each held fault's record
 /// (`vocab::faults::HELD`: `{worker, job, fence, <field>}`) after `worker_restarted`, and each
