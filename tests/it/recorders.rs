@@ -4,11 +4,17 @@
 //! variant, and a SIGSTOPped zombie, fails with the invariant that names what went wrong; and
 //! `verify --expect` passes that violation when it is expected, and fails it when it is not.
 //!
+//! Model against reality: each variant's verdict (the set of violated invariants) is compared
+//! with what durasim's profile of the queue predicts on the same workload
+//! (`scenarios/reality/<queue>-<variant>.toml`, each with its expected verdict in `[expect]`);
+//! the table is docs/queues.md's "Model against reality".
+//!
 //! Two queues on two stacks: procrastinate (Python) and pg-boss (Node). They need PostgreSQL's
 //! programs and the queue's client (`.ci/run` installs both); without them they fail, saying
 //! what to install. Each test runs its variants one after another (a minute or less in all).
 
 use crate::support::{durasim, root, temp_dir, text};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -56,15 +62,51 @@ fn procrastinate(python: &PathBuf, variant: &str, jobs: u32) -> (i32, String, Pa
     (v.status.code().unwrap_or(-1), text(&v), history)
 }
 
+/// The invariants a `run` or `verify` output names as violated.
+fn violated(out: &str) -> BTreeSet<String> {
+    out.lines()
+        .filter_map(|l| l.trim().strip_prefix("VIOLATED "))
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .collect()
+}
+
+/// The real queue's verdict for `variant` (its `verify` output `real`) is the one durasim's
+/// profile of the queue predicts for the same workload: `scenarios/reality/<queue>-<variant>.toml`.
+/// Prints the table row of docs/queues.md.
+fn model_agrees(queue: &str, variant: &str, real: &str) {
+    let file = root().join(format!("scenarios/reality/{queue}-{variant}.toml"));
+    let dir = temp_dir!(&format!("model-{queue}-{variant}"));
+    let sim = durasim(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    let (model, real) = (violated(&text(&sim)), violated(real));
+    let show = |s: &BTreeSet<String>| match s.is_empty() {
+        true => "✓ (all hold)".to_string(),
+        false => s
+            .iter()
+            .map(|i| format!("`{i}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    println!(
+        "| {queue} | `{variant}` | {} | {} |",
+        show(&model),
+        show(&real)
+    );
+    assert_eq!(
+        model, real,
+        "{queue} {variant}: the profile predicts {model:?}, the real queue showed {real:?}"
+    );
+}
+
 /// `durasim verify --expect` of a naive variant's history, whose plain verdict was `out`: with
 /// the violations it showed expected, `invariant` among them, it passes; with `invariant` left
 /// out of them (so unexpected), it fails.
 fn expected_and_unexpected(history: &Path, out: &str, invariant: &str) {
-    let shown: Vec<String> = out
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("VIOLATED "))
-        .map(|l| format!("{:?}", l.split(' ').next().unwrap()))
-        .collect();
+    let shown: Vec<String> = violated(out).iter().map(|i| format!("{i:?}")).collect();
     let quoted = format!("{invariant:?}");
     assert!(shown.contains(&quoted), "{out}");
     let dir = history.parent().unwrap();
@@ -97,17 +139,20 @@ fn procrastinate_passes_with_its_real_settings_and_its_naive_variants_and_zombie
     // review step, no fencing tokens; random SIGKILLs of workers.
     let (code, out, _) = procrastinate(&py, "correct", 60);
     assert_eq!(code, 0, "the correct pipeline must pass:\n{out}");
+    model_agrees("procrastinate", "correct", &out);
     // A result row INSERTed without a unique key: each resubmitted key commits twice.
     let (code, out, history) = procrastinate(&py, "plain-insert", 40);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("VIOLATED single_result_per_key"), "{out}");
     expected_and_unexpected(&history, &out, "single_result_per_key");
+    model_agrees("procrastinate", "plain-insert", &out);
     // A worker SIGSTOPped mid-job past the liveness threshold: rescued, re-leased, and its late
     // finish by job id accepted under the new holder's lease.
     let (code, out, history) = procrastinate(&py, "zombie", 12);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("VIOLATED fenced_writes"), "{out}");
     expected_and_unexpected(&history, &out, "fenced_writes");
+    model_agrees("procrastinate", "zombie", &out);
 }
 
 /// pg-boss's node_modules: `$DURASIM_NODE_MODULES`, else where `.ci/run` installs them.
@@ -157,14 +202,17 @@ fn pg_boss_passes_with_its_real_settings_and_its_naive_variants_and_zombie_fail(
     // SIGKILLs of workers.
     let (code, out, _) = pg_boss(&modules, "correct", 60);
     assert_eq!(code, 0, "the correct pipeline must pass:\n{out}");
+    model_agrees("pg-boss", "correct", &out);
     let (code, out, history) = pg_boss(&modules, "plain-insert", 40);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("VIOLATED single_result_per_key"), "{out}");
     expected_and_unexpected(&history, &out, "single_result_per_key");
+    model_agrees("pg-boss", "plain-insert", &out);
     // A worker SIGSTOPped past expire_in: expired and retried, re-leased, and its late complete
     // or fail by job id accepted under the new holder's lease.
     let (code, out, history) = pg_boss(&modules, "zombie", 12);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("VIOLATED fenced_writes"), "{out}");
     expected_and_unexpected(&history, &out, "fenced_writes");
+    model_agrees("pg-boss", "zombie", &out);
 }

@@ -52,10 +52,12 @@ fn the_contract_scenarios_all_ship() {
 
 /// The folders whose scenario files `every_shipped_scenario_meets_its_expectations` runs: the
 /// bundled scenarios, and the conformance harness's pgmq scenarios (simulated here under their
-/// profile; `durasim-conform`'s ignored PostgreSQL test runs them on real pgmq).
-const EXPECTATIONS_RUN_HERE: [&str; 3] = [
+/// profile; `durasim-conform`'s ignored PostgreSQL test runs them on real pgmq), and the recorded
+/// queues' workloads under their profiles (`recorders::*` compares them with the real queues).
+const EXPECTATIONS_RUN_HERE: [&str; 4] = [
     "scenarios",
     "scenarios/explore",
+    "scenarios/reality",
     "crates/conform/scenarios/pgmq",
 ];
 
