@@ -373,6 +373,35 @@ pub fn parse_expectations(file: &str, source: &str) -> Result<Expectations, Scen
         })
 }
 
+/// A history header's `expect` object (`durasim verify`, when no `--expect FILE` is given): the
+/// keys of a scenario's `[expect]` block, validated as that block is; an error names the header
+/// (line 1 of `file`) and the field `expect.<key>`.
+pub fn parse_expectations_json(
+    file: &str,
+    map: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Expectations, ScenarioError> {
+    let error = |field: String, message: String| ScenarioError {
+        file: file.to_string(),
+        line: Some(1),
+        field: crate::base::messages::clip_name(&field),
+        message: crate::base::messages::plain(&message),
+    };
+    // Key by key, so that an error names its key (serde_json's own message does not).
+    let mut whole = serde_json::Map::new();
+    for (k, v) in map {
+        let one = serde_json::Map::from_iter([(k.clone(), v.clone())]);
+        serde_json::from_value::<Expect>(serde_json::Value::Object(one))
+            .map_err(|e| error(format!("expect.{k}"), e.to_string()))?;
+        whole.insert(k.clone(), v.clone());
+    }
+    let expect: Expect = serde_json::from_value(serde_json::Value::Object(whole))
+        .map_err(|e| error("expect".into(), e.to_string()))?;
+    expect
+        .invariants()
+        .and_then(|v| expect.typed(v))
+        .map_err(|(field, message)| error(field, message))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

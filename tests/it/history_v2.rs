@@ -383,3 +383,71 @@ fn friction_14_unique_while_waiting() {
     let forever = leased.replacen(r#""unique":"while_waiting""#, r#""unique":"forever""#, 1);
     assert_eq!(verify("forever", &forever).0, 0);
 }
+
+/// `body` with `expect` (a JSON object's text) added to its header.
+fn with_header_expect(body: &str, expect: &str) -> String {
+    let (header, rest) = body.split_once('\n').unwrap();
+    let header = header.trim_end().strip_suffix('}').unwrap();
+    format!("{header},\"expect\":{expect}}}\n{rest}")
+}
+
+/// The recorder may state in the header what the history shows (a naive variant's known
+/// violation): `verify` then holds it to that, as to `--expect FILE`, which wins when given.
+#[test]
+fn the_header_s_expect_is_what_verify_checks_without_expect_file() {
+    let known = r#"{"violations":["fenced_writes","acked_with_result"],"acked":1,"sometimes":["worker_crashed"]}"#;
+    let (code, out) = verify("header-met", &with_header_expect(&zombie(), known));
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  expect     met"), "{out}");
+    // The same header over the correct history: its violations are not the expected ones.
+    let (code, out) = verify("header-unmet", &with_header_expect(&base(), known));
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("expect     violations: expected [fenced_writes, acked_with_result], got []"),
+        "{out}"
+    );
+    // `--expect FILE` wins over the header.
+    let (code, out) = verify_expect(
+        "file-wins",
+        &with_header_expect(&base(), known),
+        "violations = []\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    // With --out, summary.json's expectationsMet follows the expectations, not "all held".
+    let dir = temp_dir!("header-out");
+    let path = write(&dir, "h.jsonl", &with_header_expect(&zombie(), known));
+    let out_dir = dir.join("out");
+    let o = durasim(&["verify", &path, "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let summary = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
+    assert!(summary.contains("\"expectationsMet\": true"), "{summary}");
+}
+
+/// A bad header `expect` is bad input: exit 2, at line 1 and the field `expect.<key>`.
+#[test]
+fn a_bad_header_expect_is_refused_at_its_field() {
+    let cases = [
+        (
+            r#"{"bogus":1}"#,
+            "h.jsonl:1: field `expect.bogus`: unknown field `bogus`",
+        ),
+        (
+            r#"{"violations":["nope"]}"#,
+            "h.jsonl:1: field `expect.violations`: unknown invariant \"nope\"",
+        ),
+        (r#"{"acked":"one"}"#, "h.jsonl:1: field `expect.acked`"),
+        (
+            r#"{"replay":"identical"}"#,
+            "h.jsonl:1: field `expect.replay`: a recorded history is judged once",
+        ),
+        (r#"["fenced_writes"]"#, "field `expect`"),
+    ];
+    for (i, (expect, want)) in cases.iter().enumerate() {
+        let (code, out) = verify(
+            &format!("bad-header{i}"),
+            &with_header_expect(&base(), expect),
+        );
+        assert_eq!(code, 2, "{expect}: {out}");
+        assert!(out.contains(want), "{expect}: {out}");
+    }
+}

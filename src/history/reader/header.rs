@@ -21,7 +21,15 @@ use crate::profile::{Unique, Word};
 
 impl<R: BufRead> HistoryReader<R> {
     pub(super) fn header(&self, mut map: Map<String, Value>) -> Result<RunConfig, HistoryError> {
-        const FIELDS: [&str; 5] = ["format", "version", "time_unit", "emits", "config"];
+        // `expect` is taken out before (`mod.rs`): what `verify` checks, not configuration.
+        const FIELDS: [&str; 6] = [
+            "format",
+            "version",
+            "time_unit",
+            "emits",
+            "config",
+            "expect",
+        ];
         let shape = format!(
             "the first line is the header {{\"format\":\"{FORMAT}\",\"version\":{VERSION},\"time_unit\":\"ms\"|\"us\",\"emits\":[...],\"config\":{{...}}}}"
         );

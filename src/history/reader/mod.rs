@@ -132,6 +132,8 @@ pub struct HistoryReader<R> {
     held: std::collections::BTreeMap<(SimTime, u64), (String, Map<String, Value>)>,
     max_at: SimTime,
     end_read: bool,
+    /// The header's `expect` object, as written.
+    expect: Option<Map<String, Value>>,
 }
 
 impl<R> HistoryReader<R> {
@@ -175,10 +177,17 @@ impl<R: BufRead> HistoryReader<R> {
             held: std::collections::BTreeMap::new(),
             max_at: 0,
             end_read: false,
+            expect: None,
         }
     }
 
     /// The names (tenants, documents, operations) the history used so far.
+    /// The header's `expect` object (what the recorder says the history shows, in a scenario's
+    /// `[expect]` keys), as written; `verify` reads it with `scenario::parse_expectations_json`.
+    pub fn header_expect(&self) -> Option<&Map<String, Value>> {
+        self.expect.as_ref()
+    }
+
     pub fn names(&self) -> &KeyNames {
         &self.names
     }
@@ -363,8 +372,23 @@ impl<R: BufRead> HistoryReader<R> {
             }
             return Ok(None);
         }
-        let map = self.parse_object()?;
+        let mut map = self.parse_object()?;
         if self.config.is_none() {
+            // What the recorder expects the history to show: `verify`'s business, not the
+            // checker's, so kept aside as written (`Reader::header_expect`).
+            match map.remove("expect") {
+                None => {}
+                Some(Value::Object(e)) => self.expect = Some(e),
+                Some(other) => {
+                    return Err(self.error(
+                        Some("expect"),
+                        format!(
+                            "{}: an object with the keys of a scenario's [expect] block (`violations`, `sometimes`, the counters)",
+                            shown(&other)
+                        ),
+                    ))
+                }
+            }
             let config = self.header(map)?;
             self.workers = IdMap::new(0, config.workers.unwrap_or(0) as u64);
             self.config = Some(config.clone());

@@ -58,11 +58,13 @@ const VERIFY_HELP: &str = "Example:
 
 EXPECT (--expect) holds a scenario's [expect] keys at its top level, for example
   violations = [\"single_result_per_key\"]
+Without --expect, the history header's \"expect\" object (the same keys, as JSON) is used
+when there is one.
 
 Exit codes:
-  0 every invariant holds on the recorded history (with --expect: it shows what EXPECT says)
+  0 every invariant holds on the recorded history (with expectations: it shows what they say)
   1 an invariant is violated (the first violation and its evidence are printed), or with
-    --expect an expectation is not met
+    expectations one is not met
   2 bad input: not a history file or an expectations file (named with its line and field), or
     out of its limits";
 

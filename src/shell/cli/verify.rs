@@ -6,7 +6,8 @@
 //! (`summary.json`, the history copied to `history.jsonl`, the CSVs, all in ms whatever the
 //! history's unit; written whole or not at all, never over a directory durasim did not write);
 //! the counts and the `sometimes` properties reached; `--expect FILE` (a scenario's `[expect]`
-//! keys, read by `scenario::parse_expectations`, checked by `run::check_judged`).
+//! keys, read by `scenario::parse_expectations`, checked by `run::check_judged`), else the
+//! history header's `expect` object (the same keys, `scenario::parse_expectations_json`).
 //! Does not: judge anything itself (`check`), or parse a line (`history::reader`).
 
 use super::print::{print_counts, print_expect, print_sometimes, print_verdicts_spelled};
@@ -16,7 +17,7 @@ use crate::history::{Observer, TraceHash};
 use crate::observe::metrics::Metrics;
 use crate::run::verify::Judged;
 use crate::run::{check_judged, RunReport};
-use crate::scenario::{parse_expectations, Expectations, Positions};
+use crate::scenario::{parse_expectations, parse_expectations_json, Expectations, Positions};
 use crate::shell::report::history_ms::in_ms;
 use crate::shell::report::output_dir::{Kind, OutputDir};
 use crate::shell::report::run_dir::{attempt_rows, write_verify_outputs};
@@ -49,10 +50,19 @@ pub fn cmd_verify(
     };
     let started = std::time::Instant::now();
     let judged = crate::run::verify::judge(&mut reader).map_err(|e| bad(e.to_string()))?;
+    // `--expect FILE` wins over the header's `expect`.
+    let expectations = match expectations {
+        Some(e) => Some(e),
+        None => reader
+            .header_expect()
+            .map(|m| header_expectations(path, m))
+            .transpose()?,
+    };
     let written = match staged {
         Some(o) => {
             let wall_s = started.elapsed().as_secs_f64();
-            write_out(&o, path, &judged, &reader, &mut open()?, wall_s)?;
+            let e = expectations.as_ref();
+            write_out(&o, path, &judged, &reader, &mut open()?, wall_s, e)?;
             Some(o.commit().map_err(output_error)?)
         }
         None => None,
@@ -74,6 +84,7 @@ fn write_out(
     reader: &Reader,
     again: &mut Reader,
     wall_s: f64,
+    expectations: Option<&Expectations>,
 ) -> anyhow::Result<()> {
     let per_ms = if judged.config.time_unit == TimeUnit::Us {
         1000
@@ -108,9 +119,12 @@ fn write_out(
         history_written: None,
     };
     let file = path.display().to_string();
-    // A history has no `[expect]`: every invariant must hold, as `verify`'s exit status says
-    // (`expectationsMet`, the report's PASS/FAIL, follows it).
-    let unmet = crate::run::check_expectations(&Default::default(), &report);
+    // `expectationsMet` (the report's PASS/FAIL) says what `verify`'s exit status says: the
+    // expectations met (`--expect` or the header's), else every invariant held.
+    let unmet = match expectations {
+        Some(e) => check_judged(e, &judged.check, &judged.metrics, judged.trace_hash),
+        None => crate::run::check_expectations(&Default::default(), &report),
+    };
     let mut summary = summarize(
         &report,
         &unmet,
@@ -207,22 +221,41 @@ fn read_expectations(path: &Path) -> anyhow::Result<Expectations> {
     .map_err(|e| bad(e.to_string()))?;
     let file = path.display().to_string();
     let e = parse_expectations(&file, &text).map_err(|e| bad(e.to_string()))?;
-    let refused = if e.replay.is_some() {
+    if let Some(field) = never_rerun(&e) {
+        let line = Positions::new(&text)
+            .line(field)
+            .map(|l| format!(":{l}"))
+            .unwrap_or_default();
+        return Err(bad(format!("{file}{line}: field `{field}`: {JUDGED_ONCE}")));
+    }
+    Ok(e)
+}
+
+/// The history header's `expect` object, validated as `--expect FILE` is (line 1, `expect.<key>`).
+fn header_expectations(
+    path: &Path,
+    map: &serde_json::Map<String, serde_json::Value>,
+) -> anyhow::Result<Expectations> {
+    let file = path.display().to_string();
+    let e = parse_expectations_json(&file, map).map_err(|e| bad(e.to_string()))?;
+    if let Some(field) = never_rerun(&e) {
+        return Err(bad(format!(
+            "{file}:1: field `expect.{field}`: {JUDGED_ONCE}"
+        )));
+    }
+    Ok(e)
+}
+
+const JUDGED_ONCE: &str = "a recorded history is judged once, never re-run or swept; allowed: \
+                           the counters' keys, violations, sometimes, trace_hash";
+
+/// The expectation a recorded history cannot be held to, if any.
+fn never_rerun(e: &Expectations) -> Option<&'static str> {
+    if e.replay.is_some() {
         Some("replay")
     } else if !e.sweep_sometimes.is_empty() {
         Some("sweep_sometimes")
     } else {
         None
-    };
-    if let Some(field) = refused {
-        let line = Positions::new(&text)
-            .line(field)
-            .map(|l| format!(":{l}"))
-            .unwrap_or_default();
-        return Err(bad(format!(
-            "{file}{line}: field `{field}`: a recorded history is judged once, never re-run or \
-             swept; allowed: the counters' keys, violations, sometimes, trace_hash"
-        )));
     }
-    Ok(e)
 }
