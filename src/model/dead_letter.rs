@@ -99,6 +99,8 @@ pub enum ReprocessRefusal {
     NoSuchJob,
     /// The new version's key is already taken (the reprocess would not be a new job).
     VersionExists,
+    /// The key is at the last version a key may have (`vocab::key::MAX_VERSION`): no next one.
+    VersionExhausted,
 }
 
 impl ReprocessRefusal {
@@ -112,6 +114,7 @@ impl ReprocessRefusal {
             ReprocessRefusal::CancelledIsTerminal => "cancelled_is_terminal",
             ReprocessRefusal::NoSuchJob => "no_such_job",
             ReprocessRefusal::VersionExists => "version_exists",
+            ReprocessRefusal::VersionExhausted => "version_exhausted",
         }
     }
 }
@@ -345,8 +348,12 @@ impl DeadLetterQueue {
             Err(ReprocessRefusal::Evicted) => Probe::DlqRefusedEvicted,
             Err(ReprocessRefusal::RateLimited) => Probe::DlqRefusedRateLimited,
             Err(ReprocessRefusal::CancelledIsTerminal) => Probe::DlqRefusedCancelled,
-            // The kernel refuses these two itself (`sim/operator.rs`).
-            Err(ReprocessRefusal::NoSuchJob | ReprocessRefusal::VersionExists) => {
+            // The kernel refuses these itself (`sim/operator.rs`).
+            Err(
+                ReprocessRefusal::NoSuchJob
+                | ReprocessRefusal::VersionExists
+                | ReprocessRefusal::VersionExhausted,
+            ) => {
                 unreachable!("the DLQ never answers {verdict:?}")
             }
         });

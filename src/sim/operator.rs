@@ -13,6 +13,7 @@ use crate::model::dead_letter::ReprocessRefusal;
 use crate::model::queue::JobState;
 use crate::model::semantics::QueueSemantics;
 use crate::scenario::OperatorTarget;
+use crate::vocab::key::MAX_VERSION;
 use crate::vocab::payload::Payload;
 use crate::vocab::probes::Probe;
 
@@ -71,6 +72,11 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         // Same tenant, document and content at the DLQ's reprocess version: a new job; the dead
         // one stays dead.
         let version = self.queue.dead_letters().reprocess_version(o.key.version);
+        if version > MAX_VERSION {
+            let refusal = ReprocessRefusal::VersionExhausted;
+            self.refuse_reprocess(Some(old), Some(operator), refusal);
+            return;
+        }
         let origin = Origin::Reprocess { of: old };
         match self.enqueue(o.tenant, payload, version, invalid, origin) {
             Some(new) => {

@@ -48,7 +48,7 @@ pub const REJECTIONS: [&str; 9] = [
 /// The roles a `log` record names (a program's, docs/worker-protocol.md).
 pub const ROLES: [&str; 3] = ["worker", "relay", "consumer"];
 
-pub const REFUSALS: [&str; 8] = [
+pub const REFUSALS: [&str; 9] = [
     "missing_operator",
     "not_dead_lettered",
     "already_reprocessed",
@@ -57,6 +57,7 @@ pub const REFUSALS: [&str; 8] = [
     "cancelled_is_terminal",
     "no_such_job",
     "version_exists",
+    "version_exhausted",
 ];
 
 /// The only reasons a redacted DLQ may hold.

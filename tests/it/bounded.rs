@@ -4,7 +4,7 @@
 //! `DURASIM_TEST_BIN=/path/to/durasim cargo test --test it bounded::` runs the tests that go
 //! through the binary against another build (an older one, to see each case fail there).
 
-use crate::support::{durasim_within, lone_durasim, temp_dir, text, write};
+use crate::support::{durasim, durasim_within, lone_durasim, temp_dir, text, write};
 
 /// Case 7: `durasim conform --help` exited 2 when the companion program was missing; its help
 /// never needs it.
@@ -458,4 +458,30 @@ fn a_junit_report_inside_the_output_directory_is_part_of_its_manifest() {
         assert!(!dir.join("e").exists(), "the sweep ran before the refusal");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A reprocess of a key at the last version a key may have (65535) has no next version: it is
+/// refused as `version_exhausted` (the run goes on, every invariant holds, `verify` of the
+/// history agrees), never a panic.
+#[test]
+fn a_reprocess_past_the_last_key_version_is_refused_not_a_crash() {
+    let dir = temp_dir!("last-version");
+    let file = write(
+        &dir,
+        "last.toml",
+        "name = \"last-version\"\ndescription = \"x\"\n\
+         [arrivals]\njobs = 0\n\
+         [[enqueue]]\nat_ms = 0\ntenant = \"acme\"\ndocument = \"doc-1\"\nversion = 65534\n\
+         [faults]\npermanent_error = 1.0\n\
+         [[operator]]\nat_ms = 5000\naction = \"reprocess_dlq\"\noperator = \"ana\"\njob = 0\n\
+         follow = true\nrepeat = 1\nevery_ms = 5000\n",
+    );
+    let out = dir.join("out");
+    let o = durasim(&["run", &file, "--trace", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let trace = std::fs::read_to_string(out.join("trace.jsonl")).unwrap();
+    assert!(trace.contains(r#""key":"acme:doc-1:v65535""#), "{trace}");
+    assert!(trace.contains(r#""reason":"version_exhausted""#), "{trace}");
+    let v = durasim(&["verify", out.join("trace.jsonl").to_str().unwrap()]);
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v));
 }

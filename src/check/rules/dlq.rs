@@ -17,7 +17,7 @@ use crate::check::facts::{DlqEntry, JobTrack, Terminal};
 use crate::check::invariant::{Invariant, Kind};
 use crate::history::Event;
 use crate::vocab::codes::DLQ_REASONS;
-use crate::vocab::key::IdempotencyKey;
+use crate::vocab::key::{IdempotencyKey, MAX_VERSION};
 use std::collections::VecDeque;
 
 pub(in crate::check) const REDACTED_DLQ: Spec = Spec {
@@ -335,6 +335,7 @@ impl Dlq {
                 };
                 c.key_track(&next, None).enqueued
             }
+            "version_exhausted" => t.key.version >= MAX_VERSION,
             // `no_such_job` with a job the history enqueued.
             _ => false,
         };

@@ -111,8 +111,10 @@ fn a_refusal_must_be_true_of_the_history() {
     h.push((10, refused("version_exists")));
     h.push((11, refused("not_dead_lettered")));
     h.push((12, refused("evicted")));
+    // Version 1 is far from the last version a key may have.
+    h.push((13, refused("version_exhausted")));
     let r = judge(h);
-    assert_eq!(r.verdict(Invariant::ReprocessJustified).count, 3);
+    assert_eq!(r.verdict(Invariant::ReprocessJustified).count, 4);
     assert!(first_message(&r, Invariant::ReprocessJustified).contains("no job under version 2"));
     let mut h = vec![(0, enqueued())];
     h.push((1001, cancelled(0)));

@@ -197,6 +197,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     };
                     f.key(&next).is_some_and(|k| k.enqueued)
                 }
+                "version_exhausted" => j.key.version == 0xFFFF,
                 _ => false,
             };
             if !true_reason {
