@@ -377,12 +377,12 @@ impl QueueSemantics for ProfiledQueue {
             }
         };
         if delay == 0 {
-            self.chapter.queue.reopen(job, Reopen::Ready, true);
+            self.chapter.queue.reopen(now, job, Reopen::Ready, true);
             Rescued::Ready
         } else {
             // Held until the delay is over: neither leasable nor counted in the depth meanwhile.
             self.probes.hit(Probe::RescueHeld);
-            self.chapter.queue.reopen(job, Reopen::Hold, true);
+            self.chapter.queue.reopen(now, job, Reopen::Hold, true);
             Rescued::HeldUntil(now + delay)
         }
     }
@@ -431,7 +431,7 @@ impl QueueSemantics for ProfiledQueue {
         self.guard(now, WriteOp::Retry, w)?;
         self.chapter
             .queue
-            .reopen(w.job, Reopen::At(visible_at), false);
+            .reopen(now, w.job, Reopen::At(visible_at), false);
         Ok(())
     }
 

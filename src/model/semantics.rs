@@ -338,8 +338,8 @@ impl QueueSemantics for ChapterQueue {
     }
     /// The chapter's rescue: the job is ready at once (its check never asks for one: an
     /// expired lease is taken back by `check_lease` itself).
-    fn rescue(&mut self, _now: SimTime, job: JobId, _fence: Fence, _jitter_draw: f64) -> Rescued {
-        self.queue.reopen(job, Reopen::Ready, true);
+    fn rescue(&mut self, now: SimTime, job: JobId, _fence: Fence, _jitter_draw: f64) -> Rescued {
+        self.queue.reopen(now, job, Reopen::Ready, true);
         Rescued::Ready
     }
     fn release_rescued(&mut self, job: JobId, fence: Fence) -> bool {

@@ -122,10 +122,13 @@ fn reopen_revives_a_finished_job_and_counts_it_once() {
     q.ack(10, a, fa).unwrap();
     q.ack(10, b, fb).unwrap();
     assert!(q.all_terminal());
-    assert!(q.reopen(a, Reopen::Ready, true), "it was finished");
+    assert!(q.reopen(10, a, Reopen::Ready, true), "it was finished");
     assert!(!q.all_terminal());
     assert_eq!(q.depth(), 1);
-    assert!(!q.reopen(a, Reopen::Ready, true), "ready is not finished");
+    assert!(
+        !q.reopen(10, a, Reopen::Ready, true),
+        "ready is not finished"
+    );
     assert_eq!(q.depth(), 1, "a job is counted ready once");
     assert!(matches!(
         q.lease_next(20),
@@ -151,7 +154,7 @@ fn a_revived_job_that_finishes_again_leaves_every_job_finished() {
     let (b, fb) = leased(&mut q, 0);
     q.ack(10, a, fa).unwrap();
     q.ack(10, b, fb).unwrap();
-    assert!(q.reopen(a, Reopen::Ready, false));
+    assert!(q.reopen(10, a, Reopen::Ready, false));
     assert!(!q.all_terminal());
     let (again, fence) = leased(&mut q, 20);
     assert_eq!(again, a);
@@ -166,7 +169,7 @@ fn a_held_job_waits_for_release_and_a_timed_one_for_its_time() {
     let mut q = two_jobs();
     let (a, _) = leased(&mut q, 0);
     let (b, _) = leased(&mut q, 0);
-    assert!(!q.reopen(a, Reopen::Hold, true));
+    assert!(!q.reopen(10, a, Reopen::Hold, true));
     assert_eq!(q.job(a).state, JobState::Waiting);
     assert_eq!(q.lease_next(10), LeaseOutcome::Empty, "held");
     assert!(q.release(a));
@@ -180,7 +183,7 @@ fn a_held_job_waits_for_release_and_a_timed_one_for_its_time() {
             ..
         }
     ));
-    assert!(!q.reopen(b, Reopen::At(500), false));
+    assert!(!q.reopen(10, b, Reopen::At(500), false));
     assert_eq!(q.job(b).visible_at, 500);
     assert!(!q.make_visible(499, b, 500));
     assert!(q.make_visible(500, b, 500));
@@ -237,5 +240,23 @@ fn a_compact_queue_never_reopens_a_finished_job() {
     let mut q = two_jobs();
     let (a, fa) = leased(&mut q, 0);
     q.ack(10, a, fa).unwrap();
-    q.reopen(a, Reopen::Ready, false);
+    q.reopen(10, a, Reopen::Ready, false);
+}
+
+/// A holder's retry puts the job off until 500; a sweeper's rescue written by id lands at 100
+/// (River's rescuer, whatever the job became): the job is ready at once, visible at 100, and
+/// leased then, never "before it is visible" (swarm seed 5068 with `permanent_error_retried`
+/// tripped that assertion). A hold's release later puts it first in line, visible at the rescue.
+#[test]
+fn a_rescue_by_id_over_a_retry_makes_the_job_visible_now() {
+    let mut q = two_jobs_reopenable();
+    let (a, _) = leased(&mut q, 0);
+    let (b, _) = leased(&mut q, 0);
+    q.reopen(50, a, Reopen::At(500), false);
+    q.reopen(100, a, Reopen::Ready, true);
+    assert_eq!(leased(&mut q, 100).0, a);
+    q.reopen(150, b, Reopen::At(900), false);
+    q.reopen(200, b, Reopen::Hold, true);
+    assert!(q.release(b));
+    assert_eq!(leased(&mut q, 300).0, b);
 }
