@@ -184,8 +184,11 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
     let harness = Harness::new(&spec, &spec_path, store)?;
     let run = harness.run(requests, args.time_limit_s * 1000);
     let _ = std::fs::remove_dir_all(&workdir);
-    let (mut store, facts) = run?;
+    let (mut store, mut facts) = run?;
     let rows = store.history()?;
+    if args.kill_mode == KillMode::Random {
+        facts.kills_landed = crate::kills::landed(&rows);
+    }
     drop(store);
     drop(pg);
     // pgmq's visibility timeouts are whole seconds: the lease and the retry delays the

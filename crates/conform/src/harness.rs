@@ -72,6 +72,9 @@ pub struct RunFacts {
     pub kill_rates: Option<KillRates>,
     /// `--kills random`: every kill, in order.
     pub random_kills: Vec<RandomKill>,
+    /// `--kills random`: where the worker kills landed, by the last step the store recorded
+    /// for the attempt (`kills::landed`, filled from the history after the run).
+    pub kills_landed: BTreeMap<String, u64>,
 }
 
 /// One kill of `--kills random`, as the harness knows it.

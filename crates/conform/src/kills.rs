@@ -130,6 +130,38 @@ impl Doing {
     }
 }
 
+/// Where the random kills of workers landed, by the last step the store recorded for the
+/// attempt the harness tied the crash to (`leased`, `extract_started`, `extract_done`,
+/// `result_committed`, `acked`, ...; `no_job_reported` for a crash tied to no job). A kill during
+/// a COMMIT shows as the step before it when the transaction rolled back, as its own step when it
+/// committed: the store, not the harness, knows which. `rows` is the store's history in order.
+pub fn landed(rows: &[(i64, String)]) -> std::collections::BTreeMap<String, u64> {
+    use std::collections::BTreeMap;
+    let mut last: BTreeMap<(u64, u64), String> = BTreeMap::new();
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    for (_, body) in rows {
+        let Ok(r) = serde_json::from_str::<serde_json::Value>(body) else {
+            continue;
+        };
+        let kind = r["type"].as_str().unwrap_or("");
+        let (worker, job) = (r["worker"].as_u64(), r["job"].as_u64());
+        match (kind, worker, job) {
+            ("worker_crashed", Some(w), Some(j)) => {
+                let step = last.get(&(w, j)).map_or("nothing", String::as_str);
+                *out.entry(step.to_string()).or_default() += 1;
+            }
+            ("worker_crashed", Some(_), None) => {
+                *out.entry("no_job_reported".into()).or_default() += 1
+            }
+            (_, Some(w), Some(j)) => {
+                last.insert((w, j), kind.to_string());
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +192,31 @@ mod tests {
         assert!(refusal(&scenario(""), &flag, true)
             .unwrap()
             .contains("--kill "));
+    }
+
+    #[test]
+    fn a_kill_lands_after_the_last_step_the_store_recorded_for_its_worker_and_job() {
+        let rows: Vec<(i64, String)> = [
+            r#"{"type":"leased","job":1,"worker":0,"fence":1}"#,
+            r#"{"type":"extract_done","job":1,"worker":0,"fence":1}"#,
+            r#"{"type":"leased","job":2,"worker":1,"fence":2}"#,
+            r#"{"type":"result_committed","job":1,"worker":0,"key":"k"}"#,
+            r#"{"type":"worker_crashed","worker":0,"job":1,"fence":1}"#,
+            r#"{"type":"worker_crashed","worker":1,"job":2,"fence":2}"#,
+            r#"{"type":"worker_crashed","worker":1}"#,
+        ]
+        .iter()
+        .map(|b| (0, b.to_string()))
+        .collect();
+        let got: Vec<(String, u64)> = landed(&rows).into_iter().collect();
+        assert_eq!(
+            got,
+            [
+                ("leased".to_string(), 1),
+                ("no_job_reported".to_string(), 1),
+                ("result_committed".to_string(), 1)
+            ]
+        );
     }
 
     #[test]

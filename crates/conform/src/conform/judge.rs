@@ -276,6 +276,17 @@ fn print_store(kind: Kind, facts: &RunFacts, jobs_per_s: f64) {
         facts.stalls,
         jobs_per_s
     );
+    if !facts.kills_landed.is_empty() {
+        let landed: Vec<String> = facts
+            .kills_landed
+            .iter()
+            .map(|(step, n)| format!("{step} {n}"))
+            .collect();
+        println!(
+            "  kills      by the last step the store recorded of the killed attempt: {}",
+            landed.join(", ")
+        );
+    }
 }
 
 /// One line of the model-against-reality comparison.

@@ -234,3 +234,43 @@ fn postgres_random_kills_keep_the_history_true_and_the_pipeline_passes() {
     assert!(rates["workerMeanMs"].as_f64().unwrap() > 0.0, "{rates}");
     drop(server);
 }
+
+/// Every example of `durasim-conform --help` runs (exit 0 or 1, never 2: one named a scenario
+/// conform refuses once), each with a fresh SQLite file and output directory; the PostgreSQL and
+/// pgmq ones on throwaway servers of their own, as the examples say.
+#[test]
+#[ignore = "needs PostgreSQL: .ci/run installs it and runs the ignored tests"]
+fn every_help_example_runs() {
+    assert!(
+        durasim_conform::server::find_bin().is_some(),
+        "no PostgreSQL found: the help's PostgreSQL examples cannot run, and this test fails"
+    );
+    let o = Command::new(BIN).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout).into_owned();
+    let examples: Vec<&str> = help
+        .split("Examples:\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take_while(|l| l.starts_with("  durasim conform "))
+        .collect();
+    assert!(examples.len() >= 4, "{help}");
+    assert!(
+        examples.iter().any(|e| e.contains("--kills random")),
+        "{help}"
+    );
+    let t = TempDir::new("help-examples");
+    for (i, e) in examples.iter().enumerate() {
+        let args: Vec<String> = e
+            .split_whitespace()
+            .skip(2)
+            .map(|a| match a.strip_prefix("sqlite:") {
+                Some(_) => format!("sqlite:{}", t.path(&format!("{i}.db")).display()),
+                None => a.to_string(),
+            })
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = conform(&args, &t.path(&format!("out{i}")));
+        assert!(run.code == 0 || run.code == 1, "{e}: {}", run.stdout);
+    }
+}
