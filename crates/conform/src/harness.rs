@@ -159,9 +159,14 @@ impl<'a> Harness<'a> {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if line.starts_with("KILL ") {
-                    // At once, from this thread: the child may hold a lock (SQLite's write lock
+                if role == Role::Worker && line.starts_with("KILL ") {
+                    // A worker at once, from this thread: it may hold a lock (SQLite's write lock
                     // between INSERT and COMMIT) that the harness's own next write would wait on.
+                    // Not a relay: its crash must be recorded while it still blocks holding its
+                    // claim (`on_line`); killed here, its rows unlocked, another relay could send
+                    // and mark them before the record, which would then be false (it was, once:
+                    // `recorded_values_match` on PostgreSQL, "the relay crashed with 1 rows sent
+                    // and unmarked, but the outbox had 0 unmarked").
                     // SAFETY: our child, not yet reaped (the main loop reaps it after this
                     // message), so the pid is still its own.
                     unsafe {
