@@ -42,6 +42,8 @@ struct Proc {
     /// Killed at random and reaped; its last lines are still being read (what it was doing is
     /// known at their end). `Stopped` when it was killed in a stall.
     killed: Option<Doing>,
+    /// When the harness sent that SIGKILL (ms since the run's start).
+    killed_at_ms: u64,
 }
 
 /// A line from a child, tagged with who sent it.
@@ -211,6 +213,7 @@ impl<'a> Harness<'a> {
                 stopped_until: None,
                 kill_at,
                 killed: None,
+                killed_at_ms: 0,
             },
         );
         Ok(())
@@ -334,10 +337,12 @@ impl<'a> Harness<'a> {
     /// recorded when the process's last lines have been read (`killed_at_random`).
     fn kill_at_random(&mut self, role: Role, slot: u32) -> Result<()> {
         let stopped = self.procs[&(role, slot)].stopped_until.is_some();
+        let now_ms = us_to_ms(self.now_us());
         self.kill(role, slot)?;
         let p = self.procs.get_mut(&(role, slot)).expect("live");
         p.kill_at = None;
         p.stopped_until = None;
+        p.killed_at_ms = now_ms;
         p.killed = Some(if stopped {
             Doing::Stopped
         } else {
@@ -353,7 +358,7 @@ impl<'a> Harness<'a> {
     /// land; the store's own record of it says so, with its time).
     fn killed_at_random(&mut self, role: Role, slot: u32) -> Result<()> {
         let p = self.procs.remove(&(role, slot)).expect("live");
-        let at_ms = us_to_ms(self.now_us());
+        let at_ms = p.killed_at_ms;
         let restart = match role {
             Role::Worker => {
                 let doing = match (p.busy, p.killed) {
