@@ -318,7 +318,7 @@ pub enum Event {
         visible_at: Option<SimTime>,
     },
     /// A worker process died holding no job the recorder knows of (version 2's `worker_crashed`
-    /// without `job`).
+    /// without `job`; version 1 too since `durasim conform --kills random`).
     #[serde(rename = "worker_crashed")]
     WorkerLost {
         worker: WorkerId,
@@ -330,7 +330,7 @@ pub enum Event {
         events: Box<[EventId]>,
     },
     /// The relay died after sending, before marking, its unmarked rows not recorded (version
-    /// 2's `relay_crashed` without `unmarked`).
+    /// 2's `relay_crashed` without `unmarked`; version 1 too since `durasim conform --kills random`).
     #[serde(rename = "relay_crashed")]
     RelayLost {},
     /// A held fault struck (`vocab::faults::HELD`): `stall_began`, `pause_began`, ..., each

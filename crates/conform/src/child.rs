@@ -5,9 +5,12 @@
 //! relay's claim → publish → mark loop, each against its own connection, and the handshake with
 //! the harness: a line on stdout announces a kill point or a stall, and the process then blocks
 //! on stdin, so the harness's SIGKILL (or SIGSTOP) lands exactly there, never a little later.
+//! Under `--kills random` no kill point is announced (the harness kills from outside, at moments
+//! of its own); the BUSY / DONE / IDLE lines still tell it which job a worker holds.
 //! Does not: record crashes (the harness does, it is the one that kills) or decide fates (the
 //! plan does).
 
+use crate::kills::KillMode;
 use crate::plan::{self, KillPoint, RELAY_KILL_POINT};
 use crate::spec::Spec;
 use crate::store::{Committed, Lease, OutboxRow, Store};
@@ -77,6 +80,10 @@ pub fn worker(spec: &Spec, slot: u32) -> Result<()> {
             }
         }
         plan::force(&mut fate, lease.job, lease.attempt, &forced);
+        if spec.kill_mode == KillMode::Random {
+            // The harness kills from outside, at moments of its own: no announced point.
+            fate.kill = None;
+        }
         if let Some(outage) = scenario.faults.outage {
             durasim::sim::faults::apply_outage(&outage, leased_ms, &mut fate.plan);
         }
@@ -238,9 +245,10 @@ pub fn relay(spec: &Spec, slot: u32, generation: u32) -> Result<()> {
             consumer.deliver(r, false, plan::review_ms(&scenario, spec.seed, r.event))?;
         }
         let now_ms = (crate::db::mono_us() - spec.t0_us).max(0) as u64 / 1000;
-        let mut kill = plan::relay_killed(&scenario, spec.seed, slot, generation, batch);
+        let random = spec.kill_mode == KillMode::Random;
+        let mut kill = !random && plan::relay_killed(&scenario, spec.seed, slot, generation, batch);
         for &i in &relay_scripts {
-            if !kill && now_ms >= scenario.script[i].at_ms && consumer.claim_script(i)? {
+            if !kill && !random && now_ms >= scenario.script[i].at_ms && consumer.claim_script(i)? {
                 kill = true;
             }
         }

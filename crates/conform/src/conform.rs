@@ -16,6 +16,7 @@ pub use args::{unsupported, unsupported_profile, ConformArgs, StoreArg, REAL_BUG
 pub use judge::figures;
 
 use crate::harness::Harness;
+use crate::kills::KillMode;
 use crate::plan;
 use crate::spec::Spec;
 use crate::store::Kind;
@@ -102,6 +103,23 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
     for k in &args.kills {
         plan::ForcedKill::parse(k).map_err(bad)?;
     }
+    match (args.kill_mode, args.kill_mean_ms) {
+        (KillMode::Cooperative, Some(_)) => {
+            return Err(bad("--kill-mean-ms: only with --kills random (the cooperative mode kills at the scenario's seeded points)"));
+        }
+        (_, Some(0)) => {
+            return Err(bad(
+                "--kill-mean-ms 0: the mean time between kills is at least 1 ms",
+            ))
+        }
+        (KillMode::Random, mean) => {
+            let rates = crate::kills::rates(&scenario, mean);
+            if let Some(why) = crate::kills::refusal(&scenario, &rates, !args.kills.is_empty()) {
+                return Err(bad(format!("{}: {why}", args.scenario.display())));
+            }
+        }
+        (KillMode::Cooperative, None) => {}
+    }
     if let Some(j) = args.jobs {
         if j > 20_000 {
             return Err(bad(format!(
@@ -151,6 +169,8 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
         bugs,
         kills: args.kills.clone(),
         lease_ms,
+        kill_mode: args.kill_mode,
+        kill_mean_ms: args.kill_mean_ms,
     };
     let mut store = spec.open(&scenario)?;
     prepare(&mut store, kind)?;
@@ -164,8 +184,11 @@ pub fn conform(args: &ConformArgs) -> Result<Outcome> {
     let harness = Harness::new(&spec, &spec_path, store)?;
     let run = harness.run(requests, args.time_limit_s * 1000);
     let _ = std::fs::remove_dir_all(&workdir);
-    let (mut store, facts) = run?;
+    let (mut store, mut facts) = run?;
     let rows = store.history()?;
+    if args.kill_mode == KillMode::Random {
+        facts.kills_landed = crate::kills::landed(&rows);
+    }
     drop(store);
     drop(pg);
     // pgmq's visibility timeouts are whole seconds: the lease and the retry delays the

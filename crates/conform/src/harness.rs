@@ -3,11 +3,14 @@
 //! Owns: spawning the worker and relay processes, the producer (enqueues at their planned
 //! times), operator actions, the review clock, the kill handshake (a child announces its kill
 //! point and blocks; the harness records the crash, sends SIGKILL to that pid, reaps it and
-//! respawns it after `restart_ms`), stalls (SIGSTOP for the stall, then SIGCONT), and deciding
-//! when the run has settled.
+//! respawns it after `restart_ms`), or under `--kills random` a SIGKILL at a seeded moment with
+//! no handshake (the crash recorded once the process's last lines are read: the job it last
+//! reported holding, never a point), stalls (SIGSTOP for the stall, then SIGCONT), operator
+//! actions and their targets, and deciding when the run has settled.
 //! Does not: touch any table except through `store`, or judge anything.
 
 use crate::db::mono_us;
+use crate::kills::{Doing, KillMode, KillRates};
 use crate::plan;
 use crate::spec::Spec;
 use crate::store::{Kind, Store};
@@ -34,6 +37,13 @@ struct Proc {
     generation: u32,
     busy: Option<(u32, u64)>,
     stopped_until: Option<i64>,
+    /// `--kills random`: when the harness kills it (µs since the run's start).
+    kill_at: Option<i64>,
+    /// Killed at random and reaped; its last lines are still being read (what it was doing is
+    /// known at their end). `Stopped` when it was killed in a stall.
+    killed: Option<Doing>,
+    /// When the harness sent that SIGKILL (ms since the run's start).
+    killed_at_ms: u64,
 }
 
 /// A line from a child, tagged with who sent it.
@@ -57,6 +67,31 @@ pub struct RunFacts {
     pub workers: u32,
     /// Keys whose result INSERT was in when the worker was killed before COMMIT.
     pub mid_commit_keys: Vec<String>,
+    /// `cooperative` or `random` (`--kills`); under `random`, `worker_kills` counts what the
+    /// worker was doing (`holding_a_job`, `stopped_in_a_stall`, `idle`), not a point.
+    pub kill_mode: &'static str,
+    /// `--kills random`: the mean time between kills of each worker and relay process (ms).
+    pub kill_rates: Option<KillRates>,
+    /// `--kills random`: every kill, in order.
+    pub random_kills: Vec<RandomKill>,
+    /// `--kills random`: where the worker kills landed, by the last step the store recorded
+    /// for the attempt (`kills::landed`, filled from the history after the run).
+    pub kills_landed: BTreeMap<String, u64>,
+}
+
+/// One kill of `--kills random`, as the harness knows it.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RandomKill {
+    /// ms since the run's start (the harness's clock, when it sent SIGKILL).
+    pub at_ms: u64,
+    pub role: &'static str,
+    pub slot: u32,
+    /// Workers: `holding_a_job`, `stopped_in_a_stall` or `idle`; relays: `unknown` (a relay
+    /// reports nothing of its batches).
+    pub doing: &'static str,
+    pub job: Option<u32>,
+    pub fence: Option<u64>,
 }
 
 pub struct Harness<'a> {
@@ -70,6 +105,8 @@ pub struct Harness<'a> {
     respawn: Vec<(i64, Role, u32)>,
     generations: BTreeMap<(Role, u32), u32>,
     facts: RunFacts,
+    /// `--kills random`'s rates; `None` in the cooperative mode.
+    rates: Option<KillRates>,
 }
 
 fn us_to_ms(us: i64) -> u64 {
@@ -79,8 +116,12 @@ fn us_to_ms(us: i64) -> u64 {
 impl<'a> Harness<'a> {
     pub fn new(spec: &'a Spec, spec_path: &'a Path, store: Store) -> Result<Harness<'a>> {
         let (tx, rx) = channel();
+        let scenario = spec.scenario()?;
+        let rates = (spec.kill_mode == KillMode::Random)
+            .then(|| crate::kills::rates(&scenario, spec.kill_mean_ms));
         Ok(Harness {
-            scenario: spec.scenario()?,
+            rates,
+            scenario,
             spec,
             spec_path,
             store,
@@ -120,9 +161,14 @@ impl<'a> Harness<'a> {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if line.starts_with("KILL ") {
-                    // At once, from this thread: the child may hold a lock (SQLite's write lock
+                if role == Role::Worker && line.starts_with("KILL ") {
+                    // A worker at once, from this thread: it may hold a lock (SQLite's write lock
                     // between INSERT and COMMIT) that the harness's own next write would wait on.
+                    // Not a relay: its crash must be recorded while it still blocks holding its
+                    // claim (`on_line`); killed here, its rows unlocked, another relay could send
+                    // and mark them before the record, which would then be false (it was, once:
+                    // `recorded_values_match` on PostgreSQL, "the relay crashed with 1 rows sent
+                    // and unmarked, but the outbox had 0 unmarked").
                     // SAFETY: our child, not yet reaped (the main loop reaps it after this
                     // message), so the pid is still its own.
                     unsafe {
@@ -148,6 +194,15 @@ impl<'a> Harness<'a> {
                 line: None,
             });
         });
+        let mean = self.rates.and_then(|r| match role {
+            Role::Worker => r.worker_mean_ms,
+            Role::Relay => r.relay_mean_ms,
+        });
+        let kill_at = mean.map(|m| {
+            let d =
+                crate::kills::delay_ms(self.spec.seed, role == Role::Relay, slot, generation, m);
+            self.now_us() + d as i64 * 1000
+        });
         self.procs.insert(
             (role, slot),
             Proc {
@@ -156,6 +211,9 @@ impl<'a> Harness<'a> {
                 generation,
                 busy: None,
                 stopped_until: None,
+                kill_at,
+                killed: None,
+                killed_at_ms: 0,
             },
         );
         Ok(())
@@ -188,6 +246,22 @@ impl<'a> Harness<'a> {
         };
         if p.generation != m.generation {
             return Ok(()); // a line from a process already killed
+        }
+        if p.killed.is_some() {
+            // Killed at random: its last lines say which job it held when it died.
+            match m
+                .line
+                .as_deref()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            {
+                None => return self.killed_at_random(m.role, m.slot),
+                Some(parts) => match parts.as_slice() {
+                    ["BUSY", job, fence] => p.busy = Some((job.parse()?, fence.parse()?)),
+                    ["IDLE"] | ["DONE", ..] => p.busy = None,
+                    _ => {} // a stall it announced: it is dead, nothing to stop
+                },
+            }
+            return Ok(());
         }
         let Some(line) = m.line else {
             if crate::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
@@ -259,9 +333,89 @@ impl<'a> Harness<'a> {
         Ok(())
     }
 
+    /// `--kills random`: SIGKILL at the drawn moment, with no handshake, and reap. The crash is
+    /// recorded when the process's last lines have been read (`killed_at_random`).
+    fn kill_at_random(&mut self, role: Role, slot: u32) -> Result<()> {
+        let stopped = self.procs[&(role, slot)].stopped_until.is_some();
+        let now_ms = us_to_ms(self.now_us());
+        self.kill(role, slot)?;
+        let p = self.procs.get_mut(&(role, slot)).expect("live");
+        p.kill_at = None;
+        p.stopped_until = None;
+        p.killed_at_ms = now_ms;
+        p.killed = Some(if stopped {
+            Doing::Stopped
+        } else {
+            Doing::HoldingAJob
+        });
+        Ok(())
+    }
+
+    /// The end of a randomly killed process's output: record the crash with what the harness
+    /// knows (a worker's last reported job and token, or none; never a point; a relay's unmarked
+    /// rows are unknown), and respawn it after its restart time. Written after the kill, so no
+    /// record the dead process could still write is contradicted (a COMMIT it sent may still
+    /// land; the store's own record of it says so, with its time).
+    fn killed_at_random(&mut self, role: Role, slot: u32) -> Result<()> {
+        let p = self.procs.remove(&(role, slot)).expect("live");
+        let at_ms = p.killed_at_ms;
+        let restart = match role {
+            Role::Worker => {
+                let doing = match (p.busy, p.killed) {
+                    (None, _) => Doing::Idle,
+                    (Some(_), Some(d)) => d,
+                    (Some(_), None) => unreachable!("only a killed process ends here"),
+                };
+                let body = match p.busy {
+                    Some((job, fence)) => {
+                        json!({"type": "worker_crashed", "worker": slot, "job": job, "fence": fence})
+                    }
+                    None => json!({"type": "worker_crashed", "worker": slot}),
+                };
+                self.store.note(body)?;
+                *self
+                    .facts
+                    .worker_kills
+                    .entry(doing.name().to_string())
+                    .or_default() += 1;
+                self.facts.random_kills.push(RandomKill {
+                    at_ms,
+                    role: "worker",
+                    slot,
+                    doing: doing.name(),
+                    job: p.busy.map(|b| b.0),
+                    fence: p.busy.map(|b| b.1),
+                });
+                self.scenario.workers.restart_ms
+            }
+            Role::Relay => {
+                self.store.note(json!({"type": "relay_crashed"}))?;
+                self.facts.relay_kills += 1;
+                self.facts.random_kills.push(RandomKill {
+                    at_ms,
+                    role: "relay",
+                    slot,
+                    doing: "unknown",
+                    job: None,
+                    fence: None,
+                });
+                self.scenario
+                    .relay
+                    .restart_ms
+                    .unwrap_or(self.scenario.relay.interval_ms)
+            }
+        };
+        let at = self.now_us() + restart as i64 * 1000;
+        self.respawn.push((at, role, slot));
+        Ok(())
+    }
+
     /// Kills and reaps every process the harness started.
     fn stop_all(&mut self) {
         for (_, p) in std::mem::take(&mut self.procs) {
+            if p.killed.is_some() {
+                continue; // killed at random and reaped already: its pid is no longer ours
+            }
             let mut child = p.child;
             // SAFETY: our unreaped child; a stopped one is killed too.
             unsafe {
@@ -273,6 +427,15 @@ impl<'a> Harness<'a> {
 
     fn tick_timers(&mut self) -> Result<()> {
         let now = self.now_us();
+        let doomed: Vec<(Role, u32)> = self
+            .procs
+            .iter()
+            .filter(|(_, p)| p.killed.is_none() && p.kill_at.is_some_and(|t| t <= now))
+            .map(|(k, _)| *k)
+            .collect();
+        for (role, slot) in doomed {
+            self.kill_at_random(role, slot)?;
+        }
         let due: Vec<(Role, u32)> = self
             .procs
             .iter()
@@ -319,6 +482,8 @@ impl<'a> Harness<'a> {
         };
         self.facts.workers = workers;
         self.facts.relays = relays;
+        self.facts.kill_mode = self.spec.kill_mode.name();
+        self.facts.kill_rates = self.rates;
         for w in 0..workers {
             self.spawn(Role::Worker, w, 0)?;
         }
@@ -348,13 +513,15 @@ impl<'a> Harness<'a> {
             }
             while next_operator < operators.len() && operators[next_operator].0 <= now_ms {
                 let o = &self.scenario.operator[operators[next_operator].1];
-                // An action with a `target` (picked from the simulator's own DLQ) has no fixed
-                // job to name to a real store: only actions on a fixed job run here.
-                if let Some(job) = o.job {
-                    let operator = o.operator.clone();
-                    self.store.reprocess(job, operator.as_deref(), &|t, d, v| {
+                // A fixed job, a reprocess chain's newest job or a target, read from the store
+                // when the action runs, as the simulator picks it.
+                let (job, target, follow) = (o.job, o.target, o.follow);
+                let operator = o.operator.clone();
+                match self.store.operator_pick(job, target, follow)? {
+                    Some(job) => self.store.reprocess(job, operator.as_deref(), &|t, d, v| {
                         plan::key(t, d, v, tenantless)
-                    })?;
+                    })?,
+                    None => self.store.refuse_unpicked(operator.as_deref())?,
                 }
                 next_operator += 1;
             }
@@ -376,7 +543,7 @@ impl<'a> Harness<'a> {
                 && self
                     .procs
                     .values()
-                    .all(|p| p.busy.is_none() && p.stopped_until.is_none());
+                    .all(|p| p.busy.is_none() && p.stopped_until.is_none() && p.killed.is_none());
             if quiet && self.store.settled()? {
                 break true;
             }

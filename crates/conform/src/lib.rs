@@ -3,7 +3,7 @@
 //!
 //! Layers: `plan` (what the seed decides), `store` + `schema` + `db` (the pipeline as
 //! transactions, each appending its history record), `child` (the worker and relay processes),
-//! `harness` (spawn, kill, stall, respawn, produce), `server` (a throwaway PostgreSQL),
+//! `harness` (spawn, kill, stall, respawn, produce), `kills` (the kill modes), `server` (a throwaway PostgreSQL),
 //! `export` (the store's history as a history file), `conform` (one run end to end: outputs,
 //! verdict, model against reality).
 //! Does not: change the simulator library; it only uses it.
@@ -13,6 +13,7 @@ pub mod conform;
 pub mod db;
 pub mod export;
 pub mod harness;
+pub mod kills;
 pub mod plan;
 pub mod schema;
 pub mod server;

@@ -1,11 +1,13 @@
 //! What every process of a run must know, written once by the harness as `spec.json` and read
 //! by each worker and relay it spawns; and how a process opens the store.
 //!
-//! Owns: the run's settings after the command line (store, seed, bug switches, forced kills,
+//! Owns: the run's settings after the command line (store, seed, bug switches, forced kills, the
+//! kill mode,
 //! the run's start on CLOCK_MONOTONIC) and the connection to the store.
 //! Does not: decide anything.
 
 use crate::db::Db;
+use crate::kills::KillMode;
 use crate::plan::ForcedKill;
 use crate::store::{Kind, Store, StoreConfig};
 use anyhow::{Context, Result};
@@ -28,6 +30,12 @@ pub struct Spec {
     pub kills: Vec<String>,
     /// The lease the store grants (pgmq's visibility timeout is whole seconds).
     pub lease_ms: u64,
+    /// Cooperative kills at announced points, or random ones from outside (`--kills`).
+    #[serde(default)]
+    pub kill_mode: KillMode,
+    /// The random mode's mean time between kills of each process (`--kill-mean-ms`).
+    #[serde(default)]
+    pub kill_mean_ms: Option<u64>,
 }
 
 impl Spec {

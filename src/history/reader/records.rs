@@ -353,24 +353,25 @@ impl<R: BufRead> HistoryReader<R> {
             },
             "worker_crashed" => {
                 let worker = g.worker("worker")?;
-                // Version 2: a kill of a worker holding nothing the recorder knows of names no
-                // job; one that names a job may leave out the point it was at.
-                let v2 = g.reader.stated().version >= 2;
+                // Both versions: a kill of a worker holding nothing the recorder knows of names
+                // no job; one that names a job may leave out the point it was at (a kill from
+                // outside the process, at no point the process announced: `durasim conform
+                // --kills random`). Version 1 took this relaxation later; every version 1 file
+                // it read before reads as it did (they all named `job`, `fence` and `point`).
                 match g.opt_job("job")? {
-                    None if v2 => {
+                    None => {
                         if let Some(f) = ["fence", "point"].into_iter().find(|f| g.present(f).is_some()) {
                             return Err(g.err(f, "only with `job`: a crash that names no job names no lease and no point".into()));
                         }
                         Event::WorkerLost { worker }
                     }
-                    None => return Err(g.err("job", "missing; a job id (version 2 may leave it out for an idle worker)".into())),
                     Some(job) => Event::WorkerCrashed {
                         worker,
                         job,
                         fence: g.write_fence("fence", job, worker)?,
-                        point: match (v2, g.present("point")) {
-                            (true, None) => "unknown",
-                            _ => g.code("point", &codes::CRASH_POINTS)?,
+                        point: match g.present("point") {
+                            None => "unknown",
+                            Some(_) => g.code("point", &codes::CRASH_POINTS)?,
                         },
                     },
                 }
@@ -446,10 +447,10 @@ impl<R: BufRead> HistoryReader<R> {
                 quiescent: g.bool("quiescent")?,
             },
             other => match crate::vocab::faults::Struck::by_record(other) {
-                // Version 2: a relay crash whose unmarked rows the recorder does not know.
+                // A relay crash whose unmarked rows the recorder does not know (both versions;
+                // version 1 since `durasim conform --kills random`).
                 Some(fault)
-                    if g.reader.stated().version >= 2
-                        && !fault.spec().site.takes_job()
+                    if !fault.spec().site.takes_job()
                         && g.present(fault.spec().field).is_none() =>
                 {
                     Event::RelayLost {}

@@ -185,3 +185,87 @@ fn jobs_and_ids_are_capped_and_the_refusal_names_the_cap() {
     assert!(e.message.contains("more than 1 workers"), "{e}");
     assert!(e.message.contains("MAX_HISTORY_IDS"), "{e}");
 }
+
+/// Version 1's relaxation for kills from outside a process (`durasim conform --kills random`):
+/// a `worker_crashed` may leave out its point (with `job`) or its job (then no fence or point),
+/// a `relay_crashed` its `unmarked`; a record naming them all reads as before.
+#[test]
+fn version_1_reads_a_crash_without_its_point_or_job_and_keeps_the_full_record() {
+    let enq = r#"{"at":1,"type":"enqueued","job":1,"tenant":"acme","key":"acme:d:v1","operation":"extract","content":"0"}"#;
+    let lease = r#"{"at":2,"type":"leased","job":1,"worker":"w","fence":4,"lease_until":502}"#;
+    let end = r#"{"at":9,"type":"run_ended","quiescent":false}"#;
+    let events = |crash: &str| -> Vec<Event> {
+        read(&format!("{HEADER}\n{enq}\n{lease}\n{crash}\n{end}\n"))
+            .unwrap_or_else(|e| panic!("{crash}: {e}"))
+            .into_iter()
+            .map(|r| r.event)
+            .collect()
+    };
+    let full = events(
+        r#"{"at":3,"type":"worker_crashed","worker":"w","job":1,"fence":4,"point":"mid_commit"}"#,
+    );
+    assert!(
+        matches!(
+            &full[3],
+            Event::WorkerCrashed {
+                job: JobId(0),
+                fence: Fence(4),
+                point: "mid_commit",
+                ..
+            }
+        ),
+        "{full:?}"
+    );
+    let pointless = events(r#"{"at":3,"type":"worker_crashed","worker":"w","job":1,"fence":4}"#);
+    assert!(
+        matches!(
+            &pointless[3],
+            Event::WorkerCrashed {
+                job: JobId(0),
+                fence: Fence(4),
+                point: "unknown",
+                ..
+            }
+        ),
+        "{pointless:?}"
+    );
+    let idle = events(r#"{"at":3,"type":"worker_crashed","worker":"w"}"#);
+    assert!(
+        matches!(
+            &idle[3],
+            Event::WorkerLost {
+                worker: WorkerId(0)
+            }
+        ),
+        "{idle:?}"
+    );
+    let relay = events(r#"{"at":3,"type":"relay_crashed"}"#);
+    assert!(matches!(&relay[3], Event::RelayLost {}), "{relay:?}");
+    let counted = events(r#"{"at":3,"type":"relay_crashed","unmarked":2}"#);
+    assert!(
+        matches!(&counted[3], Event::Struck(s) if s.value == 2),
+        "{counted:?}"
+    );
+    // Still refused: a fence or point with no job, a job with no fence, an unknown point.
+    for (crash, field) in [
+        (
+            r#"{"at":3,"type":"worker_crashed","worker":"w","fence":4}"#,
+            "`fence`",
+        ),
+        (
+            r#"{"at":3,"type":"worker_crashed","worker":"w","point":"mid_commit"}"#,
+            "`point`",
+        ),
+        (
+            r#"{"at":3,"type":"worker_crashed","worker":"w","job":1}"#,
+            "`fence`",
+        ),
+        (
+            r#"{"at":3,"type":"worker_crashed","worker":"w","job":1,"fence":4,"point":"sideways"}"#,
+            "`point`",
+        ),
+    ] {
+        let e = err(&format!("{HEADER}\n{enq}\n{lease}\n{crash}\n{end}\n"));
+        assert!(e.contains(":4:") && e.contains(field), "{crash}: {e}");
+    }
+}

@@ -72,8 +72,9 @@ Exit codes:
 /// (`crates/conform`), and `durasim conform --help` prints them when the harness is missing.
 pub const CONFORM_HELP: &str = "Examples:
   durasim conform scenarios/conform-kills.toml --store sqlite:/tmp/kills.db
+  durasim conform scenarios/conform-kills.toml --store postgres --kills random --seed 3
   durasim conform scenarios/zombie-worker.toml --store pgmq
-  durasim conform scenarios/chaos.toml --store postgres --seed 3 --bug no_fencing
+  durasim conform scenarios/zombie-worker.toml --store postgres --bug no_fencing
 
 Exit codes:
   0 every invariant holds on the history the store recorded, and the scenario's [expect] block
@@ -98,6 +99,12 @@ Options:
                             naive_dual_write, no_consumer_dedupe, no_idempotency
       --kill <JOB:ATTEMPT:POINT>
                             Force a kill (repeatable), e.g. 0:1:mid_commit
+      --kills <MODE>        How processes are killed: cooperative (default: at a seeded point
+                            the process announces) or random (SIGKILL at seeded random moments,
+                            no handshake: kills land anywhere, a COMMIT in flight included)
+      --kill-mean-ms <MS>   With --kills random: the mean time between kills of each worker and
+                            relay process (default: from the scenario's crash and relay_crash
+                            rates)
       --out <DIR>           Output directory (default: reports/<scenario name>-conform-<store>/)
       --time-limit-s <TIME_LIMIT_S>
                             Give up after this many seconds of wall time (default 120)

@@ -3,6 +3,7 @@
 //! it does not).
 //! Does not: set up a store (`setup.rs`), run anything (`conform.rs`) or judge (`judge.rs`).
 
+use crate::kills::KillMode;
 use crate::store::Kind;
 use anyhow::{anyhow, Result};
 use clap::Parser;
@@ -40,6 +41,15 @@ pub struct ConformArgs {
     /// Force a kill: JOB:ATTEMPT:POINT (repeatable), e.g. 0:1:mid_commit
     #[arg(long = "kill", value_name = "JOB:ATTEMPT:POINT")]
     pub kills: Vec<String>,
+    /// How processes are killed: cooperative (at a seeded point the process announces and
+    /// blocks at) or random (SIGKILL at random moments drawn from the seed, no handshake: kills
+    /// land anywhere, a COMMIT in flight included)
+    #[arg(long = "kills", value_enum, value_name = "MODE", default_value_t = KillMode::Cooperative)]
+    pub kill_mode: KillMode,
+    /// With --kills random: the mean time between kills of each worker and relay process, in
+    /// ms (default: from the scenario's crash and relay_crash rates)
+    #[arg(long, value_name = "MS")]
+    pub kill_mean_ms: Option<u64>,
     /// Output directory (default: reports/<scenario name>-conform-<store>/)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

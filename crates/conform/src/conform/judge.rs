@@ -35,6 +35,12 @@ pub(super) fn reproduce(args: &ConformArgs, seed: u64) -> String {
     for k in &args.kills {
         cmd.push_str(&format!(" --kill {k}"));
     }
+    if args.kill_mode != crate::kills::KillMode::Cooperative {
+        cmd.push_str(&format!(" --kills {}", args.kill_mode.name()));
+    }
+    if let Some(ms) = args.kill_mean_ms {
+        cmd.push_str(&format!(" --kill-mean-ms {ms}"));
+    }
     cmd
 }
 
@@ -254,8 +260,13 @@ fn print_store(kind: Kind, facts: &RunFacts, jobs_per_s: f64) {
         .iter()
         .map(|(p, n)| format!("{p} {n}"))
         .collect();
+    // Cooperative kills are counted by their point; random ones by what the worker was doing.
+    let mode = match facts.kill_mode {
+        "random" => " at random",
+        _ => "",
+    };
     println!(
-        "  store      {}: {} workers, {} relay(s); {} SIGKILLs ({}; relay {}), {} stalls; {:.1} jobs/s",
+        "  store      {}: {} workers, {} relay(s); {} SIGKILLs{mode} ({}; relay {}), {} stalls; {:.1} jobs/s",
         kind.name(),
         facts.workers,
         facts.relays,
@@ -265,6 +276,17 @@ fn print_store(kind: Kind, facts: &RunFacts, jobs_per_s: f64) {
         facts.stalls,
         jobs_per_s
     );
+    if !facts.kills_landed.is_empty() {
+        let landed: Vec<String> = facts
+            .kills_landed
+            .iter()
+            .map(|(step, n)| format!("{step} {n}"))
+            .collect();
+        println!(
+            "  kills      by the last step the store recorded of the killed attempt: {}",
+            landed.join(", ")
+        );
+    }
 }
 
 /// One line of the model-against-reality comparison.

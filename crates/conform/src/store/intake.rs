@@ -1,9 +1,11 @@
 //! Enqueue and operator reprocess: the idempotency key as a UNIQUE column (the same payload
 //! deduplicates, another conflicts), a reprocess filed as a new version of a dead job, each with
-//! its history record in the same transaction; on pgmq the job's message is sent there too.
+//! its history record in the same transaction; on pgmq the job's message is sent there too; and
+//! the job an operator action picks (a fixed job, a reprocess chain's newest, a target).
 //! Does not: lease or finish jobs (`lease.rs`, `fenced.rs`).
 
 use super::*;
+use durasim::scenario::OperatorTarget;
 
 impl Store {
     /// The harness is the only producer, so job ids are dense in enqueue order.
@@ -65,6 +67,59 @@ impl Store {
 
     /// An operator's reprocess of a dead-lettered job: a new job, version + 1, and the audit
     /// entry, in one transaction.
+    /// The job an operator action acts on, read from the store at the moment it runs, as the
+    /// simulator picks it (`sim::operator`): a fixed `job`; with `follow`, the newest job of that
+    /// job's reprocess chain (the `audit` rows, old → new); `target = "oldest_dead_lettered"`, the
+    /// oldest DLQ entry not yet reprocessed (by the time it entered the DLQ); `target =
+    /// "cancelled"`, the first job cancelled so far (the first `cancelled` record of the
+    /// store's history). `None`: nothing to pick (refused as `no_such_job`, as simulated).
+    pub fn operator_pick(
+        &mut self,
+        job: Option<u32>,
+        target: Option<OperatorTarget>,
+        follow: bool,
+    ) -> Result<Option<u32>> {
+        Ok(match (job, target) {
+            (Some(job), _) if follow => {
+                let mut at = job;
+                while let Some(r) = self.db.query_opt(
+                    "SELECT new_job FROM audit WHERE old_job = $1",
+                    &[at.into()],
+                )? {
+                    at = r[0].i() as u32;
+                }
+                Some(at)
+            }
+            (Some(job), _) => Some(job),
+            (None, Some(OperatorTarget::OldestDeadLettered)) => self
+                .db
+                .query_opt(
+                    "SELECT job FROM dlq WHERE job NOT IN (SELECT old_job FROM audit) ORDER BY at_us, job LIMIT 1",
+                    &[],
+                )?
+                .map(|r| r[0].i() as u32),
+            (None, Some(OperatorTarget::Cancelled)) => {
+                let rows = self.db.query(
+                    "SELECT body FROM history WHERE body LIKE '%\"cancelled\"%' ORDER BY at_us, seq",
+                    &[],
+                )?;
+                rows.iter()
+                    .filter_map(|r| serde_json::from_str::<serde_json::Value>(r[0].t()).ok())
+                    .find(|b| b["type"] == "cancelled")
+                    .and_then(|b| b["job"].as_u64())
+                    .map(|j| j as u32)
+            }
+            (None, None) => None,
+        })
+    }
+
+    /// An operator action that found no job to act on (its target picked none).
+    pub fn refuse_unpicked(&mut self, operator: Option<&str>) -> Result<()> {
+        self.note(
+            json!({"type": "reprocess_refused", "operator": operator, "reason": "no_such_job"}),
+        )
+    }
+
     pub fn reprocess(
         &mut self,
         old: u32,

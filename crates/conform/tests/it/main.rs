@@ -8,5 +8,7 @@
 
 mod support;
 
+mod operator_targets;
 mod pgmq_profile;
+mod random_kills;
 mod real_stores;
