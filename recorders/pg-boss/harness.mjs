@@ -7,7 +7,7 @@
 // node_modules). The server lives in a temporary directory on a Unix socket (no TCP), run as a
 // non-root user when we are root, stopped and removed at the end. Four workers; every key is
 // submitted twice (the queue's `short` policy refuses a second job of a key while the first
-// waits). correct and plain-insert SIGKILL a random worker every 0.4 to 1 s (a new one starts);
+// waits). correct, plain-insert and dual-write SIGKILL a random worker every 0.4 to 1 s (a new one starts);
 // zombie SIGSTOPs a worker 0.9 s into a job until pg-boss has expired it and another worker
 // holds it, then lets it go on.
 import { execFileSync, spawn } from 'node:child_process'
@@ -84,6 +84,7 @@ async function run () {
   await db.query(`CREATE TABLE results (key text ${variant === 'plain-insert' ? '' : 'UNIQUE'}, job uuid, output text, event bigint)`)
   await db.query('CREATE TABLE outbox (event bigserial PRIMARY KEY, key text, job uuid, output text, published boolean NOT NULL DEFAULT false)')
   await db.query('CREATE TABLE applied (event bigint PRIMARY KEY)')
+  await db.query('CREATE SEQUENCE direct_event START 1000000')
   await setup.stop({ graceful: false, wait: true })
   const producer = boss('producer')
   producer.on('error', () => {})
@@ -131,6 +132,27 @@ async function run () {
       await log(db, 'worker_crashed', { worker: name })
       newWorker()
       nextFault = Date.now() + 400 + Math.random() * 600
+    }
+  }
+  if (variant === 'dual-write') {
+    // Beside the random kills, one worker is killed between its result's COMMIT and its broker
+    // call: the result no event announces (the random kills land there only now and then).
+    let killed = false
+    const until = Date.now() + 15000
+    while (!killed && Date.now() < until) {
+      const { rows } = await db.query(
+        `SELECT h.body->>'worker' AS worker FROM durasim_history h WHERE h.type = 'result_committed'
+          AND h.at > clock_timestamp() - interval '0.2 s' AND NOT EXISTS (SELECT 1 FROM durasim_history p WHERE p.type = 'published' AND p.body->>'job' = h.body->>'job')
+          ORDER BY h.at DESC LIMIT 1`)
+      if (rows.length && workers.has(rows[0].worker)) {
+        const name = rows[0].worker
+        workers.get(name).kill('SIGKILL')
+        workers.delete(name)
+        await log(db, 'worker_crashed', { worker: name })
+        newWorker()
+        killed = true
+      }
+      await sleep(0.02)
     }
   }
   if (variant === 'zombie') {

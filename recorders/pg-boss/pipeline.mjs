@@ -7,7 +7,9 @@
 //                                   (every second), which retries or fails them
 //   node pipeline.mjs relay         the outbox relay and the deduping consumer
 //
-// DURASIM_PG: the server's socket directory. DURASIM_VARIANT: correct | plain-insert | zombie.
+// DURASIM_PG: the server's socket directory. DURASIM_VARIANT: correct | plain-insert | dual-write
+// (the result is committed alone and the worker then publishes the event itself, a broker call
+// of 0.2 to 0.4 s later, with no outbox row) | zombie.
 import { createRequire } from 'node:module'
 const require = createRequire(process.env.DURASIM_NODE_MODULES + '/')
 const PgBoss = require('pg-boss')
@@ -53,6 +55,19 @@ async function worker (name) {
         ? 'INSERT INTO results (key, job, output) VALUES ($1, $2, $3) RETURNING key'
         : 'INSERT INTO results (key, job, output) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING RETURNING key'
       const inserted = (await client.query(sql, [key, job.id, output])).rowCount > 0
+      if (VARIANT === 'dual-write') {
+        if (inserted) await log(client, 'result_committed', { job: job.id, worker: name, key, output })
+        else await log(client, 'commit_deduped', { job: job.id, worker: name, key, output })
+        await client.query('COMMIT')
+        if (inserted) {
+          await sleep(between([0.2, 0.4])) // the broker call, outside the transaction
+          await client.query('BEGIN')
+          const { rows: [{ event }] } = await client.query("SELECT nextval('direct_event') AS event")
+          await publish(client, { event: Number(event), key, job: job.id, output }, true)
+          await client.query('COMMIT')
+        }
+        return
+      }
       if (inserted) {
         const { rows: [{ event }] } = await client.query(
           'INSERT INTO outbox (key, job, output) VALUES ($1, $2, $3) RETURNING event', [key, job.id, output])
@@ -76,6 +91,14 @@ async function supervisor () {
   await b.start()
 }
 
+// One event reaches the consumer, which applies it once per event id.
+async function publish (client, { event, key, job, output }, direct = false) {
+  await log(client, 'published', { event, key, job, output, ...(direct ? { direct: true } : {}) })
+  const fresh = (await client.query('INSERT INTO applied VALUES ($1) ON CONFLICT DO NOTHING RETURNING event', [event])).rowCount
+  if (fresh) await log(client, 'effect_applied', { event, key, job, output })
+  else await log(client, 'duplicate_event', { event, key })
+}
+
 async function relay () {
   const client = new pg.Client(connection('relay'))
   await client.connect()
@@ -83,13 +106,7 @@ async function relay () {
     await client.query('BEGIN')
     const { rows } = await client.query(
       'SELECT event, key, job, output FROM outbox WHERE NOT published ORDER BY event LIMIT 20 FOR UPDATE SKIP LOCKED')
-    for (const r of rows) {
-      const event = Number(r.event)
-      await log(client, 'published', { event, key: r.key, job: r.job, output: r.output })
-      const fresh = (await client.query('INSERT INTO applied VALUES ($1) ON CONFLICT DO NOTHING RETURNING event', [event])).rowCount
-      if (fresh) await log(client, 'effect_applied', { event, key: r.key, job: r.job, output: r.output })
-      else await log(client, 'duplicate_event', { event, key: r.key })
-    }
+    for (const r of rows) await publish(client, { event: Number(r.event), key: r.key, job: r.job, output: r.output })
     if (rows.length) {
       const events = rows.map(r => Number(r.event))
       await client.query('UPDATE outbox SET published = true WHERE event = ANY($1)', [events])

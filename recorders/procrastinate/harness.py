@@ -3,11 +3,11 @@ history its recorder (recorder.sql) kept, in durasim's history format version 2.
 
   python harness.py VARIANT JOBS OUT.jsonl [SEED]
 
-VARIANT: correct | plain-insert | zombie (pipeline.py). The server lives in a temporary
+VARIANT: correct | plain-insert | dual-write | zombie (pipeline.py). The server lives in a temporary
 directory on a Unix socket (no TCP), run as a non-root user when we are root, and is stopped and
 removed at the end. Four workers take the jobs; every key is submitted twice (the second time
 while its job may still wait: procrastinate's queueing lock; or after it finished: a new job).
-Faults: correct and plain-insert SIGKILL a random worker every ~0.7 s (a new one starts);
+Faults: correct, plain-insert and dual-write SIGKILL a random worker every ~0.7 s (a new one starts);
 zombie SIGSTOPs a worker in the middle of a job for THRESHOLD + 2 s, then lets it go on.
 """
 
@@ -157,6 +157,25 @@ def run(tmp, procs):
                     k, p = new_worker()
                     workers[k] = p
                     next_fault = now + rng.uniform(0.4, 1.0)
+            if variant == "dual-write":
+                # Beside the random kills, one worker is killed between its result's COMMIT
+                # and its broker call: the result no event announces (the random kills land
+                # there only now and then).
+                killed, until = False, time.monotonic() + 15
+                while not killed and time.monotonic() < until:
+                    row = conn.execute(
+                        "SELECT h.body->>'worker' FROM durasim_history h WHERE h.type = 'result_committed'"
+                        " AND h.at > clock_timestamp() - interval '0.2 s'"
+                        " AND NOT EXISTS (SELECT 1 FROM durasim_history p WHERE p.type = 'published'"
+                        "   AND p.body->>'job' = h.body->>'job') ORDER BY h.at DESC LIMIT 1").fetchone()
+                    if row and row[0] in workers:
+                        workers.pop(row[0]).kill()
+                        with conn.transaction():
+                            pipeline.log(conn, "worker_crashed", worker=row[0])
+                        k, p = new_worker()
+                        workers[k] = p
+                        killed = True
+                    time.sleep(0.02)
             if variant == "zombie":
                 # A worker 0.9 s into a job (of 1 to 1.5 s) stops; once the rescuer has given
                 # the job to another worker, it goes on, with at most 0.6 s of work left.

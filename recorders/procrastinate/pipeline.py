@@ -12,7 +12,10 @@ the recorder's triggers (recorder.sql) write as the record's worker.
   python pipeline.py relay          the outbox relay and the deduping consumer
 
 The variant (DURASIM_VARIANT): correct; plain-insert (the result row has no unique key, and is
-INSERTed whatever the key already has); zombie (the harness SIGSTOPs a worker mid-job: nothing
+INSERTed whatever the key already has); dual-write (the result is committed alone, and the worker
+then publishes the event itself, a broker call of 0.2 to 0.4 s later, with no outbox row: a worker
+killed in between leaves a result no event announces, and the retry finds the result and assumes
+the event went out); zombie (the harness SIGSTOPs a worker mid-job: nothing
 in the pipeline changes, procrastinate's finish by job id lets its late finish through).
 """
 
@@ -61,7 +64,17 @@ def extract(context, tenant, key, content):
     # 'doing' for the whole run once, under load): past the timeout it fails and is retried.
     bounded = dsn(me) + " connect_timeout=10 options='-c statement_timeout=10000 -c lock_timeout=10000'"
     with psycopg.connect(bounded, autocommit=False) as conn, conn.transaction():
-        if VARIANT == "plain-insert":
+        if VARIANT == "dual-write":
+            inserted = conn.execute(
+                "INSERT INTO results (key, job, output) VALUES (%s, %s, %s)"
+                " ON CONFLICT (key) DO NOTHING RETURNING key",
+                (key, job, output),
+            ).fetchone()
+            if inserted:
+                log(conn, "result_committed", job=job, worker=me, key=key, output=output)
+            else:
+                log(conn, "commit_deduped", job=job, worker=me, key=key, output=output)
+        elif VARIANT == "plain-insert":
             conn.execute("INSERT INTO results (key, job, output) VALUES (%s, %s, %s)", (key, job, output))
             inserted = True
         else:
@@ -70,7 +83,9 @@ def extract(context, tenant, key, content):
                 " ON CONFLICT (key) DO NOTHING RETURNING key",
                 (key, job, output),
             ).fetchone()
-        if inserted:
+        if VARIANT == "dual-write":
+            pass  # recorded above: no outbox row
+        elif inserted:
             (event,) = conn.execute(
                 "INSERT INTO outbox (key, job, output) VALUES (%s, %s, %s) RETURNING event",
                 (key, job, output),
@@ -80,6 +95,21 @@ def extract(context, tenant, key, content):
         else:
             (existing_event,) = conn.execute("SELECT event FROM results WHERE key = %s", (key,)).fetchone()
             log(conn, "commit_deduped", job=job, worker=me, key=key, output=output, existing_event=existing_event)
+    if VARIANT == "dual-write" and inserted:
+        time.sleep(random.uniform(0.2, 0.4))  # the broker call, outside the transaction
+        with psycopg.connect(bounded, autocommit=False) as conn, conn.transaction():
+            (event,) = conn.execute("SELECT nextval('direct_event')").fetchone()
+            publish(conn, event, key, job, output, direct=True)
+
+
+def publish(conn, event, key, job, output, direct=False):
+    """One event reaches the consumer, which applies it once per event id."""
+    log(conn, "published", event=event, key=key, job=job, output=output, **({"direct": True} if direct else {}))
+    new = conn.execute("INSERT INTO applied VALUES (%s) ON CONFLICT DO NOTHING RETURNING event", (event,)).fetchone()
+    if new:
+        log(conn, "effect_applied", event=event, key=key, job=job, output=output)
+    else:
+        log(conn, "duplicate_event", event=event, key=key)
 
 
 def log(conn, type_, **body):
@@ -94,6 +124,7 @@ def schema(conn):
         " published boolean NOT NULL DEFAULT false)"
     )
     conn.execute("CREATE TABLE applied (event bigint PRIMARY KEY)")
+    conn.execute("CREATE SEQUENCE direct_event START 1000000")
 
 
 def worker(name):
@@ -134,14 +165,7 @@ def relay():
                     " ORDER BY event LIMIT 20 FOR UPDATE SKIP LOCKED"
                 ).fetchall()
                 for event, key, job, output in rows:
-                    log(conn, "published", event=event, key=key, job=job, output=output)
-                    new = conn.execute(
-                        "INSERT INTO applied VALUES (%s) ON CONFLICT DO NOTHING RETURNING event", (event,)
-                    ).fetchone()
-                    if new:
-                        log(conn, "effect_applied", event=event, key=key, job=job, output=output)
-                    else:
-                        log(conn, "duplicate_event", event=event, key=key)
+                    publish(conn, event, key, job, output)
                 if rows:
                     events = [r[0] for r in rows]
                     conn.execute("UPDATE outbox SET published = true WHERE event = ANY(%s)", (events,))

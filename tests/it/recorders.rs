@@ -146,6 +146,13 @@ fn procrastinate_passes_with_its_real_settings_and_its_naive_variants_and_zombie
     assert!(out.contains("VIOLATED single_result_per_key"), "{out}");
     expected_and_unexpected(&history, &out, "single_result_per_key");
     model_agrees("procrastinate", "plain-insert", &out);
+    // The result committed alone and the event published by the worker after it: a worker
+    // killed in between leaves a result no event announces.
+    let (code, out, history) = procrastinate(&py, "dual-write", 40);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED event_per_result"), "{out}");
+    expected_and_unexpected(&history, &out, "event_per_result");
+    model_agrees("procrastinate", "dual-write", &out);
     // A worker SIGSTOPped mid-job past the liveness threshold: rescued, re-leased, and its late
     // finish by job id accepted under the new holder's lease.
     let (code, out, history) = procrastinate(&py, "zombie", 12);
@@ -208,6 +215,11 @@ fn pg_boss_passes_with_its_real_settings_and_its_naive_variants_and_zombie_fail(
     assert!(out.contains("VIOLATED single_result_per_key"), "{out}");
     expected_and_unexpected(&history, &out, "single_result_per_key");
     model_agrees("pg-boss", "plain-insert", &out);
+    let (code, out, history) = pg_boss(&modules, "dual-write", 40);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED event_per_result"), "{out}");
+    expected_and_unexpected(&history, &out, "event_per_result");
+    model_agrees("pg-boss", "dual-write", &out);
     // A worker SIGSTOPped past expire_in: expired and retried, re-leased, and its late complete
     // or fail by job id accepted under the new holder's lease.
     let (code, out, history) = pg_boss(&modules, "zombie", 12);
