@@ -133,20 +133,36 @@ def run(tmp, procs):
         with pipeline.app.open():
             for n, (tenant, doc, version) in enumerate(submits):
                 key = f"{tenant}:{doc}:{version}"
+                # A key's job that runs holds no queueing lock, so a resubmit makes a second job
+                # that waits; should the first then fail, procrastinate's retry puts it back to
+                # `todo` against the waiting job's lock: UniqueViolation, and the job stays
+                # `doing` under a live worker for ever (procrastinate-org/procrastinate#1543,
+                # #1446; this recorder found it as no_silent_drop). So the producer submits a key
+                # only while none of its jobs runs, with its waiting job (if any) locked so that
+                # no worker takes it meanwhile: the resubmit meets a waiting job (deduplicated by
+                # the lock) or only finished ones (a new job), the lock's two outcomes.
                 content = format(zlib.crc32(doc.encode()), "x")
-                try:
-                    pipeline.extract.configure(queueing_lock=key).defer(tenant=tenant, key=key, content=content)
-                except exceptions.AlreadyEnqueued:
+                while True:
                     with conn.transaction():
-                        row = conn.execute(
+                        todo = conn.execute(
                             "SELECT id FROM procrastinate_jobs WHERE queueing_lock = %s AND status = 'todo' FOR UPDATE",
                             (key,),
                         ).fetchone()
-                        # Refused while waiting: the submit resolved to the waiting job, locked so
-                        # that no worker takes it before the record (else nothing is recorded).
-                        if row:
-                            pipeline.log(conn, "enqueue_deduped", tenant=tenant, key=key, operation="extract",
-                                         content=content, existing=row[0])
+                        doing = conn.execute(
+                            "SELECT 1 FROM procrastinate_jobs WHERE queueing_lock = %s AND status = 'doing'",
+                            (key,),
+                        ).fetchone()
+                        if not doing or time.monotonic() - start >= BOUND:
+                            try:
+                                pipeline.extract.configure(queueing_lock=key).defer(
+                                    tenant=tenant, key=key, content=content)
+                            except exceptions.AlreadyEnqueued:
+                                # Refused while waiting: the submit resolved to the waiting job,
+                                # still locked, so no worker took it before this record.
+                                pipeline.log(conn, "enqueue_deduped", tenant=tenant, key=key,
+                                             operation="extract", content=content, existing=todo[0])
+                            break
+                    time.sleep(0.02)
                 time.sleep(rng.uniform(0.0, 0.04))
                 now = time.monotonic()
                 if now >= next_fault and variant != "zombie":
