@@ -60,8 +60,9 @@ def extract(context, tenant, key, content):
     if random.random() < FAIL_RATE:
         raise RuntimeError("provider unavailable")
     output = format(random.getrandbits(48), "x")
-    # A task never waits without bound (a connection or a lock that never comes left a job
-    # 'doing' for the whole run once, under load): past the timeout it fails and is retried.
+    # A task never waits without bound for a connection, a statement or a lock: past the
+    # timeout it fails and is retried. (A job once left 'doing' for a whole run was not that but
+    # procrastinate#1543: see harness.py's producer.)
     bounded = dsn(me) + " connect_timeout=10 options='-c statement_timeout=10000 -c lock_timeout=10000'"
     with psycopg.connect(bounded, autocommit=False) as conn, conn.transaction():
         if VARIANT == "dual-write":
