@@ -102,6 +102,20 @@ fn model_agrees(queue: &str, variant: &str, real: &str) {
     );
 }
 
+/// A naive variant's (or the zombie's) verdict: it fails (exit 1) with `invariant` among its
+/// violations, `verify --expect` passes exactly what it showed and fails it without
+/// `invariant`, and the profile predicts the same set.
+fn fails_as(
+    (queue, variant): (&str, &str),
+    (code, out, history): (i32, String, PathBuf),
+    invariant: &str,
+) {
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(&format!("VIOLATED {invariant}")), "{out}");
+    expected_and_unexpected(&history, &out, invariant);
+    model_agrees(queue, variant, &out);
+}
+
 /// `durasim verify --expect` of a naive variant's history, whose plain verdict was `out`: with
 /// the violations it showed expected, `invariant` among them, it passes; with `invariant` left
 /// out of them (so unexpected), it fails.
@@ -141,25 +155,25 @@ fn procrastinate_passes_with_its_real_settings_and_its_naive_variants_and_zombie
     assert_eq!(code, 0, "the correct pipeline must pass:\n{out}");
     model_agrees("procrastinate", "correct", &out);
     // A result row INSERTed without a unique key: each resubmitted key commits twice.
-    let (code, out, history) = procrastinate(&py, "plain-insert", 40);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("VIOLATED single_result_per_key"), "{out}");
-    expected_and_unexpected(&history, &out, "single_result_per_key");
-    model_agrees("procrastinate", "plain-insert", &out);
+    fails_as(
+        ("procrastinate", "plain-insert"),
+        procrastinate(&py, "plain-insert", 40),
+        "single_result_per_key",
+    );
     // The result committed alone and the event published by the worker after it: a worker
     // killed in between leaves a result no event announces.
-    let (code, out, history) = procrastinate(&py, "dual-write", 40);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("VIOLATED event_per_result"), "{out}");
-    expected_and_unexpected(&history, &out, "event_per_result");
-    model_agrees("procrastinate", "dual-write", &out);
+    fails_as(
+        ("procrastinate", "dual-write"),
+        procrastinate(&py, "dual-write", 40),
+        "event_per_result",
+    );
     // A worker SIGSTOPped mid-job past the liveness threshold: rescued, re-leased, and its late
     // finish by job id accepted under the new holder's lease.
-    let (code, out, history) = procrastinate(&py, "zombie", 12);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("VIOLATED fenced_writes"), "{out}");
-    expected_and_unexpected(&history, &out, "fenced_writes");
-    model_agrees("procrastinate", "zombie", &out);
+    fails_as(
+        ("procrastinate", "zombie"),
+        procrastinate(&py, "zombie", 12),
+        "fenced_writes",
+    );
 }
 
 /// pg-boss's node_modules: `$DURASIM_NODE_MODULES`, else where `.ci/run` installs them.
@@ -210,21 +224,21 @@ fn pg_boss_passes_with_its_real_settings_and_its_naive_variants_and_zombie_fail(
     let (code, out, _) = pg_boss(&modules, "correct", 60);
     assert_eq!(code, 0, "the correct pipeline must pass:\n{out}");
     model_agrees("pg-boss", "correct", &out);
-    let (code, out, history) = pg_boss(&modules, "plain-insert", 40);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("VIOLATED single_result_per_key"), "{out}");
-    expected_and_unexpected(&history, &out, "single_result_per_key");
-    model_agrees("pg-boss", "plain-insert", &out);
-    let (code, out, history) = pg_boss(&modules, "dual-write", 40);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("VIOLATED event_per_result"), "{out}");
-    expected_and_unexpected(&history, &out, "event_per_result");
-    model_agrees("pg-boss", "dual-write", &out);
+    fails_as(
+        ("pg-boss", "plain-insert"),
+        pg_boss(&modules, "plain-insert", 40),
+        "single_result_per_key",
+    );
+    fails_as(
+        ("pg-boss", "dual-write"),
+        pg_boss(&modules, "dual-write", 40),
+        "event_per_result",
+    );
     // A worker SIGSTOPped past expire_in: expired and retried, re-leased, and its late complete
     // or fail by job id accepted under the new holder's lease.
-    let (code, out, history) = pg_boss(&modules, "zombie", 12);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("VIOLATED fenced_writes"), "{out}");
-    expected_and_unexpected(&history, &out, "fenced_writes");
-    model_agrees("pg-boss", "zombie", &out);
+    fails_as(
+        ("pg-boss", "zombie"),
+        pg_boss(&modules, "zombie", 12),
+        "fenced_writes",
+    );
 }
