@@ -36,7 +36,7 @@ use crate::vocab::probes::Probes;
 use std::collections::VecDeque;
 
 /// Everything that can be scheduled. One `match` in [`Sim::dispatch_event`] shows the world.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Ev {
     /// The next generated arrival.
     Arrival,
@@ -111,7 +111,7 @@ pub enum Ev {
 const _: () = assert!(std::mem::size_of::<Ev>() == 16);
 
 /// A worker process slot.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(super) struct WorkerSlot {
     pub(super) attempt: Option<Attempt>,
     pub(super) down: bool,
@@ -121,7 +121,7 @@ pub(super) struct WorkerSlot {
 }
 
 /// What the kernel knows at the end (everything else comes from the history).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct RunOutcome {
     pub trace_hash: u64,
     pub records: u64,

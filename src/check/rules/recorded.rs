@@ -36,6 +36,7 @@ const HASHES: usize = 4096;
 /// A hash derived at a job's enqueue: its job, its document and payload, the hash.
 type Derived = (JobId, u32, PayloadId, PayloadHash);
 
+#[derive(Hash)]
 pub(in crate::check) struct Recorded {
     /// The hashes derived at recent enqueues.
     hashes: Box<[Option<Derived>]>,
