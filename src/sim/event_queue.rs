@@ -246,6 +246,11 @@ impl<T: Copy> EventQueue<T> {
         n
     }
 
+    /// After [`EventQueue::due_first`]: the time those events are due.
+    pub fn due_at(&self) -> SimTime {
+        self.cursor
+    }
+
     /// The `index`-th (from 0, in the default order) of the events due at the earliest pending
     /// time, taken out of the queue; call [`EventQueue::due_first`] first. `pop_due(0)` is
     /// `pop()`. Panics if fewer are due (a kernel bug: the chooser is asked within the count).

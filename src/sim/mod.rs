@@ -15,10 +15,12 @@ pub mod kernel;
 mod lease_end;
 mod operator;
 mod payloads;
+mod state;
 pub mod program;
 pub mod request;
 mod terminal;
+pub mod tie_break;
 mod validity;
 
-pub use kernel::{run_scenario, RunOutcome, Sim};
+pub use kernel::{run_scenario, run_scenario_tied, RunOutcome, Sim};
 pub use request::RunRequest;

@@ -209,6 +209,10 @@ pub struct ExploreArgs {
     /// consumer_crash (default: all)
     #[arg(long, value_name = "LIST")]
     pub kinds: Option<String>,
+    /// At most R non-default choices of which simultaneous event runs first, a run (0 to 8;
+    /// 0: the kernel's one order)
+    #[arg(long, value_name = "R", default_value_t = crate::sweep::explore::DEFAULT_REORDERS)]
+    pub reorders: u32,
     /// Turn a bug switch on (repeatable)
     #[arg(long = "bug", value_name = "NAME")]
     pub bugs: Vec<String>,
