@@ -195,8 +195,17 @@ mod tests {
 
     #[test]
     fn the_hasher_is_fixed_and_tells_order_apart() {
-        assert_eq!(StateHasher::of(&(1u64, 2u64)), StateHasher::of(&(1u64, 2u64)));
-        assert_ne!(StateHasher::of(&(1u64, 2u64)), StateHasher::of(&(2u64, 1u64)));
-        assert_ne!(StateHasher::of(&[0u8; 3][..]), StateHasher::of(&[0u8; 4][..]));
+        assert_eq!(
+            StateHasher::of(&(1u64, 2u64)),
+            StateHasher::of(&(1u64, 2u64))
+        );
+        assert_ne!(
+            StateHasher::of(&(1u64, 2u64)),
+            StateHasher::of(&(2u64, 1u64))
+        );
+        assert_ne!(
+            StateHasher::of(&[0u8; 3][..]),
+            StateHasher::of(&[0u8; 4][..])
+        );
     }
 }

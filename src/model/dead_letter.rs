@@ -10,8 +10,8 @@
 //! refused past `max` reprocesses per tenant in any `window_ms`).
 //! Does not: create the new job (the queue does) or decide that a job is dead (the retry policy).
 
-use crate::base::state_hash::StateMap;
 use crate::base::ids::{JobId, SimTime, TenantId};
+use crate::base::state_hash::StateMap;
 use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::probes::{Probe, Probes};
 use std::collections::VecDeque;

@@ -20,8 +20,8 @@
 //! one, a named document, a tenantless key): almost every job of a big run is a generated
 //! arrival (8 + 2 bytes a job before).
 
-use crate::base::state_hash::StateMap;
 use crate::base::ids::{DocumentId, Fence, JobId, OperationId, SimTime, TenantId};
+use crate::base::state_hash::StateMap;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::{payload_hash, PayloadHash};
 use crate::vocab::probes::{Probe, Probes};

@@ -11,8 +11,8 @@
 //! Does not: deliver anything (the kernel hands published events to the consumer) or fence
 //! commits (the fence guards queue transitions; idempotency guards the result).
 
-use crate::base::state_hash::StateMap;
 use crate::base::ids::{EventId, JobId, SimTime};
+use crate::base::state_hash::StateMap;
 use crate::model::job_rows::default_payload;
 use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::key::IdempotencyKey;

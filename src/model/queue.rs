@@ -8,6 +8,7 @@
 //! keep dead jobs (see `dead_letter`). It reads no clock: `now` is an argument everywhere.
 
 use crate::base::ids::{Fence, JobId, SimTime, TenantId};
+use crate::base::state_hash::StateHeap;
 pub use crate::model::job_rows::{Job, JobState};
 use crate::model::job_rows::{JobRows, Live};
 use crate::profile::unique::{self, Existing, SubmitDecision};
@@ -19,7 +20,6 @@ use crate::vocab::payload::PayloadHash;
 use crate::vocab::probes::{Probe, Probes};
 pub use config::QueueConfig;
 use std::cmp::Reverse;
-use crate::base::state_hash::StateHeap;
 
 impl Job {
     pub fn deadline_at(&self, config: &QueueConfig) -> SimTime {

@@ -257,7 +257,11 @@ impl<T: Copy> EventQueue<T> {
     pub fn pop_due(&mut self, index: usize) -> (SimTime, T) {
         let b = (self.cursor & MASK) as usize;
         let (head, tail) = self.buckets[b];
-        assert!(head != NIL, "pop_due with nothing due at {} ms", self.cursor);
+        assert!(
+            head != NIL,
+            "pop_due with nothing due at {} ms",
+            self.cursor
+        );
         let (mut prev, mut at) = (NIL, head);
         for _ in 0..index {
             prev = at;
@@ -419,7 +423,10 @@ mod tests {
         q.push(5, 6);
         let mut seen = Vec::new();
         q.for_each_pending(|at, id| seen.push((at, *id)));
-        assert_eq!(seen, vec![(5, 1), (5, 2), (5, 6), (9, 4), (WHEEL_MS + 5, 5)]);
+        assert_eq!(
+            seen,
+            vec![(5, 1), (5, 2), (5, 6), (9, 4), (WHEEL_MS + 5, 5)]
+        );
         let mut same: EventQueue<u32> = EventQueue::new();
         for (at, id) in [(WHEEL_MS + 5, 5), (5, 1), (5, 2), (9, 4)] {
             same.push(at, id);

@@ -58,7 +58,7 @@ impl<O: Observer + Hash, Q: QueueSemantics + Hash> Sim<'_, O, Q> {
             bugs,
             time_limit_ms,
             max_events,
-            hash: _,   // the history's digest: read by no decision
+            hash: _, // the history's digest: read by no decision
             observer,
             heartbeat_ms,
             coin_stream,
@@ -70,7 +70,14 @@ impl<O: Observer + Hash, Q: QueueSemantics + Hash> Sim<'_, O, Q> {
         (seed, now, heap, heap_events).hash(&mut h);
         (queue, outbox, consumer).hash(&mut h);
         (workers, worker_streams, pause_streams, spare_draws, idle).hash(&mut h);
-        (relay_stream, site_spares, site_armed, jitter_stream, review_stream).hash(&mut h);
+        (
+            relay_stream,
+            site_spares,
+            site_armed,
+            jitter_stream,
+            review_stream,
+        )
+            .hash(&mut h);
         (arrivals, script, invalid, payloads, names, tenant_ids).hash(&mut h);
         // The rates are floats: their bits.
         h.write_u64(rates.crash.to_bits());
@@ -80,8 +87,21 @@ impl<O: Observer + Hash, Q: QueueSemantics + Hash> Sim<'_, O, Q> {
         for r in rates.struck.iter().chain(&rates.held) {
             h.write_u64(r.to_bits());
         }
-        (pending_timed, reviews_pending, attempts_in_flight, arrivals_total).hash(&mut h);
-        (first_cancelled, bugs, time_limit_ms, max_events, heartbeat_ms).hash(&mut h);
+        (
+            pending_timed,
+            reviews_pending,
+            attempts_in_flight,
+            arrivals_total,
+        )
+            .hash(&mut h);
+        (
+            first_cancelled,
+            bugs,
+            time_limit_ms,
+            max_events,
+            heartbeat_ms,
+        )
+            .hash(&mut h);
         (coin_stream, observer).hash(&mut h);
         h.finish128()
     }

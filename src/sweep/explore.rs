@@ -19,13 +19,13 @@
 
 use super::orders::Searched;
 use super::SweepError;
+use crate::base::fastmap::MixHasher;
 use crate::model::worker::CrashPoint;
 use crate::run::{run_once, RunRequest};
 use crate::scenario::{FaultKind, Scenario, Script};
 use crate::vocab::bugs::BugSet;
 use crate::vocab::faults::Held;
 use rayon::prelude::*;
-use crate::base::fastmap::MixHasher;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
@@ -198,8 +198,7 @@ pub fn space(scenario: &Scenario, bound: &Bound) -> Result<Space, ExploreError> 
     }
     if !scenario.run.ties.is_empty() {
         return refuse(
-            "[run] ties: explore chooses the order of simultaneous events itself; remove it"
-                .into(),
+            "[run] ties: explore chooses the order of simultaneous events itself; remove it".into(),
         );
     }
     if bound.faults > MAX_FAULTS {

@@ -53,7 +53,13 @@ struct Branch<'v> {
 }
 
 impl TieBreak for Branch<'_> {
-    fn choose(&mut self, point: u64, _: u64, due: usize, state: Option<u128>) -> Result<usize, Stop> {
+    fn choose(
+        &mut self,
+        point: u64,
+        _: u64,
+        due: usize,
+        state: Option<u128>,
+    ) -> Result<usize, Stop> {
         if let Some(&(last, _)) = self.picks.last() {
             if point <= last {
                 // Replaying the branch: its states were hashed by the runs it came from.

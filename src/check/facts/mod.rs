@@ -23,8 +23,8 @@ pub use key_track::PayloadId;
 pub(super) use key_track::{KeyRare, KeyTrack, Written};
 pub(super) use tracks::{At as KeyLoc, KeyCursor};
 
-use crate::base::state_hash::StateMap;
 use crate::base::ids::{EventId, Fence, JobId, SimTime, WorkerId};
+use crate::base::state_hash::StateMap;
 use crate::history::{Event, Op, Record};
 use crate::profile::AttemptsCount;
 use crate::vocab::config::{Liveness, RunConfig};

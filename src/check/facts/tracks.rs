@@ -24,8 +24,8 @@
 use super::job_track::{self, JobTrack, Place, Rare};
 use super::key_track::{self, FirstCommit, KeyRare, KeyTrack, PayloadId, Written};
 use super::record::*;
-use crate::base::state_hash::StateMap;
 use crate::base::ids::{EventId, JobId, SimTime};
+use crate::base::state_hash::StateMap;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::key_index::KeyIndex;
 use std::borrow::Cow;
