@@ -12,12 +12,13 @@
 //! before with at least as many reorders left has had (or will have) every continuation this one
 //! could have: the default order by the run that saw it, each other pick by a branch one level
 //! down from there. So a run reaching it stops, its end unjudged: the state hash covers the
-//! checker's facts and verdicts too, so the continuation that is run is judged exactly as this
+//! judges' state too (the checker's facts and verdicts, the metrics it cross-checks), so the continuation that is run is judged exactly as this
 //! one would be. The levels go in order of reorders, so the first state seen had the most left.
 //! Runs are sequential within a schedule (the answer does not depend on `--threads`).
 
 use crate::check::Checker;
-use crate::run::RunRequest;
+use crate::observe::metrics::Metrics;
+use crate::run::{Judges, RunRequest};
 use crate::scenario::Scenario;
 use crate::sim::tie_break::{Stop, TieBreak};
 use crate::vocab::bugs::BugSet;
@@ -96,6 +97,18 @@ pub fn search(scenario: &Scenario, bugs: BugSet, reorders: u32) -> Searched {
         ..RunRequest::for_scenario(scenario)
     };
     let capacity = scenario.capacity(request.jobs);
+    // The judges of `run::run_streaming`: the same verdicts `durasim run` gives.
+    let judges = || {
+        let mut metrics = Metrics::new(scenario.workers.count, capacity, None);
+        if let Some(outage) = scenario.faults.outage {
+            metrics.watch_outage(outage.from_ms, outage.to_ms);
+        }
+        metrics.bugs = bugs;
+        Judges {
+            checker: Checker::with_capacity(capacity).with_names(scenario.names().clone()),
+            metrics,
+        }
+    };
     let mut visited: BTreeMap<u128, u32> = BTreeMap::new();
     let mut ends: BTreeMap<u128, ()> = BTreeMap::new();
     let mut out = Searched::default();
@@ -111,16 +124,15 @@ pub fn search(scenario: &Scenario, bugs: BugSet, reorders: u32) -> Searched {
                 open: Vec::new(),
                 pruned: false,
             };
-            let checker = Checker::with_capacity(capacity).with_names(scenario.names().clone());
-            let (outcome, checker) =
-                crate::sim::run_scenario_tied(scenario, &request, checker, &mut branch);
+            let (outcome, judges) =
+                crate::sim::run_scenario_tied(scenario, &request, judges(), &mut branch);
             out.runs += 1;
             out.events += outcome.heap_events;
             let (open, pruned) = (std::mem::take(&mut branch.open), branch.pruned);
             if pruned {
                 out.pruned += 1;
             } else {
-                let report = checker.finish();
+                let (report, _) = judges.verdicts();
                 if let Some((i, v)) = report.verdicts.iter().find(|(_, v)| v.count > 0) {
                     let m = v.first.as_ref().map(|f| f.message.clone());
                     let ties = picks.iter().map(|&(t, p)| [t, p]).collect();

@@ -271,7 +271,7 @@ mod bounded {
         let bug = BugSet::from(Bug::parse("reprocess_cancelled").unwrap());
         let scenario = load(SIMULTANEOUS);
         let mut b = Bound {
-            faults: 1,
+            faults: 0,
             grid_ms: Some(1000),
             kinds: vec![],
             bugs: bug,
@@ -366,7 +366,8 @@ mod bounded {
         }
         /// Picks `pick` at tie `at`, the default elsewhere; notes each tie's state and place.
         struct Note {
-            at: u64,
+            /// None: the default everywhere.
+            at: Option<u64>,
             pick: usize,
             count: Rc<Cell<usize>>,
             seen: Vec<(u128, usize, usize)>,
@@ -379,8 +380,11 @@ mod bounded {
                 due: usize,
                 s: Option<u128>,
             ) -> Result<usize, Stop> {
-                self.seen.push((s.unwrap(), self.count.get(), due));
-                Ok(if p == self.at {
+                // Past the pick both runs take the default order: equal states, equal futures.
+                if self.at.is_none_or(|a| p > a) {
+                    self.seen.push((s.unwrap(), self.count.get(), due));
+                }
+                Ok(if Some(p) == self.at {
                     self.pick.min(due - 1)
                 } else {
                     0
@@ -398,7 +402,7 @@ mod bounded {
                 })
                 .unwrap();
             let request = RunRequest::for_scenario(&scenario);
-            let mut run = |at: u64, pick: usize| {
+            let mut run = |at: Option<u64>, pick: usize| {
                 let count = Rc::new(Cell::new(0));
                 let watch = Watch {
                     checker: Checker::new().with_names(scenario.names().clone()),
@@ -421,11 +425,11 @@ mod bounded {
                     .collect();
                 (note.seen, w.records, verdicts)
             };
-            let base = run(u64::MAX, 0);
+            let base = run(None, 0);
             let mut runs = vec![base.clone()];
             for (tie, &(_, _, due)) in base.0.iter().enumerate() {
                 for pick in 1..due {
-                    runs.push(run(tie as u64, pick));
+                    runs.push(run(Some(tie as u64), pick));
                 }
             }
             let mut first: BTreeMap<u128, (usize, usize)> = BTreeMap::new();
