@@ -29,7 +29,7 @@ use std::collections::BinaryHeap;
 const WHEEL_MS: u64 = 4096;
 const MASK: u64 = WHEEL_MS - 1;
 
-#[derive(Clone, Copy, Debug, Hash)]
+#[derive(Clone, Copy, Debug)]
 struct Far<T> {
     at: SimTime,
     seq: u64,

@@ -17,7 +17,7 @@
 //! parallel, and pruning across them would make the counts depend on the thread count); their
 //! states are counted once each over the whole search.
 
-use super::orders::Searched;
+use super::orders::{Searched, Violation};
 use super::SweepError;
 use crate::base::fastmap::MixHasher;
 use crate::model::worker::CrashPoint;
@@ -430,7 +430,7 @@ pub fn explore(scenario: &Scenario, bound: &Bound) -> Result<Explored, ExploreEr
             break;
         }
         let mut cursor = Some((0..k).collect::<Vec<usize>>());
-        let mut first_fail: Option<(Vec<usize>, String, String, Vec<[u64; 2]>)> = None;
+        let mut first_fail: Option<(Vec<usize>, Violation)> = None;
         loop {
             let chunk = combinations(n, k, &mut cursor, CHUNK);
             if chunk.is_empty() {
@@ -450,8 +450,8 @@ pub fn explore(scenario: &Scenario, bound: &Bound) -> Result<Explored, ExploreEr
                 out.events += j.events;
                 out.states += j.states.len() as u64;
                 seen.extend(j.states);
-                if let (None, Some((inv, msg, ties))) = (&first_fail, j.violation) {
-                    first_fail = Some((pick, inv, msg, ties));
+                if let (None, Some(v)) = (&first_fail, j.violation) {
+                    first_fail = Some((pick, v));
                 }
             }
             // The level is finished only for the count; its first failure is already known.
@@ -459,7 +459,7 @@ pub fn explore(scenario: &Scenario, bound: &Bound) -> Result<Explored, ExploreEr
                 break;
             }
         }
-        if let Some((pick, invariant, message, ties)) = first_fail {
+        if let Some((pick, (invariant, message, ties))) = first_fail {
             out.counterexample = Some(Counterexample {
                 faults: pick.iter().map(|&i| space.atoms[i]).collect(),
                 file: reproducer(scenario, &space, &pick, &ties, bound.bugs),

@@ -24,6 +24,9 @@ use crate::sim::tie_break::{Stop, TieBreak};
 use crate::vocab::bugs::BugSet;
 use std::collections::BTreeMap;
 
+/// A violation: its invariant, its message, the `[run] ties` of the run that broke it.
+pub type Violation = (String, String, Vec<[u64; 2]>);
+
 /// What one schedule's search found.
 #[derive(Clone, Debug, Default)]
 pub struct Searched {
@@ -37,7 +40,7 @@ pub struct Searched {
     /// schedule.
     pub states: Vec<u128>,
     /// The first violation at the fewest reorders: invariant, message, `[run] ties`.
-    pub violation: Option<(String, String, Vec<[u64; 2]>)>,
+    pub violation: Option<Violation>,
 }
 
 /// The tie-break of one run of the search.

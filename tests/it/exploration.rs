@@ -402,7 +402,7 @@ mod bounded {
                 })
                 .unwrap();
             let request = RunRequest::for_scenario(&scenario);
-            let mut run = |at: Option<u64>, pick: usize| {
+            let run = |at: Option<u64>, pick: usize| {
                 let count = Rc::new(Cell::new(0));
                 let watch = Watch {
                     checker: Checker::new().with_names(scenario.names().clone()),
