@@ -389,7 +389,10 @@ fn reproducer(
     f.run.ties = ties.to_vec();
     // The scenario's [expect] describes its run without these faults.
     f.expect = Default::default();
-    let faults: Vec<String> = pick.iter().map(|&i| space.atoms[i].describe()).collect();
+    let mut faults: Vec<String> = pick.iter().map(|&i| space.atoms[i].describe()).collect();
+    if faults.is_empty() {
+        faults.push("no added fault".into());
+    }
     let order = match ties.len() {
         0 => "the default order of simultaneous events".to_string(),
         n => format!("{n} non-default choices of simultaneous events ([run] ties)"),

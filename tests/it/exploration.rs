@@ -508,6 +508,7 @@ mod bounded {
             (vec!["--faults", "5"], "at most 4"),
             (vec!["--faults", "4", "--grid", "10"], "schedules; at most"),
             (vec!["--faults", "1", "--grid", "5"], "at least 10"),
+            (vec!["--faults", "1", "--reorders", "9"], "at most 8"),
             (
                 vec!["--faults", "1", "--kinds", "meteor"],
                 "unknown fault kind",
