@@ -291,16 +291,28 @@ impl<T: Copy> EventQueue<T> {
     /// Every pending event with its time, in the order they would pop (a run's state, which
     /// does not depend on where the events sit in the wheel or the heap).
     pub fn for_each_pending(&self, mut f: impl FnMut(SimTime, &T)) {
-        for d in 0..WHEEL_MS {
-            let b = ((self.cursor + d) & MASK) as usize;
-            if self.occupied[b / 64] & (1 << (b % 64)) == 0 {
-                continue;
+        // The occupied buckets from the cursor's on, wrapping round the wheel once: the cursor's
+        // word from its bit, the other words, then the cursor's word below its bit.
+        let start = (self.cursor & MASK) as usize;
+        let words = self.occupied.len();
+        for k in 0..=words {
+            let w = (start / 64 + k) % words;
+            let mut word = self.occupied[w];
+            if k == 0 {
+                word &= !0u64 << (start % 64);
+            } else if k == words {
+                word &= (1u64 << (start % 64)) - 1;
             }
-            let mut at = self.buckets[b].0;
-            while at != NIL {
-                let node = &self.nodes[at as usize];
-                f(self.cursor + d, &node.item);
-                at = node.next;
+            while word != 0 {
+                let b = w * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let d = ((b + WHEEL_MS as usize - start) & MASK as usize) as u64;
+                let mut at = self.buckets[b].0;
+                while at != NIL {
+                    let node = &self.nodes[at as usize];
+                    f(self.cursor + d, &node.item);
+                    at = node.next;
+                }
             }
         }
         let mut far: Vec<&Far<T>> = self.far.iter().map(|r| &r.0).collect();
@@ -444,6 +456,26 @@ mod tests {
         assert_eq!(q.pop_due(0), (WHEEL_MS + 5, 5));
         assert_eq!(q.due_first(), 0);
         assert!(q.is_empty());
+    }
+
+    /// The pending events come in pop order wherever the cursor sits in the wheel (across its
+    /// wrap, and from the middle of a word).
+    #[test]
+    fn pending_events_come_in_pop_order_across_the_wheels_wrap() {
+        for start in [0, 1, 63, 64, 100, WHEEL_MS - 65, WHEEL_MS - 1, WHEEL_MS + 70] {
+            let mut q: EventQueue<u32> = EventQueue::new();
+            q.push(start, 0);
+            assert_eq!(q.pop(), Some((start, 0)));
+            let times = [0, 0, 1, 62, 63, 64, 65, 500, WHEEL_MS - 2, WHEEL_MS - 1, WHEEL_MS + 3];
+            for (i, d) in times.iter().enumerate() {
+                q.push(start + d, i as u32 + 1);
+            }
+            let mut seen = Vec::new();
+            q.for_each_pending(|at, id| seen.push((at, *id)));
+            let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+            assert_eq!(seen, popped, "cursor at {start}");
+            assert_eq!(seen.len(), times.len());
+        }
     }
 
     #[test]
