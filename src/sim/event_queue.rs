@@ -462,11 +462,32 @@ mod tests {
     /// wrap, and from the middle of a word).
     #[test]
     fn pending_events_come_in_pop_order_across_the_wheels_wrap() {
-        for start in [0, 1, 63, 64, 100, WHEEL_MS - 65, WHEEL_MS - 1, WHEEL_MS + 70] {
+        for start in [
+            0,
+            1,
+            63,
+            64,
+            100,
+            WHEEL_MS - 65,
+            WHEEL_MS - 1,
+            WHEEL_MS + 70,
+        ] {
             let mut q: EventQueue<u32> = EventQueue::new();
             q.push(start, 0);
             assert_eq!(q.pop(), Some((start, 0)));
-            let times = [0, 0, 1, 62, 63, 64, 65, 500, WHEEL_MS - 2, WHEEL_MS - 1, WHEEL_MS + 3];
+            let times = [
+                0,
+                0,
+                1,
+                62,
+                63,
+                64,
+                65,
+                500,
+                WHEEL_MS - 2,
+                WHEEL_MS - 1,
+                WHEEL_MS + 3,
+            ];
             for (i, d) in times.iter().enumerate() {
                 q.push(start + d, i as u32 + 1);
             }
