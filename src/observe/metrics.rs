@@ -141,61 +141,21 @@ pub struct Metrics {
 }
 
 /// A run's state (`durasim explore`, `sim::state`): every field that counts or will count,
-/// not the `attempts.csv` writer (output, read by nothing).
+/// not the `attempts.csv` writer (output, read by nothing). Destructured without `..`: a new
+/// field does not compile until it is hashed here or named as left out.
+#[rustfmt::skip]
 impl std::hash::Hash for Metrics {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         let Metrics {
-            counts,
-            held,
-            queue_wait,
-            inference,
-            review_wait,
-            job_age,
-            depth,
-            job_rows,
-            open,
-            reviews,
-            open_attempts,
-            attempt_sink: _,
-            sink_error: _,
-            end_ms,
-            outbox,
-            retries,
-            retries_per_100ms,
-            keep_timeline,
-            bugs,
-            outbox_rows,
-            dlq_rows,
-            tenants,
-            job_tenant,
-            job_leases,
-            job_leases_wide,
-            job_visible,
+            counts, held, queue_wait, inference, review_wait, job_age, depth, job_rows, open,
+            reviews, open_attempts, attempt_sink: _, sink_error: _, end_ms, outbox, retries,
+            retries_per_100ms, keep_timeline, bugs, outbox_rows, dlq_rows, tenants, job_tenant,
+            job_leases, job_leases_wide, job_visible,
         } = self;
-        counts.hash(state);
-        held.hash(state);
-        queue_wait.hash(state);
-        inference.hash(state);
-        review_wait.hash(state);
-        job_age.hash(state);
-        depth.hash(state);
-        job_rows.hash(state);
-        open.hash(state);
-        reviews.hash(state);
-        open_attempts.hash(state);
-        end_ms.hash(state);
-        outbox.hash(state);
-        retries.hash(state);
-        retries_per_100ms.hash(state);
-        keep_timeline.hash(state);
-        bugs.hash(state);
-        outbox_rows.hash(state);
-        dlq_rows.hash(state);
-        tenants.hash(state);
-        job_tenant.hash(state);
-        job_leases.hash(state);
-        job_leases_wide.hash(state);
-        job_visible.hash(state);
+        (counts, held, queue_wait, inference, review_wait, job_age, depth).hash(state);
+        (job_rows, open, reviews, open_attempts, end_ms, outbox, retries).hash(state);
+        (retries_per_100ms, keep_timeline, bugs, outbox_rows, dlq_rows, tenants).hash(state);
+        (job_tenant, job_leases, job_leases_wide, job_visible).hash(state);
     }
 }
 
