@@ -9,7 +9,7 @@
 //! a file (`shell/files.rs` does, with these caps).
 
 /// A number, a time or an identifier outside its documented range, with the offending value.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Hash)]
 pub enum LimitError {
     #[error(
         "--threads {n}: must be between 1 and {max} ({THREADS_PER_CORE} per core on this machine)"

@@ -182,7 +182,7 @@ pub fn clip_quoted(message: &str) -> String {
 
 /// Settings that are valid but probably not what the author meant: printed as `warning:` lines,
 /// and turned into exit 2 by `--deny-warnings`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Warnings(pub Vec<String>);
 
 impl Warnings {

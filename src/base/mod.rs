@@ -9,3 +9,4 @@ pub mod ids;
 pub mod limits;
 pub mod messages;
 pub mod rng;
+pub mod state_hash;

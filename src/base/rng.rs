@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 
 /// What a stream is for. The discriminant is part of the stream id, so it must never change.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub enum Purpose {
     Arrivals = 1,
     Worker = 2,
@@ -38,6 +38,16 @@ pub enum Purpose {
 #[derive(Clone, Debug)]
 pub struct Stream {
     rng: ChaCha8Rng,
+}
+
+/// A stream's position: its seed, its stream id and how many words it has given (two streams
+/// equal on these give the same draws from here on).
+impl std::hash::Hash for Stream {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.rng.get_seed().hash(state);
+        self.rng.get_stream().hash(state);
+        self.rng.get_word_pos().hash(state);
+    }
 }
 
 impl Stream {

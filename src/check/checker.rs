@@ -23,7 +23,7 @@ use crate::history::{Event, Observer, Record};
 use crate::vocab::key::KeyNames;
 
 /// The families, each with its own state.
-#[derive(Default)]
+#[derive(Default, Hash)]
 struct Families {
     leases: leases::Leases,
     policy: policy::Policy,
@@ -60,6 +60,7 @@ macro_rules! each_family {
     };
 }
 
+#[derive(Hash)]
 pub struct Checker {
     /// The names behind keys and operations, to recompute payload hashes. Without them (a
     /// checker fed records by hand) hashes are not recomputed.

@@ -12,7 +12,7 @@ use super::rules::{
 use crate::vocab::faults::{Held, Struck, HELD_KINDS, STRUCK_KINDS};
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// Must hold at every event (safety).

@@ -12,7 +12,7 @@ use crate::vocab::key::IdempotencyKey;
 use crate::vocab::latency::Stats;
 
 /// One violation, with the records that prove it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Violation {
     pub invariant: Invariant,
     pub at: SimTime,
@@ -25,7 +25,7 @@ pub struct Violation {
     pub evidence: Vec<Record>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct Verdict {
     pub count: u64,
     pub first: Option<Violation>,

@@ -27,7 +27,7 @@ use crate::vocab::payload::PayloadHash;
 use serde::Serialize;
 
 /// A queue operation a worker attempted, for rejections.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     Heartbeat,
@@ -62,7 +62,7 @@ impl Op {
 }
 
 /// Everything that can be observed to happen. Field names are the history file's JSON keys.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Hash)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// The header: the settings the checker must know to judge the history. Always first.
@@ -348,7 +348,7 @@ pub enum Event {
 /// heartbeat renewed its lease; when it outlasts the lease, the renewed lease expires), and
 /// every other row of `vocab::faults::HELD`. Written as `{type: <record>, worker, job, fence,
 /// <field>: ms}`, the row's names, so each keeps its own record type in the file and the hash.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Hash)]
 pub struct HeldRecord {
     pub fault: Held,
     pub worker: WorkerId,
@@ -378,7 +378,7 @@ impl Serialize for HeldRecord {
 /// the row's names (`job` when its site takes one; what `value` holds is the site's), so each
 /// keeps its own record type in the file and the hash: `relay_crashed` is hashed as it was when
 /// it was a variant of its own (its type text, then `unmarked`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Hash)]
 pub struct StruckRecord {
     pub fault: Struck,
     pub job: Option<JobId>,
@@ -450,7 +450,7 @@ impl Event {
 }
 
 /// One history entry: what happened, and when (in the history's time unit).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Hash)]
 pub struct Record {
     pub at: SimTime,
     #[serde(flatten)]
@@ -515,7 +515,7 @@ mod tests {
     // hash too: the golden hashes of `tests/it/scenarios.rs` with relay crashes pin that).
     #[test]
     fn a_struck_record_is_written_as_its_own_variant_was() {
-        #[derive(Serialize)]
+        #[derive(Serialize, Hash)]
         #[serde(tag = "type", rename_all = "snake_case")]
         enum Before {
             RelayCrashed { unmarked: u32 },
@@ -528,7 +528,7 @@ mod tests {
                 value: 7,
             }),
         };
-        #[derive(Serialize)]
+        #[derive(Serialize, Hash)]
         struct BeforeRecord {
             at: SimTime,
             #[serde(flatten)]

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 /// The trace hash: a fast 64-bit fingerprint of every field of every record, in order. Not
 /// cryptographic; it only has to change when the history changes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct TraceHash {
     state: u64,
     count: u64,
@@ -90,7 +90,7 @@ mod hash_serializer {
     use super::TraceHash;
     use serde::ser::{self, Serialize};
 
-    #[derive(Debug)]
+    #[derive(Debug, Hash)]
     pub struct Never;
     impl std::fmt::Display for Never {
         fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

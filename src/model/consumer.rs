@@ -11,7 +11,7 @@ use crate::base::ids::{EventId, SimTime};
 use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::probes::{Probe, Probes};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HandleOutcome {
     /// First sight of this event: the effect is applied and the document goes to review.
     Applied,
@@ -19,7 +19,7 @@ pub enum HandleOutcome {
     DuplicateEvent,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct Consumer {
     /// Seen event ids as a bitset: event ids are dense, so one bit each.
     seen: Vec<u64>,

@@ -10,8 +10,8 @@
 //! refused past `max` reprocesses per tenant in any `window_ms`).
 //! Does not: create the new job (the queue does) or decide that a job is dead (the retry policy).
 
-use crate::base::fastmap::FastMap;
 use crate::base::ids::{JobId, SimTime, TenantId};
+use crate::base::state_hash::StateMap;
 use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::probes::{Probe, Probes};
 use std::collections::VecDeque;
@@ -37,7 +37,7 @@ impl DlqReason {
 
 /// The reason as stored. `Raw` exists only for the `raw_dlq_reason` bug switch, which stores the
 /// error's text instead of its code.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum StoredReason {
     Code(DlqReason),
     Raw(Box<str>),
@@ -52,7 +52,7 @@ impl StoredReason {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct DlqEntry {
     pub job: JobId,
     pub at: SimTime,
@@ -63,7 +63,7 @@ pub struct DlqEntry {
 /// A [`DlqEntry`] as the DLQ stores it, 20 bytes: the time as two halves (4-byte
 /// alignment), no successor as `u32::MAX`, the reason as its code's number, or `RAW` plus the
 /// place of its text in `raw_reasons` (the `raw_dlq_reason` bug switch only).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 struct Stored {
     job: u32,
     reprocessed_as: u32,
@@ -76,7 +76,7 @@ const NO_SUCCESSOR: u32 = u32::MAX;
 /// `Stored::reason` at or above this is a raw text's place in `raw_reasons`, plus `RAW`.
 const RAW: u32 = DlqReason::ALL.len() as u32;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AuditEntry {
     pub at: SimTime,
     pub old_job: JobId,
@@ -84,7 +84,7 @@ pub struct AuditEntry {
     pub operator: Box<str>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReprocessRefusal {
     MissingOperator,
     NotDeadLettered,
@@ -120,14 +120,14 @@ impl ReprocessRefusal {
 }
 
 /// At most `max` accepted reprocesses per tenant in any window of `window_ms`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ReprocessLimit {
     pub max: u32,
     pub window_ms: u64,
 }
 
 /// The DLQ's limits. The default (no capacity, no rate limit) is the chapter's DLQ.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DlqConfig {
     /// Maximum number of entries held; when full, a new entry evicts the oldest.
     pub capacity: Option<u32>,
@@ -138,7 +138,7 @@ pub struct DlqConfig {
     pub bugs: BugSet,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct DeadLetterQueue {
     config: DlqConfig,
     /// Every entry ever pushed, oldest first; those before `head` were evicted.
@@ -149,7 +149,7 @@ pub struct DeadLetterQueue {
     /// Position in `entries` (or `EVICTED`) by job, for the jobs that were filed: a few in a
     /// hundred at most, so a map (a flat vector by job id cost 4 bytes for every job of the
     /// run, and its doublings more).
-    index: FastMap<u32, u32>,
+    index: StateMap<u32, u32>,
     audit: Vec<AuditEntry>,
     /// Per tenant (a small vector indexed by tenant id): when its accepted reprocesses happened,
     /// within the rate limit's window.

@@ -20,8 +20,8 @@
 //! one, a named document, a tenantless key): almost every job of a big run is a generated
 //! arrival (8 + 2 bytes a job before).
 
-use crate::base::fastmap::FastMap;
 use crate::base::ids::{DocumentId, Fence, JobId, OperationId, SimTime, TenantId};
+use crate::base::state_hash::StateMap;
 use crate::vocab::key::{IdempotencyKey, KeyNames};
 use crate::vocab::payload::{payload_hash, PayloadHash};
 use crate::vocab::probes::{Probe, Probes};
@@ -74,7 +74,7 @@ pub fn default_payload(document: DocumentId) -> Option<PayloadHash> {
     Some(PayloadHash(hash))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum JobState {
     /// Waiting for `visible_at` (first enqueue in the future, or a retry backoff).
     Waiting,
@@ -109,7 +109,7 @@ impl JobState {
 /// A job as the queue sees it, put together from its rows. A finished job whose row is compact
 /// holds no lease and waits for nothing: its `visible_at` and `lease_until` read 0 and its
 /// flags false (nothing reads them: every use looks at the state first).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct Job {
     pub key: IdempotencyKey,
     /// The key's slot in the queue's unique index (dense, in first-enqueue order).
@@ -131,7 +131,7 @@ pub struct Job {
 
 /// The part of a job's row that only a live job needs (or, where finished jobs can be
 /// reopened, every job).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Live {
     pub visible_at: SimTime,
     pub lease_until: SimTime,
@@ -157,7 +157,7 @@ const BLOCK: usize = 64;
 const FAR_CREATED: u16 = u16::MAX;
 
 /// What the queue keeps of every job for the whole run: 8 bytes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 struct Kept {
     /// createdAt less its block's base (`FAR_CREATED`: see `far_created`).
     created: u16,
@@ -170,7 +170,7 @@ struct Kept {
     slot_or_fence: u32,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct JobRows {
     kept: Vec<Kept>,
     live: Vec<Live>,
@@ -183,9 +183,9 @@ pub struct JobRows {
     far_fences: BTreeMap<u32, u64>,
     far_attempts: BTreeMap<u32, u32>,
     /// Payloads that are not their key's default, by job.
-    apart_payloads: FastMap<u32, PayloadHash>,
+    apart_payloads: StateMap<u32, PayloadHash>,
     /// Tenants that are not their key's (a tenantless key), by job.
-    apart_tenants: FastMap<u32, TenantId>,
+    apart_tenants: StateMap<u32, TenantId>,
     /// The newest job's createdAt.
     last_created: SimTime,
     /// Finished jobs keep their live row (a queue that can reopen them).

@@ -11,8 +11,8 @@
 //! Does not: deliver anything (the kernel hands published events to the consumer) or fence
 //! commits (the fence guards queue transitions; idempotency guards the result).
 
-use crate::base::fastmap::FastMap;
 use crate::base::ids::{EventId, JobId, SimTime};
+use crate::base::state_hash::StateMap;
 use crate::model::job_rows::default_payload;
 use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::key::IdempotencyKey;
@@ -20,7 +20,7 @@ use crate::vocab::payload::PayloadHash;
 use crate::vocab::probes::{Probe, Probes};
 use std::collections::{BTreeMap, VecDeque};
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Hash)]
 pub struct OutboxConfig {
     /// The bug switches on; the outbox reads `no_idempotency` (never look up the key: every
     /// commit writes a new row and event) and `reuse_on_conflict` (a different payload silently
@@ -34,7 +34,7 @@ pub struct OutboxConfig {
 /// with and the event it dedupes onto. `event` is `None` only for rows written by the naive dual
 /// write. The output and the committing job go with the event to the relay; no later commit or
 /// lookup reads them from the row, so it does not keep them (16 bytes with the job before).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ResultRow {
     pub payload: PayloadHash,
     pub event: Option<EventId>,
@@ -56,7 +56,7 @@ const APART: u32 = 1 << 31;
 const FAR: u32 = APART - 2;
 const EVENT_MASK: u32 = APART - 1;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct OutboxEvent {
     pub id: EventId,
     pub key: IdempotencyKey,
@@ -66,7 +66,7 @@ pub struct OutboxEvent {
     pub sends: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CommitOutcome {
     /// A new result, and (unless written by the naive dual write) its event, in one step.
     Committed { event: Option<EventId> },
@@ -76,7 +76,7 @@ pub enum CommitOutcome {
     Conflict { existing: ResultRow },
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct Outbox {
     config: OutboxConfig,
     /// The results table: `rows[slot]` is the row of the key in `slot` of the queue's unique
@@ -85,7 +85,7 @@ pub struct Outbox {
     /// Event ids of rows that do not fit below `FAR`, by slot.
     far_events: BTreeMap<u32, u64>,
     /// Payloads of rows whose payload is not their key's document's default, by slot.
-    apart_payloads: FastMap<u32, PayloadHash>,
+    apart_payloads: StateMap<u32, PayloadHash>,
     pending: Vec<OutboxEvent>,
     last_event: u64,
     results_count: u64,

@@ -36,7 +36,7 @@ use crate::vocab::payload::PayloadHash;
 use crate::vocab::probes::{Probe, Probes};
 
 /// What the profile's rules need to know of a job beyond its row.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Hash)]
 struct JobFacts {
     /// The worker process that took the current lease.
     holder: u32,
@@ -48,7 +48,7 @@ struct JobFacts {
 }
 
 /// The chapter's queue under a profile's rules (`[queue] profile` and its keys, resolved).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct ProfiledQueue {
     chapter: ChapterQueue,
     sem: Semantics,

@@ -8,6 +8,7 @@
 //! keep dead jobs (see `dead_letter`). It reads no clock: `now` is an argument everywhere.
 
 use crate::base::ids::{Fence, JobId, SimTime, TenantId};
+use crate::base::state_hash::StateHeap;
 pub use crate::model::job_rows::{Job, JobState};
 use crate::model::job_rows::{JobRows, Live};
 use crate::profile::unique::{self, Existing, SubmitDecision};
@@ -19,7 +20,6 @@ use crate::vocab::payload::PayloadHash;
 use crate::vocab::probes::{Probe, Probes};
 pub use config::QueueConfig;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 impl Job {
     pub fn deadline_at(&self, config: &QueueConfig) -> SimTime {
@@ -36,7 +36,7 @@ fn deadline_at(created_at: SimTime, config: &QueueConfig) -> SimTime {
 }
 
 /// What a producer asks for.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct EnqueueRequest {
     pub tenant: TenantId,
     pub key: IdempotencyKey,
@@ -44,7 +44,7 @@ pub struct EnqueueRequest {
     pub visible_at: SimTime,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EnqueueOutcome {
     Created(JobId),
     /// Same key, same payload: the existing job stands for this request.
@@ -64,7 +64,7 @@ pub enum EnqueueOutcome {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LeaseOutcome {
     Leased {
         job: JobId,
@@ -89,7 +89,7 @@ pub enum LeaseOutcome {
 }
 
 /// Why a fenced call was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rejection {
     StaleFence { held: Fence, presented: Fence },
     Terminal(JobState),
@@ -97,14 +97,14 @@ pub enum Rejection {
 }
 
 /// Where [`Queue::reopen`] puts a job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reopen {
     Ready,
     Hold,
     At(SimTime),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ExpiryOutcome {
     /// The lease ran out: the job is ready again with its old `visible_at` (first in line).
     Expired,
@@ -114,14 +114,14 @@ pub enum ExpiryOutcome {
     Stale,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Queue {
     config: QueueConfig,
     /// The jobs' rows: whole while live, compact once finished (`job_rows.rs`).
     rows: JobRows,
     /// Candidates for leasing, by (visible_at, job). Entries can go stale; they are validated
     /// when popped (state Ready and visible_at unchanged).
-    ready: BinaryHeap<Reverse<(SimTime, u32)>>,
+    ready: StateHeap<Reverse<(SimTime, u32)>>,
     ready_count: usize,
     fence_counter: u64,
     /// The index on keys. Under `unique = "forever"` every new key creates exactly one job and
@@ -142,7 +142,7 @@ impl Queue {
         Queue {
             config,
             rows: JobRows::default(),
-            ready: BinaryHeap::new(),
+            ready: StateHeap::default(),
             ready_count: 0,
             fence_counter: 0,
             by_key: KeyIndex::default(),

@@ -12,7 +12,7 @@ use crate::vocab::bugs::{Bug, BugSet};
 use crate::vocab::config::Jitter;
 
 /// What went wrong in an attempt, as the worker saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// The model provider or a dependency failed; trying again may work.
     ProviderUnavailable,
@@ -36,7 +36,7 @@ impl ErrorKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorClass {
     Transient,
     Permanent,
@@ -55,14 +55,14 @@ impl ErrorClass {
 }
 
 /// The only three outcomes. There is deliberately no fourth.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Decision {
     Retry { delay_ms: u64 },
     DeadLetter(DlqReason),
     Cancel,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct RetryPolicy {
     pub attempts_max: u32,
     pub backoff_base_ms: u64,

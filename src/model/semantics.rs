@@ -27,7 +27,7 @@ use crate::vocab::payload::PayloadHash;
 use crate::vocab::probes::{Probe, Probes};
 
 /// A holder's write (heartbeat, ack, retry, dead-letter) as the queue receives it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Write {
     /// The worker process writing (a profile may accept a write from the lease's process).
     pub worker: WorkerId,
@@ -39,7 +39,7 @@ pub struct Write {
 }
 
 /// Which write a guard judges.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WriteOp {
     Heartbeat,
     Ack,
@@ -49,7 +49,7 @@ pub enum WriteOp {
 
 /// Why a holder's write changed nothing. The kernel records each as a `rejected` record with
 /// the job's current fence: the rejection's reason, `lease_expired` or `ignored`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Refused {
     /// Refused by the fence or the job's state, and the writer is told.
     Rejected(Rejection),
@@ -68,7 +68,7 @@ impl From<Rejection> for Refused {
 }
 
 /// What a lease check found; the kernel schedules or records what it says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LeaseCheck {
     /// Nothing to do: the lease was released, re-leased or finished, or its end is never
     /// detected as things stand.
@@ -85,7 +85,7 @@ pub enum LeaseCheck {
 }
 
 /// Where a rescue put the job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rescued {
     /// Ready again at once: the lease's end is recorded now.
     Ready,
@@ -261,7 +261,7 @@ pub fn count_policy_delay(probes: &mut Probes, policy: &RetryPolicy, attempt: u3
 /// The chapter's queue: leases with heartbeats and a fencing token per lease, expiry just after
 /// `lease_until`, unique keys (same payload deduplicates, another conflicts), the retry policy
 /// and a dead-letter queue with audited reprocess. The default of every run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct ChapterQueue {
     pub queue: Queue,
     pub policy: RetryPolicy,

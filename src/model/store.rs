@@ -51,7 +51,7 @@ impl Table {
 }
 
 /// A primary key: `results` by its idempotency key, the others by a number.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Pk {
     Text(String),
     Id(u64),
@@ -59,7 +59,7 @@ pub enum Pk {
 
 /// A result row: the idempotency key, the job that committed it, the payload it was committed
 /// with, the model's output, and the outbox event written with it (if the program wrote one).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ResultRow {
     pub key: String,
     pub job: u32,
@@ -69,7 +69,7 @@ pub struct ResultRow {
 }
 
 /// An outbox row: an event to publish (its id from the outbox's sequence).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OutboxRow {
     pub event: u64,
     pub key: String,
@@ -79,7 +79,7 @@ pub struct OutboxRow {
 }
 
 /// An effect the consumer applied (a review requested), its id from the effects' sequence.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct EffectRow {
     pub id: u64,
     pub event: u64,
@@ -88,7 +88,7 @@ pub struct EffectRow {
     pub output: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Row {
     Result(ResultRow),
     Outbox(OutboxRow),
@@ -118,7 +118,7 @@ impl Row {
 }
 
 /// Why a store call failed. The transaction is gone after every error but `NoSuchRow`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum StoreError {
     /// An insert under a primary key that exists: the transaction is rolled back.
     UniqueViolation { table: Table, key: Pk },
@@ -173,7 +173,7 @@ impl std::fmt::Display for StoreError {
 }
 
 /// A write of a transaction, applied at commit in the order it was made.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Write {
     Insert(Row),
     /// Outbox row `event` marked published.
@@ -192,7 +192,7 @@ impl Write {
 }
 
 /// A row a transaction read: its version then (0: absent), and the row.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 struct Read {
     table: Table,
     pk: Pk,
@@ -200,7 +200,7 @@ struct Read {
     row: Option<Row>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 struct Tx {
     owner: u32,
     reads: Vec<Read>,
@@ -208,7 +208,7 @@ struct Tx {
 }
 
 /// What a commit changed and what the transaction had found, in the order it happened.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Committed {
     pub inserted: Vec<Row>,
     /// Outbox rows marked published by this commit (they were not before).
@@ -230,13 +230,13 @@ impl Committed {
 }
 
 /// A committed row and its version (the commit that last wrote it).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 struct Stored {
     row: Row,
     version: u64,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct Store {
     tables: [BTreeMap<Pk, Stored>; 4],
     /// The last value each sequence handed out: outbox events, effects.

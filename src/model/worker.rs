@@ -44,7 +44,7 @@ impl CrashPoint {
 }
 
 /// Everything chance decides about one attempt, decided before it starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AttemptPlan {
     /// The extraction's duration when it runs normally (inferenceMs).
     pub extract_ms: u64,
@@ -61,7 +61,7 @@ pub struct AttemptPlan {
 }
 
 /// One step of an attempt, as the kernel must perform it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
     /// The process dies here; everything volatile is lost.
     Crash(CrashPoint),
@@ -102,7 +102,7 @@ pub enum Step {
     Done,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Phase {
     Leased,
     Extracting {
@@ -120,7 +120,7 @@ enum Phase {
     Finished,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct Attempt {
     pub job: JobId,
     pub fence: Fence,

@@ -27,7 +27,7 @@ pub use super::series::{DepthStats, OutboxRows, RetryWaves, OUTBOX_ROW_BYTES};
 mod rows;
 
 /// The per-job facts the metrics need (and `jobs.csv` prints).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 struct JobRow {
     tenant: TenantId,
     key: IdempotencyKey,
@@ -38,7 +38,7 @@ struct JobRow {
 }
 
 /// How a job ended (its terminal record).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Ended {
     Acked,
     DeadLettered,
@@ -57,7 +57,7 @@ impl Ended {
 }
 
 /// An attempt in progress on a worker, written to `attempts.csv` when it ends.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, Hash)]
 #[serde(rename_all = "camelCase")]
 pub struct AttemptRow {
     pub job: u32,
@@ -74,7 +74,7 @@ pub struct AttemptRow {
 
 /// One tenant's share of the run: its jobs, how they ended, and how long they waited, so a
 /// noisy tenant's burst shows as the starvation of the others.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct TenantMetrics {
     pub enqueued: u64,
     pub acked: u64,
@@ -138,6 +138,25 @@ pub struct Metrics {
     /// for a history recorded elsewhere ([`Metrics::counts_only`]), whose `leased` records may
     /// leave out the `visible_at` queueWaitMs is measured from: 8 bytes a job there.
     job_visible: Option<Vec<SimTime>>,
+}
+
+/// A run's state (`durasim explore`, `sim::state`): every field that counts or will count,
+/// not the `attempts.csv` writer (output, read by nothing). Destructured without `..`: a new
+/// field does not compile until it is hashed here or named as left out.
+#[rustfmt::skip]
+impl std::hash::Hash for Metrics {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let Metrics {
+            counts, held, queue_wait, inference, review_wait, job_age, depth, job_rows, open,
+            reviews, open_attempts, attempt_sink: _, sink_error: _, end_ms, outbox, retries,
+            retries_per_100ms, keep_timeline, bugs, outbox_rows, dlq_rows, tenants, job_tenant,
+            job_leases, job_leases_wide, job_visible,
+        } = self;
+        (counts, held, queue_wait, inference, review_wait, job_age, depth).hash(state);
+        (job_rows, open, reviews, open_attempts, end_ms, outbox, retries).hash(state);
+        (retries_per_100ms, keep_timeline, bugs, outbox_rows, dlq_rows, tenants).hash(state);
+        (job_tenant, job_leases, job_leases_wide, job_visible).hash(state);
+    }
 }
 
 impl Metrics {

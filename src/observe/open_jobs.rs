@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 /// A job that has ended, or an id no `enqueued` record named.
 const DONE: SimTime = SimTime::MAX;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct OpenJobs {
     /// createdAt of the jobs `start`, `start + 1`, ...; [`DONE`] once ended.
     created_at: VecDeque<SimTime>,

@@ -21,7 +21,7 @@ use crate::base::ids::{EventId, SimTime};
 use std::collections::BTreeMap;
 
 /// An event's last applied time and its reviews still to come.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Entry {
     applied_at: SimTime,
     pending: u32,
@@ -36,7 +36,7 @@ const NONE: Entry = Entry {
 /// A window with fewer dead entries than this in front of it is not compacted yet.
 const COMPACT_MIN: usize = 1024;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct PendingReviews {
     /// `entries[head..]` are the events `start`, `start + 1`, ...: the first has a review
     /// pending (the window is empty otherwise). `entries[..head]` are dead, dropped in one

@@ -12,7 +12,7 @@ use serde::Serialize;
 /// Outbox rows over time: every committed event is a row until it is pruned (never, without a
 /// retention: the chapter's outbox). Bytes are rows x an assumed row size. (The rows pruned,
 /// most and last are counters: `Counter::OutboxPruned`, ...)
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Hash)]
 #[serde(rename_all = "camelCase")]
 pub struct OutboxRows {
     pub bytes_per_row: u64,
@@ -21,7 +21,7 @@ pub struct OutboxRows {
 
 /// Retries over time, and how the queue recovers from a provider outage. (The total and the
 /// peak a second are counters: `Counter::RetriesTotal`, `Counter::RetriesPeakPerS`.)
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Hash)]
 #[serde(rename_all = "camelCase")]
 pub struct RetryWaves {
     /// The second (from the start) in which the peak a second (`peakPerS`) fell.

@@ -15,7 +15,7 @@ use crate::base::ids::SimTime;
 
 /// A lease as the detector sees it. Under `worker_liveness` the lease is the holder process's
 /// liveness: each process heartbeat renews it for `liveness_ms`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LeaseView {
     /// When the lease was last taken or renewed (BullMQ's renewal unmarks the job).
     pub renewed_at: SimTime,

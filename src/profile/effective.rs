@@ -14,7 +14,7 @@ use crate::vocab::config::{Jitter, RetryFormula};
 /// is read back by `durasim verify`).
 pub const NEVER_MS: u64 = 1 << 52;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Effective {
     pub lease_ms: u64,
     pub heartbeat_ms: u64,

@@ -11,7 +11,7 @@
 use super::params::WriteGuard;
 
 /// The job as the store sees it when the write arrives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WriteContext {
     /// The writer presents the job's current token (it holds the latest lease).
     pub current: bool,
@@ -23,7 +23,7 @@ pub struct WriteContext {
     pub same_process: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
     Accepted,
     /// Refused, and the writer is told (durasim's `Rejected`).

@@ -99,7 +99,7 @@ impl Profile {
 }
 
 /// Everything a profile sets, resolved: the system's defaults with the scenario's overrides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Semantics {
     pub profile: Profile,
     /// The store-side lease, or for a queue without one the rescuer's horizon from the

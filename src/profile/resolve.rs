@@ -14,7 +14,7 @@ use super::{Profile, Semantics};
 use crate::base::ids::SimTime;
 
 /// `max_attempts`: a number, or `"unlimited"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AttemptsLimit {
     Limit(u32),
     Unlimited,
@@ -22,7 +22,7 @@ pub enum AttemptsLimit {
 
 /// The scenario's keys that change a profile's values; `None` where the file is silent.
 /// Words are kept as written so that an unknown one is reported with the allowed list.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Overrides {
     pub lease_ms: Option<SimTime>,
     pub heartbeat: Option<String>,

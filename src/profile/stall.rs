@@ -7,7 +7,7 @@
 //! Does not: detect stalls (see `detection`) or file the DLQ entry (the kernel does).
 
 /// One job's stalls.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Stalls {
     pub count: u32,
     pub doomed: bool,

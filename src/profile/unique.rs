@@ -9,7 +9,7 @@
 use super::params::Unique;
 
 /// The existing job with the same key, as the queue sees it at the submit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Existing {
     pub terminal: bool,
     pub leased: bool,
@@ -18,7 +18,7 @@ pub struct Existing {
     pub same_payload: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SubmitDecision {
     Create,
     Dedupe,

@@ -14,7 +14,9 @@ use crate::history::{Observer, Record};
 use crate::observe::metrics::Metrics;
 use crate::vocab::key::KeyNames;
 
-/// The observers that keep state from every record: the checker and the metrics.
+/// The observers that keep state from every record: the checker and the metrics. Their state
+/// is part of a run's (`sim::state`): both decide verdicts still to come.
+#[derive(Hash)]
 pub struct Judges {
     pub checker: Checker,
     pub metrics: Metrics,

@@ -438,11 +438,18 @@ impl Default for MetricsSection {
 pub struct RunSection {
     /// The run stops here even if it has not settled; liveness invariants then fail.
     pub time_limit_ms: u64,
+    /// The order of simultaneous events, where it is not the default (`sim::tie_break`): the
+    /// run's ties (two or more events due at one time) numbered from 0 as they come, and
+    /// `[tie, pick]` runs the `pick`-th of that tie's events (from 0, in the default order)
+    /// first. `durasim explore` writes it into a counterexample that needs it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ties: Vec<[u64; 2]>,
 }
 impl Default for RunSection {
     fn default() -> Self {
         RunSection {
             time_limit_ms: 86_400_000,
+            ties: Vec::new(),
         }
     }
 }

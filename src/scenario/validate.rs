@@ -26,6 +26,43 @@ fn err<T>(field: &str, message: String) -> Result<T, Refusal> {
     Err((field.to_string(), message))
 }
 
+/// At most this many entries in `[run] ties`.
+pub const MAX_TIES: usize = 1_000;
+/// A tie's pick is at most this (a tie has fewer events due than the run has events).
+pub const MAX_TIE_PICK: u64 = 1_000_000;
+
+/// `[run] ties`: `[tie, pick]` pairs, ties strictly increasing, picks from 1 (0 is the default
+/// and is not written).
+fn check_ties(ties: &[[u64; 2]]) -> Result<(), Refusal> {
+    if ties.len() > MAX_TIES {
+        return err(
+            "run.ties",
+            format!("at most {MAX_TIES} entries (got {})", ties.len()),
+        );
+    }
+    for (i, &[tie, pick]) in ties.iter().enumerate() {
+        let field = format!("run.ties[{i}]");
+        if i > 0 && tie <= ties[i - 1][0] {
+            return err(
+                &field,
+                format!(
+                    "[{tie}, {pick}]: ties are listed in increasing order, each once (the one before is {})",
+                    ties[i - 1][0]
+                ),
+            );
+        }
+        if pick == 0 || pick > MAX_TIE_PICK {
+            return err(
+                &field,
+                format!(
+                    "[{tie}, {pick}]: a pick is 1 to {MAX_TIE_PICK} (0, the default order's first, is not listed)"
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 impl ScenarioFile {
     /// The file as a [`Scenario`]: every check in a fixed order, the first offending field's
     /// path and what is allowed on a refusal; on success the profile resolved, the names
@@ -114,6 +151,7 @@ impl ScenarioFile {
                 format!("must be between 1 and 1000000 (got {})", self.workers.count),
             );
         }
+        check_ties(&self.run.ties)?;
         let q = &self.queue;
         if q.lease_ms == 0 {
             return err("queue.lease_ms", "must be > 0".into());

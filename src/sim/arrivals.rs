@@ -17,14 +17,14 @@ use crate::vocab::probes::{Probe, Probes};
 /// How far back collisions and resubmissions look.
 const RECENT: usize = 64;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Arrival {
     pub tenant: TenantId,
     pub payload: Payload,
     pub invalid: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct ArrivalProcess {
     stream: Stream,
     tenants: u16,

@@ -56,7 +56,7 @@ impl<T> Ord for Far<T> {
 const NIL: u32 = u32::MAX;
 
 /// A scheduled event in a bucket's singly linked FIFO (24 bytes for the kernel's 16-byte `Ev`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 struct Node<T> {
     item: T,
     next: u32,
@@ -78,6 +78,18 @@ pub struct EventQueue<T> {
     cursor: SimTime,
     /// Orders far events of equal time (the wheel's FIFOs need none).
     far_seq: u64,
+}
+
+/// The pending events in pop order, with their times, and the last popped time.
+impl<T: Copy + std::hash::Hash> std::hash::Hash for EventQueue<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.cursor.hash(state);
+        state.write_usize(self.len());
+        self.for_each_pending(|at, item| {
+            at.hash(state);
+            item.hash(state);
+        });
+    }
 }
 
 impl<T: Copy> Default for EventQueue<T> {
@@ -211,6 +223,105 @@ impl<T: Copy> EventQueue<T> {
         Some((self.cursor, node.item))
     }
 
+    /// How many events are due at the earliest pending time (0: none pending). Moves the cursor
+    /// to that time, as the next pop would: nothing may be pushed before it afterwards.
+    /// For a tie-break chooser (`kernel::TieBreak`); a run without one never calls this.
+    pub fn due_first(&mut self) -> usize {
+        if self.in_wheel == 0 {
+            let Some(at) = self.far.peek().map(|f| f.0.at) else {
+                return 0;
+            };
+            self.move_cursor(at);
+        }
+        let b = (self.cursor & MASK) as usize;
+        if self.buckets[b].0 == NIL {
+            self.move_cursor(self.cursor + self.next_occupied());
+        }
+        let mut n = 0;
+        let mut at = self.buckets[(self.cursor & MASK) as usize].0;
+        while at != NIL {
+            n += 1;
+            at = self.nodes[at as usize].next;
+        }
+        n
+    }
+
+    /// After [`EventQueue::due_first`]: the time those events are due.
+    pub fn due_at(&self) -> SimTime {
+        self.cursor
+    }
+
+    /// The `index`-th (from 0, in the default order) of the events due at the earliest pending
+    /// time, taken out of the queue; call [`EventQueue::due_first`] first. `pop_due(0)` is
+    /// `pop()`. Panics if fewer are due (a kernel bug: the chooser is asked within the count).
+    pub fn pop_due(&mut self, index: usize) -> (SimTime, T) {
+        let b = (self.cursor & MASK) as usize;
+        let (head, tail) = self.buckets[b];
+        assert!(
+            head != NIL,
+            "pop_due with nothing due at {} ms",
+            self.cursor
+        );
+        let (mut prev, mut at) = (NIL, head);
+        for _ in 0..index {
+            prev = at;
+            at = self.nodes[at as usize].next;
+            assert!(at != NIL, "pop_due({index}): fewer events due");
+        }
+        let node = self.nodes[at as usize];
+        if prev == NIL {
+            if node.next == NIL {
+                self.buckets[b] = (NIL, NIL);
+                self.occupied[b / 64] &= !(1 << (b % 64));
+            } else {
+                self.buckets[b].0 = node.next;
+            }
+        } else {
+            self.nodes[prev as usize].next = node.next;
+            if at == tail {
+                self.buckets[b].1 = prev;
+            }
+        }
+        self.nodes[at as usize].next = self.free;
+        self.free = at;
+        self.in_wheel -= 1;
+        (self.cursor, node.item)
+    }
+
+    /// Every pending event with its time, in the order they would pop (a run's state, which
+    /// does not depend on where the events sit in the wheel or the heap).
+    pub fn for_each_pending(&self, mut f: impl FnMut(SimTime, &T)) {
+        // The occupied buckets from the cursor's on, wrapping round the wheel once: the cursor's
+        // word from its bit, the other words, then the cursor's word below its bit.
+        let start = (self.cursor & MASK) as usize;
+        let words = self.occupied.len();
+        for k in 0..=words {
+            let w = (start / 64 + k) % words;
+            let mut word = self.occupied[w];
+            if k == 0 {
+                word &= !0u64 << (start % 64);
+            } else if k == words {
+                word &= (1u64 << (start % 64)) - 1;
+            }
+            while word != 0 {
+                let b = w * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let d = ((b + WHEEL_MS as usize - start) & MASK as usize) as u64;
+                let mut at = self.buckets[b].0;
+                while at != NIL {
+                    let node = &self.nodes[at as usize];
+                    f(self.cursor + d, &node.item);
+                    at = node.next;
+                }
+            }
+        }
+        let mut far: Vec<&Far<T>> = self.far.iter().map(|r| &r.0).collect();
+        far.sort();
+        for e in far {
+            f(e.at, &e.item);
+        }
+    }
+
     /// Moves the cursor forward to `at`, then every far event now within the wheel's reach
     /// into its bucket, in (time, seq) order: before anything else can be pushed there.
     #[inline]
@@ -308,6 +419,84 @@ mod tests {
         q.push(t, 4);
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(t, 1), (t, 2), (t, 3), (t, 4)]);
+    }
+
+    /// Taking the n-th due event leaves the others in their order, the tail linkable, and the
+    /// pending list (and its hash) as if that event had never been pushed.
+    #[test]
+    fn pop_due_takes_the_chosen_tie_and_keeps_the_rest_in_order() {
+        use crate::base::state_hash::StateHasher;
+        let mut q: EventQueue<u32> = EventQueue::new();
+        for (at, id) in [(5, 1), (5, 2), (5, 3), (9, 4), (WHEEL_MS + 5, 5)] {
+            q.push(at, id);
+        }
+        assert_eq!(q.due_first(), 3);
+        assert_eq!(q.pop_due(2), (5, 3));
+        q.push(5, 6);
+        let mut seen = Vec::new();
+        q.for_each_pending(|at, id| seen.push((at, *id)));
+        assert_eq!(
+            seen,
+            vec![(5, 1), (5, 2), (5, 6), (9, 4), (WHEEL_MS + 5, 5)]
+        );
+        let mut same: EventQueue<u32> = EventQueue::new();
+        for (at, id) in [(WHEEL_MS + 5, 5), (5, 1), (5, 2), (9, 4)] {
+            same.push(at, id);
+        }
+        assert_eq!(same.due_first(), 2);
+        same.push(5, 6);
+        assert_eq!(StateHasher::of(&q), StateHasher::of(&same));
+        assert_eq!(q.pop_due(1), (5, 2));
+        assert_eq!(q.due_first(), 2);
+        assert_eq!(q.pop_due(0), (5, 1));
+        assert_eq!(q.pop_due(0), (5, 6));
+        assert_eq!(q.due_first(), 1);
+        assert_eq!(q.pop(), Some((9, 4)));
+        assert_eq!(q.due_first(), 1);
+        assert_eq!(q.pop_due(0), (WHEEL_MS + 5, 5));
+        assert_eq!(q.due_first(), 0);
+        assert!(q.is_empty());
+    }
+
+    /// The pending events come in pop order wherever the cursor sits in the wheel (across its
+    /// wrap, and from the middle of a word).
+    #[test]
+    fn pending_events_come_in_pop_order_across_the_wheels_wrap() {
+        for start in [
+            0,
+            1,
+            63,
+            64,
+            100,
+            WHEEL_MS - 65,
+            WHEEL_MS - 1,
+            WHEEL_MS + 70,
+        ] {
+            let mut q: EventQueue<u32> = EventQueue::new();
+            q.push(start, 0);
+            assert_eq!(q.pop(), Some((start, 0)));
+            let times = [
+                0,
+                0,
+                1,
+                62,
+                63,
+                64,
+                65,
+                500,
+                WHEEL_MS - 2,
+                WHEEL_MS - 1,
+                WHEEL_MS + 3,
+            ];
+            for (i, d) in times.iter().enumerate() {
+                q.push(start + d, i as u32 + 1);
+            }
+            let mut seen = Vec::new();
+            q.for_each_pending(|at, id| seen.push((at, *id)));
+            let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+            assert_eq!(seen, popped, "cursor at {start}");
+            assert_eq!(seen.len(), times.len());
+        }
     }
 
     #[test]

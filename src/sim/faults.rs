@@ -50,7 +50,7 @@ impl FaultRates {
 }
 
 /// A worker fault from the script, waiting for its attempt.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 struct Armed {
     at_ms: SimTime,
     attempt: Option<u32>,
@@ -60,7 +60,7 @@ struct Armed {
 }
 
 /// Scripted worker faults by job, and each struck fault's scripted strikes in time order.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct Script {
     by_job: BTreeMap<JobId, Vec<Armed>>,
     /// Per struck fault: (at, the job its site's step must be of, if it takes one), earliest
@@ -245,7 +245,7 @@ pub fn draw_plan(
 pub const SPARE_DRAWS: u64 = 8;
 
 /// One worker's, or one site's, spare draws (see [`SPARE_DRAWS`]).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct SpareDraws {
     stream: Stream,
     attempts: u64,

@@ -17,7 +17,7 @@ use crate::vocab::payload::Payload;
 use crate::vocab::probes::Probe;
 
 /// Where an enqueue comes from. Every job enters through [`Sim::enqueue`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Origin {
     /// A producer: a generated arrival, an `[[enqueue]]` entry or a `[[burst]]` document.
     Producer,

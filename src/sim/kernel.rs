@@ -17,6 +17,7 @@ use super::arrivals::ArrivalProcess;
 use super::event_queue::EventQueue;
 use super::faults::{site_armed, FaultRates, Script, SpareDraws};
 use super::request::RunRequest;
+use super::tie_break::{Stop, TieBreak, Ties};
 use crate::base::ids::{EventId, Fence, JobId, SimTime, TenantId, WorkerId};
 use crate::base::rng::{Purpose, Stream};
 use crate::history::{Event, Observer, Record, TraceHash};
@@ -36,7 +37,7 @@ use crate::vocab::probes::Probes;
 use std::collections::VecDeque;
 
 /// Everything that can be scheduled. One `match` in [`Sim::dispatch_event`] shows the world.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Ev {
     /// The next generated arrival.
     Arrival,
@@ -111,7 +112,7 @@ pub enum Ev {
 const _: () = assert!(std::mem::size_of::<Ev>() == 16);
 
 /// A worker process slot.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(super) struct WorkerSlot {
     pub(super) attempt: Option<Attempt>,
     pub(super) down: bool,
@@ -121,7 +122,7 @@ pub(super) struct WorkerSlot {
 }
 
 /// What the kernel knows at the end (everything else comes from the history).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct RunOutcome {
     pub trace_hash: u64,
     pub records: u64,
@@ -135,8 +136,9 @@ pub struct RunOutcome {
     /// (`vocab::probes`); not part of the trace. None: not a simulation (a history `verify`
     /// judged).
     pub probes: Option<Probes>,
-    /// Why the run stopped early: a program in a role failed (`sim::program`); the command
-    /// exits 2 with this message.
+    /// Why the run stopped early on bad input: a program in a role failed (`sim::program`), or
+    /// the scenario's `[run] ties` named a tie the run does not have (`sim::tie_break`); the
+    /// command exits 2 with this message.
     pub program_fault: Option<String>,
 }
 
@@ -246,11 +248,44 @@ pub fn run_scenario<O: Observer>(
     observer: O,
 ) -> (RunOutcome, O) {
     let sem = scenario.semantics();
+    if !scenario.run.ties.is_empty() {
+        let mut ties = Ties::new(&scenario.run.ties);
+        let (mut outcome, observer) = if ProfiledQueue::needed(&sem) {
+            let queue = ProfiledQueue::new(chapter_queue(scenario, options), sem);
+            Sim::with_queue(scenario, options, observer, queue).run_tied(&mut ties, None)
+        } else {
+            Sim::new(scenario, options, observer).run_tied(&mut ties, None)
+        };
+        if outcome.program_fault.is_none() {
+            outcome.program_fault = ties.unreached();
+        }
+        return (outcome, observer);
+    }
     if ProfiledQueue::needed(&sem) {
         let queue = ProfiledQueue::new(chapter_queue(scenario, options), sem);
         Sim::with_queue(scenario, options, observer, queue).run()
     } else {
         Sim::new(scenario, options, observer).run()
+    }
+}
+
+/// Runs `scenario` like [`run_scenario`] (its `[run] ties` aside), with `ties` choosing the
+/// order of simultaneous events and handed the run's state hash at each tie (`sim::state`:
+/// the model's parts, the kernel's and the observer's). For `durasim explore`; the run must
+/// have no programs.
+pub fn run_scenario_tied<O: Observer + std::hash::Hash>(
+    scenario: &Scenario,
+    options: &RunRequest,
+    observer: O,
+    ties: &mut dyn TieBreak,
+) -> (RunOutcome, O) {
+    assert!(options.programs.is_none(), "a tied run hashes no programs");
+    let sem = scenario.semantics();
+    if ProfiledQueue::needed(&sem) {
+        let queue = ProfiledQueue::new(chapter_queue(scenario, options), sem);
+        Sim::with_queue(scenario, options, observer, queue).run_tied(ties, Some(Sim::state_hash))
+    } else {
+        Sim::new(scenario, options, observer).run_tied(ties, Some(Sim::state_hash))
     }
 }
 
@@ -378,7 +413,47 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
     }
 
     /// Runs to quiescence (or the time limit) and returns the outcome and the observer.
-    pub fn run(mut self) -> (RunOutcome, O) {
+    /// Events due at the same time run first in, first out.
+    pub fn run(self) -> (RunOutcome, O) {
+        // The default loop: a closure the compiler inlines into its own copy of `run_loop`.
+        self.run_loop(|sim, _| Ok(sim.heap.pop()))
+    }
+
+    /// Runs like [`Sim::run`], but at each tie (two or more events due at the earliest pending
+    /// time, within the time limit) asks `ties` which runs first, handing it the run's state
+    /// hash when `state` computes one (`sim::state`). A tie-break that stops the run ends it
+    /// there, unsettled; a refusal is the outcome's `program_fault`.
+    pub fn run_tied(
+        self,
+        ties: &mut dyn TieBreak,
+        state: Option<fn(&Self) -> u128>,
+    ) -> (RunOutcome, O) {
+        let mut point = 0u64;
+        self.run_loop(|sim, ended| {
+            if ended {
+                ties.ended(state.map(|f| f(sim)));
+                return Ok(None);
+            }
+            let due = sim.heap.due_first();
+            // Past the time limit nothing runs: no tie there.
+            if due < 2 || sim.heap.due_at() > sim.time_limit_ms {
+                return Ok(sim.heap.pop());
+            }
+            let hash = state.map(|f| f(sim));
+            let pick = ties.choose(point, sim.heap.due_at(), due, hash)?;
+            point += 1;
+            assert!(pick < due, "a tie-break picked {pick} of {due} due events");
+            Ok(Some(sim.heap.pop_due(pick)))
+        })
+    }
+
+    /// The run loop; `next(sim, false)` takes the next event off the list (or stops the run),
+    /// `next(sim, true)` is told the run is over (before its end is recorded).
+    #[inline(always)]
+    fn run_loop(
+        mut self,
+        mut next: impl FnMut(&mut Self, bool) -> Result<Option<(SimTime, Ev)>, Stop>,
+    ) -> (RunOutcome, O) {
         self.record(Event::RunStarted {
             config: Box::new(self.scenario.run_config(self.seed)),
         });
@@ -386,13 +461,19 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         self.start_programs();
         let mut quiescent = self.settled();
         let mut over_budget = false;
+        let mut refused = None;
         while !quiescent && !self.program_failed() {
             if self.heap_events >= self.max_events {
                 over_budget = true;
                 break;
             }
-            let Some((at, ev)) = self.heap.pop() else {
-                break;
+            let (at, ev) = match next(&mut self, false) {
+                Ok(Some(e)) => e,
+                Ok(None) | Err(Stop::Seen) => break,
+                Err(Stop::Refused(why)) => {
+                    refused = Some(why);
+                    break;
+                }
             };
             if at > self.time_limit_ms {
                 self.now = self.time_limit_ms;
@@ -404,7 +485,8 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             self.dispatch_event(ev);
             quiescent = self.settled();
         }
-        let program_fault = self.stop_programs();
+        let _ = next(&mut self, true);
+        let program_fault = self.stop_programs().or(refused);
         self.record(Event::RunEnded { quiescent });
         let mut probes = std::mem::take(&mut self.probes);
         self.queue.add_probes(&mut probes);

@@ -17,8 +17,10 @@ mod operator;
 mod payloads;
 pub mod program;
 pub mod request;
+mod state;
 mod terminal;
+pub mod tie_break;
 mod validity;
 
-pub use kernel::{run_scenario, RunOutcome, Sim};
+pub use kernel::{run_scenario, run_scenario_tied, RunOutcome, Sim};
 pub use request::RunRequest;

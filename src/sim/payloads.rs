@@ -10,7 +10,7 @@ use crate::base::ids::{DocumentId, JobId, OperationId};
 use crate::vocab::payload::Payload;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct JobPayloads {
     jobs: u32,
     /// (operation, content) of the jobs whose payload is not their document's default.

@@ -7,7 +7,7 @@
 
 use crate::base::ids::JobId;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct JobValidity {
     words: Vec<u64>,
     jobs: u32,

@@ -1,31 +1,40 @@
 //! Bounded-exhaustive search (`durasim explore`): every placement of up to K scripted faults on
-//! a quantised time grid over a tiny scenario's run, each run through the normal simulator and
-//! checker, in order of fewest faults then earliest.
+//! a quantised time grid over a tiny scenario's run, and for each such schedule every order of
+//! its simultaneous events with up to R non-default choices (`orders.rs`), each run through the
+//! normal simulator and checker, in order of fewest faults, then earliest, then fewest reorders.
 //!
 //! Owns: the fault atoms (a fault kind, its crash point or length, its job, a grid time), the
 //! bound and its cap, the enumeration (every combination of up to K distinct atoms, level by
 //! level, each level in lexicographic order of the atoms, which are sorted by time), the count
-//! of distinct histories, and the shortest counterexample written as a scenario file
-//! `durasim run` reproduces.
-//! Does not: write files, print or read the clock (`cli::explore`).
+//! of distinct model states over the whole search, and the shortest counterexample written as a
+//! scenario file `durasim run` reproduces (its order of simultaneous events as `[run] ties`).
+//! Does not: search the orders of one schedule (`orders.rs`), write files, print or read the
+//! clock (`cli::explore`).
 //!
-//! Deduplication is by the whole run's trace hash: two schedules whose runs wrote the same
-//! history are one state of the search. The model's state is not hashed (it is spread over the
-//! kernel's parts and not `Hash`), and runs are not cut at the fault points: every schedule is
-//! run whole, so the count of distinct histories says how much of the space was redundant, it
-//! does not save the work.
+//! Deduplication is by the run's state hash (`sim::state`: the model, the kernel's pending events
+//! and random streams, the checker), taken at every tie: within a schedule a state seen before is
+//! not explored again (the run stops there). Across schedules nothing is pruned (schedules run in
+//! parallel, and pruning across them would make the counts depend on the thread count); their
+//! states are counted once each over the whole search.
 
+use super::orders::{Searched, Violation};
 use super::SweepError;
+use crate::base::fastmap::MixHasher;
 use crate::model::worker::CrashPoint;
 use crate::run::{run_once, RunRequest};
 use crate::scenario::{FaultKind, Scenario, Script};
 use crate::vocab::bugs::BugSet;
 use crate::vocab::faults::Held;
 use rayon::prelude::*;
-use std::collections::BTreeSet;
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 
 /// At most this many faults a schedule.
 pub const MAX_FAULTS: u32 = 4;
+/// At most this many non-default choices of simultaneous events a run (`--reorders`).
+pub const MAX_REORDERS: u32 = 8;
+/// `--reorders`'s default.
+pub const DEFAULT_REORDERS: u32 = 1;
 /// At most this many schedules a search (the count of every combination of up to K atoms).
 pub const MAX_SCHEDULES: u64 = 250_000;
 /// The grid's step, at least this many ms.
@@ -109,6 +118,8 @@ pub struct Bound {
     pub bugs: BugSet,
     /// 0 = all cores.
     pub threads: usize,
+    /// At most this many non-default choices at ties a run.
+    pub reorders: u32,
 }
 
 /// Why a search was refused (bad input: exit 2).
@@ -138,6 +149,9 @@ pub struct Counterexample {
     pub faults: Vec<Atom>,
     pub invariant: String,
     pub message: String,
+    /// The non-default choices at ties it needs (`[tie, pick]`, `[run] ties`); empty: the
+    /// default order.
+    pub ties: Vec<[u64; 2]>,
     /// The scenario file `durasim run` reproduces it with.
     pub file: String,
 }
@@ -146,9 +160,16 @@ pub struct Counterexample {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Explored {
     pub space: Space,
-    /// Schedules run: all of them when there is no counterexample; else up to the end of the chunk of [`CHUNK`] that holds the first failure of its level.
+    /// Schedules searched: all of them when there is no counterexample; else up to the end of
+    /// the chunk of [`CHUNK`] that holds the first failure of its level.
     pub schedules_run: u64,
-    /// Distinct trace hashes among them.
+    /// Runs made (a schedule has one a order of its simultaneous events searched).
+    pub runs: u64,
+    /// Of them, stopped at a state their schedule's search had seen.
+    pub pruned: u64,
+    /// States hashed, summed over the schedules (each schedule's distinct ones).
+    pub states: u64,
+    /// Distinct model states over the whole search (at ties and at runs' ends).
     pub distinct_states: u64,
     pub events: u64,
     pub counterexample: Option<Counterexample>,
@@ -169,6 +190,17 @@ fn choose(n: u64, k: u64) -> u64 {
 /// refused above the caps.
 pub fn space(scenario: &Scenario, bound: &Bound) -> Result<Space, ExploreError> {
     let refuse = |m: String| Err(ExploreError::Refused(m));
+    if bound.reorders > MAX_REORDERS {
+        return refuse(format!(
+            "--reorders {}: at most {MAX_REORDERS} non-default choices a run",
+            bound.reorders
+        ));
+    }
+    if !scenario.run.ties.is_empty() {
+        return refuse(
+            "[run] ties: explore chooses the order of simultaneous events itself; remove it".into(),
+        );
+    }
     if bound.faults > MAX_FAULTS {
         return refuse(format!(
             "--faults {}: at most {MAX_FAULTS} faults a schedule",
@@ -279,52 +311,31 @@ fn scheduled(scenario: &Scenario, space: &Space, pick: &[usize]) -> Option<Scena
         .ok()
 }
 
-/// One schedule's run: its trace hash, events and first violation (None: the schedule does not
-/// validate, e.g. a fault on a job the scenario never plans, and is skipped).
-struct Judged {
-    hash: u64,
-    events: u64,
-    violation: Option<(String, String)>,
-}
-
-fn judge(scenario: &Scenario, space: &Space, pick: &[usize], bugs: BugSet) -> Option<Judged> {
+/// One schedule's search: None when the schedule does not validate (e.g. a fault on a job the
+/// scenario never plans), and is skipped. A panic is a violation named `panic`.
+fn judge(
+    scenario: &Scenario,
+    space: &Space,
+    pick: &[usize],
+    bugs: BugSet,
+    reorders: u32,
+) -> Option<Searched> {
     let s = scheduled(scenario, space, pick)?;
-    let request = RunRequest {
-        bugs,
-        ..RunRequest::for_scenario(&s)
-    };
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run_once(&s, &request, None)
+        super::orders::search(&s, bugs, reorders)
     }));
-    let report = match run {
-        Ok(r) => r,
-        Err(p) => {
-            let m = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic with a non-string payload".into());
-            return Some(Judged {
-                hash: 0,
-                events: 0,
-                violation: Some(("panic".into(), m)),
-            });
+    Some(run.unwrap_or_else(|p| {
+        let m = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic with a non-string payload".into());
+        Searched {
+            runs: 1,
+            violation: Some(("panic".into(), m, Vec::new())),
+            ..Searched::default()
         }
-    };
-    let violation = report
-        .check
-        .verdicts
-        .iter()
-        .find(|(_, v)| v.count > 0)
-        .map(|(i, v)| {
-            let m = v.first.as_ref().map(|f| f.message.clone());
-            (i.name().to_string(), m.unwrap_or_default())
-        });
-    Some(Judged {
-        hash: report.outcome.trace_hash,
-        events: report.outcome.records,
-        violation,
-    })
+    }))
 }
 
 /// The k-combinations of 0..n in lexicographic order, from `first` on, at most `max`.
@@ -362,17 +373,32 @@ fn combinations(
     out
 }
 
-/// The scenario file that reproduces `pick` under `bugs` with `durasim run`.
-fn reproducer(scenario: &Scenario, space: &Space, pick: &[usize], bugs: BugSet) -> String {
+/// The scenario file that reproduces `pick` with the non-default choices `ties` under `bugs`
+/// with `durasim run`.
+fn reproducer(
+    scenario: &Scenario,
+    space: &Space,
+    pick: &[usize],
+    ties: &[[u64; 2]],
+    bugs: BugSet,
+) -> String {
     let s = scheduled(scenario, space, pick).expect("a judged schedule validates");
     let mut f = s.file().clone();
     f.bugs = bugs;
     f.swarm = None;
+    f.run.ties = ties.to_vec();
     // The scenario's [expect] describes its run without these faults.
     f.expect = Default::default();
-    let faults: Vec<String> = pick.iter().map(|&i| space.atoms[i].describe()).collect();
+    let mut faults: Vec<String> = pick.iter().map(|&i| space.atoms[i].describe()).collect();
+    if faults.is_empty() {
+        faults.push("no added fault".into());
+    }
+    let order = match ties.len() {
+        0 => "the default order of simultaneous events".to_string(),
+        n => format!("{n} non-default choices of simultaneous events ([run] ties)"),
+    };
     let head = format!(
-        "# Shortest counterexample of durasim explore ({} faults, grid {} ms): {}\n# Reproduce: durasim run THIS_FILE\n",
+        "# Shortest counterexample of durasim explore ({} faults, grid {} ms; {order}): {}\n# Reproduce: durasim run THIS_FILE\n",
         pick.len(),
         space.grid_ms,
         faults.join("; ")
@@ -390,10 +416,14 @@ pub fn explore(scenario: &Scenario, bound: &Bound) -> Result<Explored, ExploreEr
         .build()
         .map_err(SweepError::ThreadPool)?;
     let n = space.atoms.len();
-    let mut seen: BTreeSet<u64> = BTreeSet::new();
+    // Fixed hasher, never iterated: only its size is read.
+    let mut seen: HashSet<u128, BuildHasherDefault<MixHasher>> = HashSet::default();
     let mut out = Explored {
         space: space.clone(),
         schedules_run: 0,
+        runs: 0,
+        pruned: 0,
+        states: 0,
         distinct_states: 0,
         events: 0,
         counterexample: None,
@@ -403,25 +433,28 @@ pub fn explore(scenario: &Scenario, bound: &Bound) -> Result<Explored, ExploreEr
             break;
         }
         let mut cursor = Some((0..k).collect::<Vec<usize>>());
-        let mut first_fail: Option<(Vec<usize>, String, String)> = None;
+        let mut first_fail: Option<(Vec<usize>, Violation)> = None;
         loop {
             let chunk = combinations(n, k, &mut cursor, CHUNK);
             if chunk.is_empty() {
                 break;
             }
-            let judged: Vec<Option<Judged>> = pool.install(|| {
+            let judged: Vec<Option<Searched>> = pool.install(|| {
                 chunk
                     .par_iter()
-                    .map(|pick| judge(scenario, &space, pick, bound.bugs))
+                    .map(|pick| judge(scenario, &space, pick, bound.bugs, bound.reorders))
                     .collect()
             });
             for (pick, j) in chunk.into_iter().zip(judged) {
                 let Some(j) = j else { continue };
                 out.schedules_run += 1;
+                out.runs += j.runs;
+                out.pruned += j.pruned;
                 out.events += j.events;
-                seen.insert(j.hash);
-                if let (None, Some((inv, msg))) = (&first_fail, j.violation) {
-                    first_fail = Some((pick, inv, msg));
+                out.states += j.states.len() as u64;
+                seen.extend(j.states);
+                if let (None, Some(v)) = (&first_fail, j.violation) {
+                    first_fail = Some((pick, v));
                 }
             }
             // The level is finished only for the count; its first failure is already known.
@@ -429,12 +462,13 @@ pub fn explore(scenario: &Scenario, bound: &Bound) -> Result<Explored, ExploreEr
                 break;
             }
         }
-        if let Some((pick, invariant, message)) = first_fail {
+        if let Some((pick, (invariant, message, ties))) = first_fail {
             out.counterexample = Some(Counterexample {
                 faults: pick.iter().map(|&i| space.atoms[i]).collect(),
-                file: reproducer(scenario, &space, &pick, bound.bugs),
+                file: reproducer(scenario, &space, &pick, &ties, bound.bugs),
                 invariant,
                 message,
+                ties,
             });
             break;
         }

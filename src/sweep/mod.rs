@@ -25,6 +25,7 @@ pub mod explore;
 pub mod freeze;
 pub mod guided;
 pub mod merge;
+pub mod orders;
 pub mod seed;
 pub mod shrink;
 pub mod shrunk;

@@ -61,7 +61,7 @@ pub enum Bug {
 pub const BUG_COUNT: usize = 27;
 
 /// Where a switch's defect lives: the code path that reads `bugs.contains(Bug::X)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BugSite {
     /// The job queue (`src/model/queue.rs`).
     Queue,
@@ -123,7 +123,7 @@ impl BugSite {
 }
 
 /// Everything the code outside a switch's site knows about it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct BugRow {
     pub bug: Bug,
     /// What users type: `--bug NAME`, the `[bugs]` key.
@@ -434,7 +434,7 @@ impl Bug {
 }
 
 /// A name that is no bug switch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error, Hash)]
 #[error("no such bug switch; allowed: {}", Bug::allowed())]
 pub struct UnknownBug;
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// Backoff jitter: none keeps the capped exponential delay `d`; full draws in `[0, d]`; equal
 /// draws in `[d/2, d]` (`d/2` rounded down).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum Jitter {
     None,
@@ -35,7 +35,7 @@ impl Jitter {
 }
 
 /// The unit of every timestamp and duration in a history.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Hash)]
 pub enum TimeUnit {
     Ms,
     Us,
@@ -71,7 +71,7 @@ impl TimeUnit {
 /// visibility event and no depth gauge; the simulator writes all three. When a kind is declared,
 /// the checker cross-checks every such record against what it recomputed; no invariant needs
 /// them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Hash)]
 pub struct Emits {
     /// `visible`: a waiting job's visibility time came.
     pub visible: bool,
@@ -115,14 +115,14 @@ impl Emits {
 }
 
 /// A per-tenant reprocess rate limit: at most `max` accepted reprocesses in any `window`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Hash)]
 pub struct ReprocessLimit {
     pub max: u32,
     pub window: u64,
 }
 
 /// The header of a history. Durations are in `time_unit`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Hash)]
 pub struct RunConfig {
     pub time_unit: TimeUnit,
     pub emits: Emits,
@@ -192,7 +192,7 @@ fn plain<T: Serialize, S: serde::Serializer>(v: &Option<T>, s: S) -> Result<S::O
 }
 
 /// How a job's lease is kept alive (docs/history-format.md, `liveness`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Liveness {
     /// Per job: a lease (or a `heartbeat` of it) at `t` keeps it through `t + lease`.
     #[default]
@@ -204,7 +204,7 @@ pub enum Liveness {
 
 /// What a version 2 header states that version 1 could not (each the value version 1 means
 /// when absent).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Stated {
     /// The history's format version (1 or 2).
     pub version: u32,
@@ -244,7 +244,7 @@ impl Default for Stated {
 
 /// When the queue notices that a lease ended without renewal or release, and how long it may
 /// take from there to record it (docs/history-format.md, `lease_detection`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LeaseDetection {
     pub kind: DetectionKind,
     /// The sweeper's period (`sweep`, `two_pass`; 0 for a timer).
@@ -256,7 +256,7 @@ pub struct LeaseDetection {
 }
 
 /// How a queue notices a lease's end (docs/queues.md M3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DetectionKind {
     /// Just after the lease's end.
     Timer,
@@ -311,7 +311,7 @@ fn is_forever(u: &crate::vocab::queue_params::Unique) -> bool {
 
 /// DLQ retention by age: an entry may be deleted once it is older than `after`, counted from
 /// its dead-lettering or (an SQS redrive DLQ) from the job's original enqueue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Hash)]
 pub struct DlqRetention {
     pub after: u64,
     /// The age counts from the job's enqueue, not from its dead-lettering.
@@ -331,7 +331,7 @@ impl DlqRetention {
 
 /// A retry delay formula as a header states it (docs/history-format.md): the formula, its
 /// constants, the jitter mode, and what the attempt number n counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Hash)]
 pub struct RetryFormula {
     pub backoff: crate::vocab::queue_params::Backoff,
     /// `leases`: n is the job's lease count; `failures`: its failed attempts (BullMQ, Sidekiq).

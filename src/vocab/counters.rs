@@ -14,7 +14,7 @@
 //! the checker recomputes its own figures from the history, independently of the metrics).
 
 /// Where a counted figure shows in `summary.json`: the object holding it, or the top level.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Group {
     Jobs,
     Effects,
@@ -212,7 +212,7 @@ impl Counter {
 
 /// A count per counted figure ([`Counter::COUNTED`] of them), indexed by [`Counter`]: what the
 /// metrics keep and `summary.json` shows. A derived counter has no slot: indexing one panics.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tally([u64; Counter::COUNTED]);
 
 impl Default for Tally {
@@ -243,7 +243,7 @@ impl Tally {
 }
 
 /// A value, or none, per counter: `[expect]`'s counts, or the figures the checker counts.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Counts([Option<u64>; Counter::ALL.len()]);
 
 impl Default for Counts {

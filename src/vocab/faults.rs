@@ -31,7 +31,7 @@ use crate::vocab::counters::Counter;
 use serde::{Deserialize, Serialize};
 
 /// Every fault a `[[script]]` entry can name (`fault = "..."`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum FaultKind {
     Crash,
@@ -159,7 +159,7 @@ impl Held {
 }
 
 /// Where a held fault's two draws (hit?, length) come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Draw {
     /// Positions 0 and 1 of the nine-draw attempt block (`sim::faults::draw_plan`), taken by
     /// every attempt whatever the rate.
@@ -172,7 +172,7 @@ pub enum Draw {
 }
 
 /// How long a held fault must be to let the holder's lease run out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Outlasts {
     /// Always (a stall sends no heartbeat at all).
     Always,
@@ -183,7 +183,7 @@ pub enum Outlasts {
 }
 
 /// Everything the code outside the worker model knows about one held fault.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct HeldSpec {
     pub kind: FaultKind,
     /// The `[[script]]` name and the `[faults]` rate key.
@@ -306,7 +306,7 @@ impl Struck {
 /// Where a struck fault strikes: the step of the delivery side it interrupts. What happens
 /// there, and what its record's field holds, is the site's (`sim/delivery.rs`); its
 /// discriminant names the site's stream of spare draws, so it must never change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Site {
     /// A relay tick that sent something, after the batch went out and before it is marked
     /// published: the batch stays unmarked (sent again at a later tick), and the relay comes
@@ -344,7 +344,7 @@ impl Site {
 }
 
 /// A component of the delivery side.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Component {
     /// The outbox relay.
     Relay,
@@ -353,7 +353,7 @@ pub enum Component {
 }
 
 /// Where a struck fault's draw (hit?) comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StruckDraw {
     /// One draw of the relay's stream at every relay tick that sends something, whatever the
     /// rate (the relay crash's, from before the table: a frozen run keeps the relay stream where
@@ -365,7 +365,7 @@ pub enum StruckDraw {
 }
 
 /// Everything the code outside the site knows about one struck fault.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct StruckSpec {
     pub kind: FaultKind,
     /// The `[[script]]` name and the `[faults]` rate key.
@@ -420,7 +420,7 @@ pub const STRUCK: [StruckSpec; STRUCK_KINDS] = [
 ];
 
 /// A length for each held fault (`None`: it does not strike). `Copy`, indexed by [`Held`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Lengths([Option<u64>; HELD_KINDS]);
 
 impl Lengths {
@@ -439,7 +439,7 @@ impl Lengths {
 }
 
 /// A count for each held fault, serialized as `summary.json`'s names (`stalls`, `pauses`, ...).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct HeldCounts(pub [u64; HELD_KINDS]);
 
 impl HeldCounts {

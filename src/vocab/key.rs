@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why a key could not be built. Messages are lowercase and name the offending value.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Hash)]
 pub enum KeyError {
     #[error("invalid tenant id {}: must match ^[a-z][a-z0-9-]{{1,32}}$", crate::base::messages::clip(.0))]
     InvalidTenant(String),
@@ -79,7 +79,7 @@ pub fn build_idempotency_key(
 }
 
 /// The run's tenant table. Registering validates the name; a `TenantId` is proof it was valid.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct Tenants {
     names: Vec<String>,
 }
@@ -133,7 +133,7 @@ impl Tenants {
 const NAMED_BASE: u32 = 1 << 31;
 
 /// The run's document table.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct Documents {
     named: Vec<String>,
     by_name: BTreeMap<String, DocumentId>,
@@ -325,7 +325,7 @@ pub const OPERATION: &str = "extract";
 
 /// The run's operation table (the operation is part of a payload, not of a key). `extract`, the
 /// simulator's operation, is always first.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Operations {
     names: Vec<String>,
 }
@@ -366,7 +366,7 @@ impl Operations {
 }
 
 /// Names for rendering keys as the chapter writes them, and payloads' operations.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct KeyNames {
     pub tenants: Tenants,
     pub documents: Documents,

@@ -23,7 +23,7 @@
 //! far (a scenario that names `doc-2000000000`) go to a small ordered map instead of growing the
 //! vector.
 
-use crate::base::fastmap::FastMap;
+use crate::base::state_hash::StateMap;
 use crate::vocab::key::IdempotencyKey;
 use std::collections::BTreeMap;
 
@@ -43,7 +43,7 @@ const NO_HEAD: u16 = u16::MAX;
 /// A head in `apart_heads`.
 const APART_HEAD: u16 = u16::MAX - 1;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct KeyIndex {
     /// The first key's slot by document number, for documents below `heads.len()`: its offset
     /// from its block's base (`NO_HEAD`: no key; `APART_HEAD`: see `apart_heads`).
@@ -52,7 +52,7 @@ pub struct KeyIndex {
     /// to be inserted (`NONE` while none is).
     bases: Vec<u32>,
     /// First keys' slots of documents below `heads.len()` whose offset does not fit 16 bits.
-    apart_heads: FastMap<u32, u32>,
+    apart_heads: StateMap<u32, u32>,
     /// First keys' slots of documents at or above `heads.len()`.
     far: BTreeMap<u32, u32>,
     /// The key of each slot, 4 bytes (see `WHOLE`, `OFFSET_BITS`).
@@ -60,11 +60,11 @@ pub struct KeyIndex {
     /// The (tenant, version) pairs by code: the packed key's tenant and version bits.
     pairs: Vec<u64>,
     /// Codes of the pairs, by the packed key's tenant and version bits.
-    codes: FastMap<u64, u32>,
+    codes: StateMap<u64, u32>,
     /// The packed keys of slots whose key did not fit 4 bytes, by slot.
-    whole: FastMap<u32, u64>,
+    whole: StateMap<u32, u64>,
     /// Slots of keys that are not their document's first, by packed key.
-    others: FastMap<u64, u32>,
+    others: StateMap<u64, u32>,
 }
 
 /// The tenant and version bits of a packed key (`IdempotencyKey::packed`).

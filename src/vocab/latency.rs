@@ -48,6 +48,33 @@ pub struct Latency {
     max: u64,
 }
 
+/// A run's state (`durasim explore`): the values recorded, bucket by bucket.
+impl std::hash::Hash for Latency {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let Latency {
+            buffered,
+            exact,
+            histogram,
+            min,
+            max,
+        } = self;
+        buffered.hash(state);
+        exact.hash(state);
+        match histogram {
+            None => state.write_u8(0),
+            Some(h) => {
+                state.write_u8(1);
+                for v in h.iter_recorded() {
+                    state.write_u64(v.value_iterated_to());
+                    state.write_u64(v.count_at_value());
+                }
+            }
+        }
+        min.hash(state);
+        max.hash(state);
+    }
+}
+
 impl Default for Latency {
     fn default() -> Self {
         Latency {

@@ -34,7 +34,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// FNV-1a as a `fmt::Write` sink, so names are hashed as they are rendered, without a string.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct Fnv1a(u64);
 
 impl Default for Fnv1a {
@@ -146,7 +146,7 @@ pub fn payload_hash_bytewise(
 /// The content of a document as submitted: its id, the operation asked for, and a fingerprint of
 /// its bytes (0 for the generated default content, the FNV-1a of an explicit payload string
 /// otherwise).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Payload {
     pub document: DocumentId,
     pub operation: OperationId,

@@ -43,7 +43,7 @@ macro_rules! probes {
 }
 
 /// Everything known about one probe.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct ProbeRow {
     pub probe: Probe,
     /// What reports call it: `area.decision.branch`.
@@ -287,7 +287,7 @@ impl Probe {
 
 /// One counter per probe: how often each branch was taken. A model part's own counts are part
 /// of its state; the kernel adds them up ([`Probes::add`]) when the run ends.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Probes([u64; PROBE_COUNT]);
 
 impl Default for Probes {

@@ -255,7 +255,7 @@ word!(
 );
 
 /// When and how a lease's end is detected: the kind and its timings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Expiry {
     pub kind: ExpiryKind,
     /// The sweeper's period (`sweep`, `two_pass`, `worker_liveness`).
@@ -299,7 +299,7 @@ impl Expiry {
 }
 
 /// The retry delay: a formula, its constants and a jitter mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, Hash)]
 pub struct Backoff {
     pub formula: BackoffFormula,
     /// `exp2`: base; `exp2_offset`, `pow4`, `exp_e`: the unit (1,000 ms = seconds).
@@ -345,7 +345,7 @@ impl Backoff {
 }
 
 /// The DLQ's behaviour.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Dlq {
     pub mode: DlqMode,
     /// Entries kept; a new one evicts the oldest.
@@ -368,7 +368,7 @@ impl Dlq {
 }
 
 /// How each kind of late write is treated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StaleWrites {
     pub heartbeat: WriteGuard,
     pub ack: WriteGuard,

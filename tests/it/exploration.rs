@@ -144,9 +144,11 @@ mod bounded {
     const INCIDENT: &str = "scenarios/explore/incident-two-jobs.toml";
     const ZOMBIE: &str = "scenarios/explore/zombie.toml";
     const RELAY: &str = "scenarios/explore/relay-crash.toml";
+    const SIMULTANEOUS: &str = "scenarios/explore/simultaneous.toml";
 
     /// The test's bounds: smaller than docs/sweeps.md's (which give the commands), 2 faults on a
-    /// 1000 ms grid; the relay scenario places only the delivery side's crashes.
+    /// 1000 ms grid, 1 reorder (the default); the relay scenario places only the delivery
+    /// side's crashes.
     fn bound(file: &str, bugs: BugSet, threads: usize) -> Bound {
         let kinds = match file {
             RELAY => vec!["relay_crash", "consumer_crash"],
@@ -161,6 +163,7 @@ mod bounded {
                 .collect(),
             bugs,
             threads,
+            reorders: 1,
         }
     }
 
@@ -190,8 +193,10 @@ mod bounded {
                 "{file}: every schedule ran"
             );
             assert!(e.space.atoms.len() >= 10, "{file}: {}", e.space.atoms.len());
+            // Every schedule's other orders were searched, and the visited set cut some short.
+            assert!(e.runs > e.schedules_run && e.pruned > 0, "{file}: {e:?}");
             assert!(
-                e.distinct_states > 1 && e.distinct_states <= e.schedules_run,
+                e.distinct_states > e.schedules_run && e.distinct_states <= e.states,
                 "{file}: {e:?}"
             );
         }
@@ -240,6 +245,8 @@ mod bounded {
                 let s = Scenario::parse("counterexample.toml", &c.file).unwrap();
                 assert!(s.bugs.contains(bug));
                 assert_eq!(s.file().script.len(), *faults);
+                // Each is found in the default order: fewest reorders first.
+                assert!(c.ties.is_empty(), "{file} --bug {name}: {c:?}");
                 let b = broken(&c.file);
                 assert!(b.contains(&c.invariant), "{file} --bug {name}: {b:?} {c:?}");
             }
@@ -254,6 +261,199 @@ mod bounded {
             let two = explore(&load(INCIDENT), &bound(INCIDENT, bugs, 2)).unwrap();
             assert_eq!(one, two);
         }
+    }
+
+    /// A violation only a non-default order of two simultaneous events exposes: the default
+    /// order is proven, one reorder finds it (with no fault), for any thread count, and the
+    /// counterexample's `[run] ties` make `run` reproduce it; without them the run passes.
+    #[test]
+    fn a_violation_only_another_order_of_simultaneous_events_exposes_is_found() {
+        let bug = BugSet::from(Bug::parse("reprocess_cancelled").unwrap());
+        let scenario = load(SIMULTANEOUS);
+        let mut b = Bound {
+            faults: 0,
+            grid_ms: Some(1000),
+            kinds: vec![],
+            bugs: bug,
+            threads: 1,
+            reorders: 0,
+        };
+        let default_order = explore(&scenario, &b).unwrap();
+        assert!(default_order.counterexample.is_none(), "{default_order:?}");
+        b.reorders = 1;
+        let one = explore(&scenario, &b).unwrap();
+        b.threads = 2;
+        let two = explore(&scenario, &b).unwrap();
+        assert_eq!(one, two);
+        let c = one.counterexample.expect("a reorder breaks it");
+        assert!(c.faults.is_empty(), "{c:?}");
+        assert_eq!(c.ties.len(), 1, "{c:?}");
+        assert_eq!(c.invariant, "audited_reprocess");
+        let s = Scenario::parse("counterexample.toml", &c.file).unwrap();
+        assert_eq!(s.run.ties, c.ties);
+        assert_eq!(broken(&c.file), vec!["audited_reprocess".to_string()]);
+        let without = c.file.replace("ties = [", "# ties = [");
+        assert!(broken(&without).is_empty(), "{without}");
+        // With no bug switch, both orders are clean.
+        b.bugs = BugSet::default();
+        let clean = explore(&scenario, &b).unwrap();
+        assert!(clean.counterexample.is_none(), "{clean:?}");
+    }
+
+    /// `[run] ties` that name a tie the run does not have, or a pick it does not have, are bad
+    /// input (exit 2, the field and what is allowed); ties out of order are refused when read.
+    #[test]
+    fn ties_a_run_cannot_follow_exit_2() {
+        let text = std::fs::read_to_string(SIMULTANEOUS).unwrap();
+        for (ties, says) in [
+            ("[[22, 5]]", "pick is 0 to 1"),
+            ("[[5000, 1]]", "none numbered 5000"),
+            ("[[3, 1], [2, 1]]", "increasing order"),
+            ("[[3, 0]]", "a pick is 1 to"),
+        ] {
+            let file = temp_path!("ties").with_extension("toml");
+            let with = text.replace("[workers]", &format!("[run]\nties = {ties}\n\n[workers]"));
+            std::fs::write(&file, with).unwrap();
+            let out = temp_path!("ties-out");
+            let o = durasim(&[
+                "run",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{ties}: {err}");
+            assert!(
+                err.contains(says) && err.contains("run.ties"),
+                "{ties}: {err}"
+            );
+        }
+    }
+
+    /// The state hash covers everything that decides what a run does next: whenever two runs
+    /// (other orders of the same scenario) reach one state hash at a tie, their histories from
+    /// there on are the same, record for record, and so are their verdicts. A field left out of
+    /// the hash that two orders set differently would make two equal hashes continue apart.
+    #[test]
+    fn runs_that_reach_one_state_hash_continue_identically() {
+        use durasim::check::Checker;
+        use durasim::history::{Observer, Record};
+        use durasim::scenario::{FaultKind, Script};
+        use durasim::sim::run_scenario_tied;
+        use durasim::sim::tie_break::{Stop, TieBreak};
+        use durasim::vocab::faults::Held;
+        use std::cell::Cell;
+        use std::collections::BTreeMap;
+        use std::rc::Rc;
+
+        /// The checker (hashed) and the records (not: they are the past).
+        struct Watch {
+            checker: Checker,
+            records: Vec<String>,
+            count: Rc<Cell<usize>>,
+        }
+        impl Observer for Watch {
+            fn observe(&mut self, r: &Record) {
+                self.checker.observe(r);
+                self.records.push(format!("{r:?}"));
+                self.count.set(self.records.len());
+            }
+        }
+        impl std::hash::Hash for Watch {
+            fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+                self.checker.hash(h);
+            }
+        }
+        /// Picks `pick` at tie `at`, the default elsewhere; notes each tie's state and place.
+        struct Note {
+            /// None: the default everywhere.
+            at: Option<u64>,
+            pick: usize,
+            count: Rc<Cell<usize>>,
+            seen: Vec<(u128, usize, usize)>,
+        }
+        impl TieBreak for Note {
+            fn choose(
+                &mut self,
+                p: u64,
+                _: u64,
+                due: usize,
+                s: Option<u128>,
+            ) -> Result<usize, Stop> {
+                // Past the pick both runs take the default order: equal states, equal futures.
+                if self.at.is_none_or(|a| p > a) {
+                    self.seen.push((s.unwrap(), self.count.get(), due));
+                }
+                Ok(if Some(p) == self.at {
+                    self.pick.min(due - 1)
+                } else {
+                    0
+                })
+            }
+        }
+        let mut shared = 0;
+        for file in [SIMULTANEOUS, ZOMBIE, INCIDENT] {
+            // A stall and a crash make more of each run's ties.
+            let scenario = load(file)
+                .edited(|f| {
+                    let mut stall = Script::new(0, FaultKind::Stall, Some(0));
+                    stall.length = Some((Held::Stall, 1100));
+                    f.script.push(stall);
+                })
+                .unwrap();
+            let request = RunRequest::for_scenario(&scenario);
+            let run = |at: Option<u64>, pick: usize| {
+                let count = Rc::new(Cell::new(0));
+                let watch = Watch {
+                    checker: Checker::new().with_names(scenario.names().clone()),
+                    records: Vec::new(),
+                    count: count.clone(),
+                };
+                let mut note = Note {
+                    at,
+                    pick,
+                    count,
+                    seen: Vec::new(),
+                };
+                let (_, w) = run_scenario_tied(&scenario, &request, watch, &mut note);
+                let verdicts: Vec<u64> = w
+                    .checker
+                    .finish()
+                    .verdicts
+                    .iter()
+                    .map(|(_, v)| v.count)
+                    .collect();
+                (note.seen, w.records, verdicts)
+            };
+            let base = run(None, 0);
+            let mut runs = vec![base.clone()];
+            for (tie, &(_, _, due)) in base.0.iter().enumerate() {
+                for pick in 1..due {
+                    runs.push(run(Some(tie as u64), pick));
+                }
+            }
+            let mut first: BTreeMap<u128, (usize, usize)> = BTreeMap::new();
+            for (i, (seen, records, verdicts)) in runs.iter().enumerate() {
+                for &(state, at, _) in seen {
+                    let Some(&(j, at_j)) = first.get(&state) else {
+                        first.insert(state, (i, at));
+                        continue;
+                    };
+                    if j == i {
+                        continue;
+                    }
+                    shared += 1;
+                    let (other, other_verdicts) = (&runs[j].1, &runs[j].2);
+                    assert_eq!(&records[at..], &other[at_j..], "{file}: runs {j} and {i}");
+                    assert_eq!(verdicts, other_verdicts, "{file}: runs {j} and {i}");
+                }
+            }
+            assert!(runs.len() > 2, "{file}: {} runs", runs.len());
+        }
+        assert!(
+            shared > 10,
+            "only {shared} shared states: the test shows nothing"
+        );
     }
 
     /// The command: a proof exits 0, a counterexample exits 1 with a file `durasim run`
@@ -308,6 +508,7 @@ mod bounded {
             (vec!["--faults", "5"], "at most 4"),
             (vec!["--faults", "4", "--grid", "10"], "schedules; at most"),
             (vec!["--faults", "1", "--grid", "5"], "at least 10"),
+            (vec!["--faults", "1", "--reorders", "9"], "at most 8"),
             (
                 vec!["--faults", "1", "--kinds", "meteor"],
                 "unknown fault kind",

@@ -7,7 +7,7 @@ use crate::base::ids::SimTime;
 use std::collections::BTreeSet;
 
 /// An inferred transition: a job becomes visible (its visible time came, or its lease ended).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(in crate::check) struct Due {
     pub at: SimTime,
     pub job: u32,
@@ -33,7 +33,7 @@ impl Due {
 
 /// The depth's counts and the transitions due, in their order (a set: the samples ask for
 /// those due at one time).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(super) struct Depth {
     pub ready: u64,
     due: BTreeSet<(SimTime, u32, u64)>,

@@ -13,7 +13,7 @@ const PUBLISHED: u64 = 2;
 const APPLIED: u64 = 4;
 const REVIEWED: u64 = 8;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(in crate::check) struct EventTracks {
     /// Four bits an event, 16 events a word.
     bits: Vec<u64>,
@@ -148,7 +148,7 @@ impl EventTracks {
 /// The last applied time of each event with a review to come: a window of event ids from the
 /// oldest such event (ids are dense in the order the outbox assigns them, and an event is
 /// reviewed soon after it is applied), and a map for an event below the window.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 struct PendingReviews {
     window: VecDeque<Option<SimTime>>,
     start: u64,

@@ -24,7 +24,7 @@ use crate::base::ids::{DocumentId, Fence, JobId, SimTime, TenantId, WorkerId};
 use crate::vocab::config::RunConfig;
 use crate::vocab::key::IdempotencyKey;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(in crate::check) enum Terminal {
     Acked,
     DeadLettered,
@@ -32,7 +32,7 @@ pub(in crate::check) enum Terminal {
 }
 
 /// Where a job stands for the queue depth: the checker's own view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(in crate::check) enum Place {
     /// Not visible yet (a delayed enqueue, a retry's backoff).
     Waiting,
@@ -43,7 +43,7 @@ pub(in crate::check) enum Place {
 }
 
 /// The job's DLQ entry, as the checker tracks it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(in crate::check) enum DlqEntry {
     None,
     Held,
@@ -51,7 +51,7 @@ pub(in crate::check) enum DlqEntry {
 }
 
 /// A failed attempt waiting for its decision: its token, its error, when.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(in crate::check) struct Failure {
     pub fence: Fence,
     pub at: SimTime,
@@ -74,7 +74,7 @@ impl Failure {
 }
 
 /// The job's latest lease: its token, its holder, when it was taken and last renewed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(in crate::check) struct Lease {
     pub fence: Fence,
     pub holder: WorkerId,
@@ -86,7 +86,7 @@ pub(in crate::check) struct Lease {
     pub renewed: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(in crate::check) struct JobTrack {
     pub tenant: TenantId,
     pub key: IdempotencyKey,
@@ -178,7 +178,7 @@ impl JobTrack {
 /// only a zombie's failed attempt leaves one), the job a reprocess's successor came from and
 /// whether its audit entry came, whether the job was reprocessed, and a payload that is not its
 /// record's.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(in crate::check) struct Rare {
     pub failure: Option<Failure>,
     pub reprocessed_from: Option<JobId>,

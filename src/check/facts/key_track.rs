@@ -20,7 +20,7 @@ use crate::base::ids::{EventId, JobId, OperationId, SimTime};
 /// What a payload is, as the history records it at enqueue: the operation and the content's
 /// fingerprint (the document is the key's). Two requests under one key carry the same payload
 /// exactly when these are equal; the recorded payload hash is not trusted for that.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct PayloadId {
     pub operation: OperationId,
     pub content: u64,
@@ -37,7 +37,7 @@ impl std::fmt::Display for PayloadId {
 }
 
 /// A key's first commit: when, by which job, with which output, and the event it wrote.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(in crate::check) struct FirstCommit {
     pub at: SimTime,
     pub job: JobId,
@@ -47,7 +47,7 @@ pub(in crate::check) struct FirstCommit {
 
 /// A commit after a key's first (only a history that breaks `single_result_per_key` has one),
 /// or an event published directly for the key: the job, the output and the event, if any.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(in crate::check) struct Written {
     pub job: JobId,
     pub output: u64,
@@ -55,7 +55,7 @@ pub(in crate::check) struct Written {
 }
 
 /// What a key seldom has, kept apart by key ([`KEY_RARE`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(in crate::check) struct KeyRare {
     /// The `result_committed` records after the first, in order.
     pub commits: Vec<Written>,
@@ -65,7 +65,7 @@ pub(in crate::check) struct KeyRare {
 }
 
 /// What the history said about one key, as a plain value read from its packed record.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(in crate::check) struct KeyTrack {
     /// The payload of the first commit, else of the first enqueue (none before either).
     pub payload: Option<PayloadId>,

@@ -23,8 +23,8 @@ pub use key_track::PayloadId;
 pub(super) use key_track::{KeyRare, KeyTrack, Written};
 pub(super) use tracks::{At as KeyLoc, KeyCursor};
 
-use crate::base::fastmap::FastMap;
 use crate::base::ids::{EventId, Fence, JobId, SimTime, WorkerId};
+use crate::base::state_hash::StateMap;
 use crate::history::{Event, Op, Record};
 use crate::profile::AttemptsCount;
 use crate::vocab::config::{Liveness, RunConfig};
@@ -34,7 +34,7 @@ use std::collections::VecDeque;
 use tracks::Tracks;
 
 /// Every fact the rules read, and the reducer that writes them.
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Facts {
     config: RunConfig,
     tracks: Tracks,
@@ -49,21 +49,21 @@ pub(in crate::check) struct Facts {
     /// The leases each job was issued before its latest (which its track holds): (job, fence,
     /// worker), and whether that lease's holder committed or deduplicated since it (`own_result`
     /// of that lease). Only a job leased more than once has one.
-    earlier: FastMap<(u32, u64, u32), bool>,
+    earlier: StateMap<(u32, u64, u32), bool>,
     /// The latest of those leases each worker was issued, by (job, worker): a commit by a
     /// worker that no longer holds the job's latest lease is its own lease's.
-    latest_to: FastMap<(u32, u32), u64>,
+    latest_to: StateMap<(u32, u32), u64>,
     /// Each worker's extraction in progress (job, fence, start), and those beside it when a
     /// worker id runs several at once.
     extracting: Vec<Option<(JobId, Fence, SimTime)>>,
-    extracting_more: FastMap<(u32, u32, u64), SimTime>,
+    extracting_more: StateMap<(u32, u32, u64), SimTime>,
     /// Liveness per process (version 2): each worker's last `worker_heartbeat`, and the jobs
     /// each worker was leased (those it no longer holds are dropped at its next heartbeat).
     beats: Vec<Option<SimTime>>,
     held_by: Vec<Vec<JobId>>,
     /// Rescued jobs (version 2's `rescued`): how many rescues, and the token of the lease the
     /// latest one took back.
-    rescues: FastMap<u32, (u32, Fence)>,
+    rescues: StateMap<u32, (u32, Fence)>,
 }
 
 /// The readers.

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 /// event, the count of results as 3 bits of `key_flags`. [`WIDE`] (or [`WIDE8`], [`WIDE3`]) in a
 /// field: the exact value is in the [`Side`] table. Every field is exact: no value reads back as
 /// a stand-in for another.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Hash)]
 pub(super) struct PackedTrack {
     /// The enqueue time, as an offset from the base of the run of job ids the job is in
     /// ([`Epochs`]); [`WIDE`]: in the side table.
@@ -126,7 +126,7 @@ pub(super) const WIDE8: u8 = u8::MAX;
 pub(super) const WIDE3: u8 = 7;
 
 /// The side table's field numbers.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
 pub(super) enum Field {
     EnqueuedAt,
     VisibleFrom,
@@ -159,13 +159,13 @@ pub(super) fn join(v: [u32; 2]) -> u64 {
 /// below 255 and a key's results below 7, whose keys embed their job's tenant and whose keys
 /// each have one job. A stale value (the field fits again) stays but is
 /// not read: the packed field says where the value is.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(super) struct Side(BTreeMap<(u32, Field), u64>, Contents);
 
 /// The stored payloads' contents that are not 0, by record: in a map while they are few, in a
 /// column by record once they are a quarter of the records or more (a history whose every
 /// payload has a content of its own costs its 8 bytes a record, as in the record before).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 struct Contents {
     map: BTreeMap<u32, u64>,
     column: Vec<u64>,
@@ -363,7 +363,7 @@ impl Side {
 /// out of the order of ids whose time does not fit its run has its time in the side table.
 /// Few runs: one for a millisecond history up to 49 days, one every 35 minutes of a
 /// microsecond one.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(super) struct Epochs {
     /// The first job of each run, increasing, and the run's base.
     starts: Vec<u32>,

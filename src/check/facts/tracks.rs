@@ -24,14 +24,14 @@
 use super::job_track::{self, JobTrack, Place, Rare};
 use super::key_track::{self, FirstCommit, KeyRare, KeyTrack, PayloadId, Written};
 use super::record::*;
-use crate::base::fastmap::FastMap;
 use crate::base::ids::{EventId, JobId, SimTime};
+use crate::base::state_hash::StateMap;
 use crate::vocab::key::IdempotencyKey;
 use crate::vocab::key_index::KeyIndex;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(super) struct Tracks {
     records: Vec<PackedTrack>,
     /// The live jobs' plain tracks; `free` lists the slots to reuse (last freed first).
@@ -49,7 +49,7 @@ pub(super) struct Tracks {
     heads: Heads,
     /// The records holding the keys that are not their document's first, by packed key (a
     /// document's other tenants and versions: a reprocess, a tenant reusing a document name).
-    others: FastMap<u64, u32>,
+    others: StateMap<u64, u32>,
     /// Records holding their key's track.
     homes: u32,
     orphans: Orphans,
@@ -57,7 +57,7 @@ pub(super) struct Tracks {
 
 /// Keys a record named before any job was enqueued under them (a broken history's): each keeps
 /// its track in a record of its own (its job's part unused), found through an index of its own.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 struct Orphans {
     index: KeyIndex,
     records: Vec<PackedTrack>,
@@ -77,7 +77,7 @@ struct Orphans {
 /// record is read back and compared, key and all; a document's guess never changes once it has
 /// a key (runs start only beyond those). (A 4-byte head a document, reserved for the run's
 /// jobs, before.)
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 struct Heads {
     /// The first document of each run, increasing, and the run's shift (record − document).
     starts: Vec<u32>,
@@ -122,7 +122,7 @@ impl Heads {
 }
 
 /// Where a key's track is.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub(in crate::check) enum At {
     /// In its first job's record.
     Home(u32),
@@ -130,7 +130,7 @@ pub(in crate::check) enum At {
 }
 
 /// A place in the visit of every key ([`Tracks::next_key`]).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Hash)]
 pub(in crate::check) struct KeyCursor {
     record: usize,
     orphan: usize,
@@ -675,7 +675,7 @@ impl Tracks {
 }
 
 /// A registered key: where its track is, and the key.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub(super) struct KeyAt(At, IdempotencyKey);
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub(in crate::check) const DELIVERY_CHAIN: Spec = Spec {
 
 const DC: Invariant = Invariant::DeliveryChain;
 
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Chain;
 
 impl Family for Chain {

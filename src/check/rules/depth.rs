@@ -17,7 +17,7 @@ pub(in crate::check) const DEPTH_MATCHES_HISTORY: Spec = Spec {
     sentence: "every queue depth sample equals the number of visible, unleased, unfinished jobs recomputed from the history",
 };
 
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Depth;
 
 impl Family for Depth {

@@ -23,7 +23,7 @@ pub(in crate::check) const LEASE_END_DETECTED: Spec = Spec {
 };
 
 /// A lease's detection deadline: the deadline, the job, the lease's token and last renewal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 struct Deadline {
     at: SimTime,
     job: u32,
@@ -31,7 +31,7 @@ struct Deadline {
     renewed_at: SimTime,
 }
 
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Detection {
     deadlines: VecDeque<Deadline>,
 }

@@ -50,7 +50,7 @@ pub(in crate::check) const REPROCESS_JUSTIFIED: Spec = Spec {
     sentence: "a reprocess is refused only for a reason the history shows, and accepted only within the tenant's reprocess rate limit",
 };
 
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Dlq {
     /// Per tenant: when its accepted reprocesses happened (kept for the rate limit's window).
     reprocesses: Vec<VecDeque<SimTime>>,

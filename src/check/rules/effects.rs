@@ -47,7 +47,7 @@ pub(in crate::check) const ACKED_WITH_RESULT: Spec = Spec {
     sentence: "a job is acked only after its own attempt committed its result or deduplicated onto the key's: a result_committed or commit_deduped of the job by the worker the acked lease was issued to, since that lease",
 };
 
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Effects;
 
 impl Family for Effects {

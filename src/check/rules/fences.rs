@@ -24,7 +24,7 @@ pub(in crate::check) const REJECTION_JUSTIFIED: Spec = Spec {
     sentence: "every refused fenced call is refused for a reason the history bears out: the recorded held token is the job's latest, a stale token is not the job's latest, a terminal state is the job's, a job refused as not leased holds no live lease",
 };
 
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Fences;
 
 impl Family for Fences {

@@ -50,7 +50,7 @@ pub(in crate::check) const TERMINAL_ONCE: Spec = Spec {
     sentence: "a job reaches one terminal state once, and nothing is accepted for it afterwards",
 };
 
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Leases;
 
 impl Family for Leases {

@@ -34,7 +34,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 
 /// An invariant's name (the contract users grep for), its kind and the sentence that states it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct Spec {
     pub name: &'static str,
     pub kind: Kind,

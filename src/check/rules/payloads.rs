@@ -34,7 +34,7 @@ pub(in crate::check) const PAYLOAD_CONFLICT_REJECTED: Spec = Spec {
 };
 
 /// How the history resolved a submit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(in crate::check) enum Resolved {
     NewJob,
     Deduped,
@@ -82,7 +82,7 @@ fn allowed(mode: Unique, terminal: bool, leased: bool, ever_leased: bool) -> Opt
     }
 }
 
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Payloads;
 
 impl Family for Payloads {

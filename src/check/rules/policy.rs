@@ -47,7 +47,7 @@ pub(in crate::check) fn class_of(error: &str, permanent_retried: bool) -> &'stat
 }
 
 /// A decision about a failed attempt, as recorded or as expected.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Decision {
     Retry,
     DeadLetter(&'static str),
@@ -64,7 +64,7 @@ impl Decision {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Policy;
 
 impl Family for Policy {

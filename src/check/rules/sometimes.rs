@@ -11,6 +11,7 @@ use crate::history::Event;
 use crate::vocab::faults::Held;
 use crate::vocab::faults::Struck;
 
+#[derive(Hash)]
 pub(in crate::check) struct Counts(pub Vec<u64>);
 
 impl Default for Counts {

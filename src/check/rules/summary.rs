@@ -25,7 +25,7 @@ pub(in crate::check) const SUMMARY_MATCHES_HISTORY: Spec = Spec {
 };
 
 /// Counts of the history's records, for `summary_matches_history`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 struct Recount {
     enqueued: u64,
     acked: u64,
@@ -111,7 +111,7 @@ impl Recount {
 }
 
 /// The checker's own figures and distributions, for `summary_matches_history`.
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Summary {
     recount: Recount,
     /// Refused writes whose token was not the job's latest.

@@ -14,7 +14,7 @@ pub(in crate::check) const TENANT_ISOLATION: Spec = Spec {
     sentence: "every key embeds its job's tenant, and no request resolves to another tenant's job",
 };
 
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(in crate::check) struct Tenancy;
 
 impl Family for Tenancy {

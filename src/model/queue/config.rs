@@ -6,7 +6,7 @@
 use crate::profile::Unique;
 use crate::vocab::bugs::BugSet;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct QueueConfig {
     pub lease_ms: u64,
     pub deadline_ms: u64,

@@ -16,7 +16,7 @@ impl Metrics {
         out: impl Write,
         names: &crate::vocab::key::KeyNames,
     ) -> Result<(), csv::Error> {
-        #[derive(Serialize)]
+        #[derive(Serialize, Hash)]
         #[serde(rename_all = "camelCase")]
         struct Row<'a> {
             job: u32,

@@ -119,14 +119,20 @@ Exit codes: 0.";
 pub const EXPLORE_HELP: &str = "Examples:
   durasim explore scenarios/explore/incident-two-jobs.toml --faults 2
   durasim explore scenarios/explore/zombie.toml --faults 2 --bug no_fencing
+  durasim explore scenarios/explore/simultaneous.toml --faults 0 --reorders 1 --bug reprocess_cancelled
 
-Limits: --faults at most 4; --grid at least 10 ms and at most 1000 grid times over the run; at
-most 250000 schedules (every combination of up to K fault placements); above them it refuses.
+Each schedule runs in every order of its simultaneous events with up to --reorders non-default
+choices (default 1), pruned at a model state already explored.
+
+Limits: --faults at most 4; --reorders at most 8; --grid at least 10 ms and at most 1000 grid
+times over the run; at most 250000 schedules (every combination of up to K fault placements);
+above them it refuses.
 
 Exit codes:
-  0 no counterexample within the bound (N schedules, M distinct histories)
-  1 a counterexample: the shortest (fewest faults, then earliest) is written as
-    DIR/counterexample.toml, which `durasim run` reproduces
+  0 no counterexample within the bound (N schedules, M distinct states)
+  1 a counterexample: the shortest (fewest faults, then earliest, then fewest reorders) is
+    written as DIR/counterexample.toml (with [run] ties when it needs another order of
+    simultaneous events), which `durasim run` reproduces
   2 bad input: an unreadable scenario, a bound above the caps, an unknown kind or bug";
 
 pub const SWEEP_HELP: &str = "Examples:
@@ -218,6 +224,10 @@ pub struct ExploreArgs {
     /// consumer_crash (default: all)
     #[arg(long, value_name = "LIST")]
     pub kinds: Option<String>,
+    /// At most R non-default choices of which simultaneous event runs first, a run (0 to 8;
+    /// 0: the kernel's one order)
+    #[arg(long, value_name = "R", default_value_t = crate::sweep::explore::DEFAULT_REORDERS)]
+    pub reorders: u32,
     /// Turn a bug switch on (repeatable)
     #[arg(long = "bug", value_name = "NAME")]
     pub bugs: Vec<String>,

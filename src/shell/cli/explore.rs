@@ -2,7 +2,7 @@
 //!
 //! Owns: its flags (faults, grid, kinds, bug switches, threads, output), the output directory
 //! (`explore.json`, and `counterexample.toml` when one was found), the printed answer with the
-//! schedules and distinct histories a wall-clock second, and the exit code.
+//! schedules and states a wall-clock second, and the exit code.
 //! Does not: enumerate or run schedules (`sweep::explore`).
 
 use super::args::ExploreArgs;
@@ -44,6 +44,7 @@ pub fn cmd_explore(args: &ExploreArgs) -> anyhow::Result<Outcome> {
         kinds,
         bugs,
         threads: args.threads.unwrap_or(0),
+        reorders: args.reorders,
     };
     let out = match &args.out {
         Some(p) => p.clone(),
@@ -73,11 +74,18 @@ pub fn cmd_explore(args: &ExploreArgs) -> anyhow::Result<Outcome> {
         "schedules": sp.schedules,
         "bugs": bugs.names(),
         "proven": found.counterexample.is_none(),
+        "reorders": bound.reorders,
         "schedulesRun": found.schedules_run,
+        "runs": found.runs,
+        "runsPruned": found.pruned,
+        "states": found.states,
         "distinctStates": found.distinct_states,
-        "dedupBy": "whole-run trace hash",
+        "dedupBy": "model state hash at each tie, within a schedule",
+        "wallSeconds": wall_s,
+        "statesPerSecond": found.states as f64 / wall_s,
         "counterexample": found.counterexample.as_ref().map(|c| serde_json::json!({
             "faults": c.faults.iter().map(|a| a.describe()).collect::<Vec<_>>(),
+            "ties": c.ties,
             "invariant": c.invariant,
             "message": c.message,
             "file": "counterexample.toml",
@@ -98,9 +106,10 @@ pub fn cmd_explore(args: &ExploreArgs) -> anyhow::Result<Outcome> {
         b => format!(" bug {}", b.join(",")),
     };
     println!(
-        "{} faults <= {}, grid {} ms over {} ms ({} grid times), {} placements{bug_note}",
+        "{} faults <= {}, reorders <= {}, grid {} ms over {} ms ({} grid times), {} placements{bug_note}",
         scenario.name,
         bound.faults,
+        bound.reorders,
         sp.grid_ms,
         sp.horizon_ms,
         sp.grid_points,
@@ -108,8 +117,8 @@ pub fn cmd_explore(args: &ExploreArgs) -> anyhow::Result<Outcome> {
     );
     match &found.counterexample {
         None => println!(
-            "PROVEN  no counterexample within the bound: {} schedules, {} distinct states",
-            found.schedules_run, found.distinct_states
+            "PROVEN  no counterexample within the bound: {} schedules, {} distinct states ({} runs, {} pruned at a state seen before)",
+            found.schedules_run, found.distinct_states, found.runs, found.pruned
         ),
         Some(c) => {
             println!(
@@ -121,10 +130,17 @@ pub fn cmd_explore(args: &ExploreArgs) -> anyhow::Result<Outcome> {
                     .collect::<Vec<_>>()
                     .join("; ")
             );
+            if !c.ties.is_empty() {
+                println!(
+                    "  ORDER    {} non-default choices of simultaneous events ([run] ties = {:?})",
+                    c.ties.len(),
+                    c.ties
+                );
+            }
             println!("  VIOLATED {}: {}", c.invariant, c.message);
             println!(
-                "  after {} schedules, {} distinct states",
-                found.schedules_run, found.distinct_states
+                "  after {} schedules, {} distinct states ({} runs, {} pruned)",
+                found.schedules_run, found.distinct_states, found.runs, found.pruned
             );
             println!(
                 "  reproduce: durasim run {}",
@@ -133,9 +149,11 @@ pub fn cmd_explore(args: &ExploreArgs) -> anyhow::Result<Outcome> {
         }
     }
     println!(
-        "  speed      {:.0} schedules/s, {:.0} distinct states/s ({:.2} s)",
+        "  speed      {:.0} schedules/s, {:.0} runs/s, {:.0} states/s ({} states hashed, {:.2} s)",
         found.schedules_run as f64 / wall_s,
-        found.distinct_states as f64 / wall_s,
+        found.runs as f64 / wall_s,
+        found.states as f64 / wall_s,
+        found.states,
         wall_s
     );
     println!("  outputs    {}", out.display());

@@ -29,7 +29,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 /// A line a program wrote, read as JSON, with its number in the program's output (1 = first).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Sent {
     pub line: u64,
     pub value: Value,
@@ -37,7 +37,7 @@ pub struct Sent {
 
 /// Why a program cannot go on (it wrote what is not JSON, exited, stayed silent, or made a call
 /// out of protocol): the run stops, and the command exits 2 with this message.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Hash)]
 #[error("{0}")]
 pub struct ProgramFault(pub String);
 

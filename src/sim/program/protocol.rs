@@ -43,7 +43,7 @@ impl Role {
 }
 
 /// One call a program makes, with its arguments.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub enum Call {
     Lease,
     Heartbeat {
@@ -121,7 +121,7 @@ pub enum Call {
 
 /// A line a program wrote: a call with its id, or `idle` (it has sent every call it had to
 /// send after the last message, and waits for the next).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub enum Line {
     Idle,
     Call { id: u64, call: Call },

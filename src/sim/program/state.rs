@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 
 /// What a delivered reply sets off at the program's next call (a call other than `log`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(in crate::sim) enum Arm {
     /// The worker dies at its next call: the plan's crash point has come.
     Crash(CrashPoint),
@@ -25,7 +25,7 @@ pub(in crate::sim) enum Arm {
 }
 
 /// A worker's attempt, from the lease durasim handed it to its next `queue.lease` or its death.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub(in crate::sim) struct Attempt {
     pub job: JobId,
     pub fence: Fence,
@@ -38,7 +38,7 @@ pub(in crate::sim) struct Attempt {
 }
 
 /// An event on its way from the relay to the consumer.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub(in crate::sim) struct Delivery {
     pub event: u64,
     pub key: String,
@@ -121,7 +121,7 @@ impl Slot {
 }
 
 /// A reply (or a call) waiting for its virtual time.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub(in crate::sim) enum Timed {
     /// Delivered as it is (a `timer.sleep`).
     Reply {

@@ -63,6 +63,7 @@ pub(super) fn file(g: &mut Gen, base: &ScenarioFile) -> ScenarioFile {
     };
     f.run = RunSection {
         time_limit_ms: 14_400_000,
+        ties: Vec::new(),
     };
     f.dlq = dlq(g);
     f.operator = operators(g, &f);

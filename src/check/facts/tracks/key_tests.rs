@@ -26,14 +26,14 @@ fn job_of(key: IdempotencyKey, payload: PayloadId) -> JobTrack {
 }
 
 /// What the history said of a key, kept plain: what the packed track must read back as.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq, Hash)]
 struct Plain {
     track: KeyTrack,
     rare: KeyRare,
 }
 
 /// The records that change a key, as the reducer passes them to the writers.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 enum Op {
     /// `enqueued` of job (`u32`) with a payload of content (`u64`).
     Enqueue(u32, u64),
