@@ -249,9 +249,14 @@ impl Dlq {
         let problem = if op.trim().is_empty() {
             Some("the audit entry has no operator".to_string())
         } else if !matches!(o.terminal, Some((Terminal::DeadLettered, _))) {
+            let state = match o.terminal.map(|t| t.0) {
+                Some(Terminal::Acked) => "acked",
+                Some(Terminal::Cancelled) => "cancelled",
+                Some(Terminal::DeadLettered) => "dead-lettered", // not here: the guard above
+                None => "not finished",
+            };
             Some(format!(
-                "{old_job} was reprocessed while {:?}, not dead-lettered",
-                o.terminal.map(|t| t.0)
+                "{old_job} was reprocessed while {state}, not dead-lettered"
             ))
         } else if o.dlq != DlqEntry::Held {
             Some(format!(
