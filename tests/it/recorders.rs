@@ -71,8 +71,10 @@ fn violated(out: &str) -> BTreeSet<String> {
 }
 
 /// The real queue's verdict for `variant` (its `verify` output `real`) is the one durasim's
-/// profile of the queue predicts for the same workload: `scenarios/reality/<queue>-<variant>.toml`.
-/// Prints the table row of docs/queues.md.
+/// profile of the queue predicts for the same workload: `scenarios/reality/<queue>-<variant>.toml`,
+/// give or take the invariants of [`TIMING`] for that row (a race the real run may or may not
+/// lose, which the profile does not model; docs/queues.md §7 says why). Prints the table row of
+/// docs/queues.md.
 fn model_agrees(queue: &str, variant: &str, real: &str) {
     let file = root().join(format!("scenarios/reality/{queue}-{variant}.toml"));
     let dir = temp_dir!(&format!("model-{queue}-{variant}"));
@@ -96,11 +98,25 @@ fn model_agrees(queue: &str, variant: &str, real: &str) {
         show(&model),
         show(&real)
     );
-    assert_eq!(
-        model, real,
+    let timing: BTreeSet<String> = TIMING
+        .iter()
+        .filter(|(q, v, _)| (*q, *v) == (queue, variant))
+        .map(|(_, _, i)| i.to_string())
+        .collect();
+    let beyond: BTreeSet<&String> = real.difference(&model).collect();
+    assert!(
+        model.is_subset(&real) && beyond.iter().all(|i| timing.contains(*i)),
         "{queue} {variant}: the profile predicts {model:?}, the real queue showed {real:?}"
     );
 }
+
+/// (queue, variant, invariant): a violation the real queue shows in some runs only, by a race the
+/// profile does not model. pg-boss's zombie, the likely race (that history was not kept): the
+/// stopped worker's handler times out when it
+/// resumes (pg-boss fails a handler past `expireInSeconds`), the job is retried and may be fetched
+/// again by that same worker, and the old handler's late `complete` by id then lands under the
+/// worker's new lease, which has no result yet (seen once, under CI's load).
+const TIMING: [(&str, &str, &str); 1] = [("pg-boss", "zombie", "acked_with_result")];
 
 /// A naive variant's (or the zombie's) verdict: it fails (exit 1) with `invariant` among its
 /// violations, `verify --expect` passes exactly what it showed and fails it without

@@ -139,7 +139,8 @@ fn a_reprocess_needs_a_held_dlq_entry_and_room_in_the_rate_limit() {
         },
     ));
     let r = judge(h);
-    assert!(first_message(&r, Invariant::AuditedReprocess).contains("while cancelled, not dead-lettered"));
+    assert!(first_message(&r, Invariant::AuditedReprocess)
+        .contains("while cancelled, not dead-lettered"));
     let limited = RunConfig {
         reprocess_limit: Some(ReprocessLimit {
             max: 1,
