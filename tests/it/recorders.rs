@@ -118,6 +118,25 @@ fn model_agrees(queue: &str, variant: &str, real: &str) {
 /// worker's new lease, which has no result yet (seen once, under CI's load).
 const TIMING: [(&str, &str, &str); 1] = [("pg-boss", "zombie", "acked_with_result")];
 
+/// Every variant of `queue`'s recorder, run by `run(variant, keys)`: the correct pipeline passes;
+/// a result row INSERTed without a unique key (each resubmitted key commits twice) fails
+/// `single_result_per_key`; the result committed alone and the event published by the worker
+/// after it, a worker killed in between, fails `event_per_result`; a worker SIGSTOPped mid-job
+/// until another holds the job, whose late write by job id is accepted under the new holder's
+/// lease, fails `fenced_writes`. Each verdict is the one the queue's profile predicts.
+fn every_variant(queue: &str, run: &dyn Fn(&str, u32) -> (i32, String, PathBuf)) {
+    let (code, out, _) = run("correct", 60);
+    assert_eq!(code, 0, "the correct pipeline must pass:\n{out}");
+    model_agrees(queue, "correct", &out);
+    for (variant, keys, invariant) in [
+        ("plain-insert", 40, "single_result_per_key"),
+        ("dual-write", 40, "event_per_result"),
+        ("zombie", 12, "fenced_writes"),
+    ] {
+        fails_as((queue, variant), run(variant, keys), invariant);
+    }
+}
+
 /// A naive variant's (or the zombie's) verdict: it fails (exit 1) with `invariant` among its
 /// violations, `verify --expect` passes exactly what it showed and fails it without
 /// `invariant`, and the profile predicts the same set.
@@ -167,29 +186,7 @@ fn procrastinate_passes_with_its_real_settings_and_its_naive_variants_and_zombie
     let py = python();
     // Real settings: liveness per process (2 s), an exact 1 s retry delay, no deadline, no
     // review step, no fencing tokens; random SIGKILLs of workers.
-    let (code, out, _) = procrastinate(&py, "correct", 60);
-    assert_eq!(code, 0, "the correct pipeline must pass:\n{out}");
-    model_agrees("procrastinate", "correct", &out);
-    // A result row INSERTed without a unique key: each resubmitted key commits twice.
-    fails_as(
-        ("procrastinate", "plain-insert"),
-        procrastinate(&py, "plain-insert", 40),
-        "single_result_per_key",
-    );
-    // The result committed alone and the event published by the worker after it: a worker
-    // killed in between leaves a result no event announces.
-    fails_as(
-        ("procrastinate", "dual-write"),
-        procrastinate(&py, "dual-write", 40),
-        "event_per_result",
-    );
-    // A worker SIGSTOPped mid-job past the liveness threshold: rescued, re-leased, and its late
-    // finish by job id accepted under the new holder's lease.
-    fails_as(
-        ("procrastinate", "zombie"),
-        procrastinate(&py, "zombie", 12),
-        "fenced_writes",
-    );
+    every_variant("procrastinate", &|v, n| procrastinate(&py, v, n));
 }
 
 /// pg-boss's node_modules: `$DURASIM_NODE_MODULES`, else where `.ci/run` installs them.
@@ -237,24 +234,5 @@ fn pg_boss_passes_with_its_real_settings_and_its_naive_variants_and_zombie_fail(
     // 4 leases at most (retry_limit 3, expiries included), no deadline, no review step, no
     // fencing tokens, uniqueness while a job was never leased (the `short` policy); random
     // SIGKILLs of workers.
-    let (code, out, _) = pg_boss(&modules, "correct", 60);
-    assert_eq!(code, 0, "the correct pipeline must pass:\n{out}");
-    model_agrees("pg-boss", "correct", &out);
-    fails_as(
-        ("pg-boss", "plain-insert"),
-        pg_boss(&modules, "plain-insert", 40),
-        "single_result_per_key",
-    );
-    fails_as(
-        ("pg-boss", "dual-write"),
-        pg_boss(&modules, "dual-write", 40),
-        "event_per_result",
-    );
-    // A worker SIGSTOPped past expire_in: expired and retried, re-leased, and its late complete
-    // or fail by job id accepted under the new holder's lease.
-    fails_as(
-        ("pg-boss", "zombie"),
-        pg_boss(&modules, "zombie", 12),
-        "fenced_writes",
-    );
+    every_variant("pg-boss", &|v, n| pg_boss(&modules, v, n));
 }
