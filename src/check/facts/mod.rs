@@ -5,18 +5,19 @@
 //! in `tracks.rs` and `event_track.rs`; the DLQ's entries; the depth: each job's place, the
 //! ready count and the transitions inferred from visible times and lease ends; the leases each
 //! job was issued; the extractions in progress) and [`Facts::apply`], their only writer, which
-//! does to them what docs/checker-rules.md ("The facts") says each record does. The rules read
-//! the facts as they stood before a record, then the checker applies it.
+//! does to them what docs/checker-rules.md ("The facts") says each record does (its depth steps
+//! in `depth.rs`, its per-process heartbeat in `liveness.rs`). The rules read the facts as they
+//! stood before a record, then the checker applies it.
 //! Does not: judge (`rules/`), or keep what only one rule needs (its family keeps that).
 
 mod depth;
 mod event_track;
 mod job_track;
 mod key_track;
+mod liveness;
 mod record;
 mod tracks;
 
-pub(super) use depth::Due;
 pub(super) use event_track::EventTracks;
 pub(super) use job_track::{DlqEntry, Failure, JobTrack, Lease, Place, Terminal};
 pub use key_track::PayloadId;
@@ -243,104 +244,10 @@ impl Facts {
     pub fn rescues(&self, job: JobId) -> Option<(u32, Fence)> {
         self.rescues.get(&job.0).copied()
     }
-
-    /// The worker's last `worker_heartbeat` (liveness per process).
-    pub fn last_beat(&self, worker: WorkerId) -> Option<SimTime> {
-        self.beats.get(worker.index()).copied().flatten()
-    }
-
-    /// Jobs ready (visible, unleased, unfinished) now.
-    pub fn ready(&self) -> u64 {
-        self.depth.ready
-    }
-
-    /// The inferred transitions due at exactly `at` that are still valid.
-    pub fn due_at(&self, at: SimTime) -> u64 {
-        self.depth
-            .due_at(at)
-            .filter(|d| self.depth_valid(d))
-            .count() as u64
-    }
 }
 
 /// The reducer: the only writer of the facts.
 impl Facts {
-    /// Applies the transitions inferred before `at` (docs/checker-rules.md, "The depth"): run
-    /// before the rules judge a record at `at`.
-    #[inline(always)]
-    pub fn catch_up(&mut self, at: SimTime) {
-        if !self.depth.nothing_due() {
-            self.catch_up_due(at);
-        }
-    }
-
-    /// [`Facts::catch_up`] with transitions due (out of line: the simulator's histories record
-    /// them, and never get here).
-    #[inline(never)]
-    fn catch_up_due(&mut self, at: SimTime) {
-        while let Some(d) = self.depth.next_before(at) {
-            if self.depth_valid(&d) {
-                self.move_to(JobId(d.job), Place::Ready);
-            }
-        }
-    }
-
-    /// Whether an inferred transition still applies (nothing overtook it).
-    fn depth_valid(&self, d: &Due) -> bool {
-        let Some(t) = self.tracks.get(JobId(d.job)) else {
-            return false;
-        };
-        match d.fence {
-            None => t.place == Place::Waiting && t.visible_from == d.at,
-            Some(f) => {
-                t.place == Place::Leased
-                    && t.fence() == Some(Fence(f))
-                    && t.lease_end(&self.config).map(|e| e.saturating_add(1)) == Some(d.at)
-            }
-        }
-    }
-
-    /// Moves `job` to `place`, keeping the count of ready jobs.
-    fn move_to(&mut self, job: JobId, place: Place) {
-        let was = self
-            .tracks
-            .place(job)
-            .unwrap_or_else(|| panic!("history names {job} before it was enqueued"));
-        self.tracks.set_place(job, place);
-        if was == Place::Ready {
-            self.depth.ready -= 1;
-        }
-        if place == Place::Ready {
-            self.depth.ready += 1;
-        }
-    }
-
-    /// The job waits for `visible_at`.
-    fn wait(&mut self, job: JobId, visible_at: SimTime) {
-        self.move_to(job, Place::Waiting);
-        if !self.config.emits.visible {
-            self.depth.push(Due {
-                at: visible_at,
-                job: job.0,
-                fence: None,
-            });
-        }
-    }
-
-    /// A lease or an accepted renewal at `at` of lease `fence`: with no `lease_expired` records,
-    /// the job is visible again the moment after its lease ends.
-    #[inline]
-    fn renewed(&mut self, job: JobId, fence: Fence, at: SimTime) {
-        if !self.config.emits.lease_expired {
-            let end = at.saturating_add(self.config.lease);
-            self.depth.push(Due {
-                at: end.saturating_add(1),
-                job: job.0,
-                fence: Some(fence.0),
-            });
-        }
-    }
-
     fn update<R>(&mut self, job: JobId, change: impl FnOnce(&mut JobTrack) -> R) -> R {
         self.tracks
             .update(job, change)
@@ -382,34 +289,6 @@ impl Facts {
                 self.earlier.insert((job.0, *f, worker.0), true);
             }
         }
-    }
-
-    /// A worker's heartbeat (liveness per process): every lease it still holds is renewed.
-    fn beat(&mut self, worker: WorkerId, at: SimTime) {
-        let i = worker.index();
-        if self.beats.len() <= i {
-            self.beats.resize(i + 1, None);
-        }
-        self.beats[i] = Some(at);
-        let Some(jobs) = self.held_by.get_mut(i).map(std::mem::take) else {
-            return;
-        };
-        let mut still = Vec::with_capacity(jobs.len());
-        for job in jobs {
-            let renewed = self.update(job, |t| match t.lease.as_mut() {
-                Some(l) if l.holder == worker && t.lease_held && t.terminal.is_none() => {
-                    l.renewed_at = at;
-                    l.renewed = true;
-                    Some(l.fence)
-                }
-                _ => None,
-            });
-            if let Some(fence) = renewed {
-                self.renewed(job, fence, at);
-                still.push(job);
-            }
-        }
-        self.held_by[i] = still;
     }
 
     /// The extraction of `job` with `fence` by `worker` ended (or never started).
