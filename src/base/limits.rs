@@ -68,6 +68,11 @@ pub const MAX_MS: u64 = 1_000_000_000_000;
 /// megabytes).
 pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
 
+/// A guided sweep's `--corpus DIR`: at most this many `*.toml` files, of at most this many bytes
+/// together (a kept run's file is a few kilobytes; a guided sweep keeps at most 1024).
+pub const MAX_CORPUS_FILES: usize = 4096;
+pub const MAX_CORPUS_BYTES: u64 = 64 << 20;
+
 /// A `summary.json` or `sweep.json` read back by `replay`, `merge` or `chart`.
 pub const MAX_SUMMARY_BYTES: u64 = 64 << 20;
 

@@ -3,12 +3,15 @@
 //! scripted fault, add or drop a scripted crash, change the crash point, raise or lower a fault
 //! rate, move an arrival, draw the run's random numbers again), AFL-style, the rarest paths'
 //! runs most often; half the runs are fresh seeds of the range, as a uniform sweep runs them.
+//! A search may start from a corpus an earlier one kept (`--corpus DIR`): its runs go first,
+//! and are parents from the start, as AFL's and libFuzzer's corpus directories are.
 //!
 //! Owns: the corpus and its admission (new or rare features), the mutations, the schedule (in
 //! batches of [`BATCH`], each built from the corpus as the batch starts and folded back in run
 //! order, so the result depends only on the plan and its starting seed, not on the thread
-//! count), a failing run written as the scenario file `durasim run` reproduces, and the
-//! seeds-to-detect comparison of guided and uniform runs per bug switch.
+//! count), a failing run written as the scenario file `durasim run` reproduces, the kept runs
+//! as corpus files and back, and the seeds-to-detect comparison of uniform and guided runs per
+//! bug switch.
 //! Does not: write files or print (`cli::sweep`), or shrink (a failing run's file is already a
 //! whole scenario; `durasim sweep FILE --seeds S..S+1` shrinks it).
 
@@ -63,6 +66,8 @@ pub struct GuidedFailure {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Guided {
     pub runs: u64,
+    /// Runs of the corpus the search started from.
+    pub replayed: u64,
     pub fresh: u64,
     pub mutants: u64,
     pub failed_runs: u64,
@@ -71,6 +76,9 @@ pub struct Guided {
     pub sometimes_reached: usize,
     pub sometimes_total: usize,
     pub first_failure: Option<GuidedFailure>,
+    /// The corpus at the end as corpus files ([`corpus_file`]), in admission order: what
+    /// `--corpus` reads back.
+    pub kept: Vec<String>,
 }
 
 /// A feature is a probe or a sometimes property with how often the run reached it, in one of
@@ -276,13 +284,7 @@ fn mutate(g: &mut Stream, plan: &Plan, parent: &Candidate) -> Option<Candidate> 
             }
         }
     }
-    let in_space = plan.swarm
-        && plan
-            .scenario
-            .swarm
-            .as_ref()
-            .is_some_and(|s| s.space.is_some());
-    let (scenario, tolerates) = match in_space {
+    let (scenario, tolerates) = match in_space(plan) {
         true => {
             let s = space::repaired(file, &plan.scenario_file, run_seed)?;
             let t = space::tolerated(&s);
@@ -314,10 +316,59 @@ pub fn reproducer(c: &Candidate, bugs: BugSet) -> String {
     head + &toml::to_string(&f).expect("a scenario file serialises")
 }
 
-/// Runs the plan's guided search: `plan.seeds.1 - plan.seeds.0` runs, fresh seeds taken from
-/// the range's start upward. `mutate` false makes it a uniform sweep of the same fresh seeds
-/// (the baseline of [`seeds_to_detect`]); `stop_at_first` ends it at the first failing run.
-pub fn explore(plan: &Plan, mutate_on: bool, stop_at_first: bool) -> Result<Guided, SweepError> {
+/// A kept run as a corpus file: a whole scenario (its settings, script and seed written in, no
+/// bug switch), headed by where it came from. `durasim run FILE` runs it.
+pub fn corpus_file(c: &Candidate) -> String {
+    let mut f = c.scenario.file().clone();
+    f.seed = c.run_seed;
+    f.bugs = BugSet::EMPTY;
+    f.swarm = None;
+    let head = format!(
+        "# Kept by a guided sweep: {}\n# Tolerates: {}\n",
+        c.origin,
+        match c.tolerates.is_empty() {
+            true => "nothing".to_string(),
+            false => c.tolerates.join(", "),
+        }
+    );
+    head + &toml::to_string(&f).expect("a scenario file serialises")
+}
+
+/// A corpus file read back (`name` is how it is shown): the run it describes, with the
+/// invariants its settings' hazards tolerate named again when the plan draws from the
+/// configuration space (a plain scenario's runs tolerate nothing).
+pub fn from_corpus(plan: &Plan, name: &str, scenario: Scenario) -> Candidate {
+    let tolerates = match in_space(plan) {
+        true => space::tolerated(&scenario),
+        false => Vec::new(),
+    };
+    Candidate {
+        run_seed: scenario.file().seed,
+        scenario,
+        tolerates,
+        origin: format!("corpus {name}"),
+    }
+}
+
+fn in_space(plan: &Plan) -> bool {
+    plan.swarm
+        && plan
+            .scenario
+            .swarm
+            .as_ref()
+            .is_some_and(|s| s.space.is_some())
+}
+
+/// Runs the plan's guided search: `plan.seeds.1 - plan.seeds.0` runs, first the `start`
+/// corpus's runs in its order (each one kept), then fresh seeds taken from the range's start
+/// upward and mutants. `mutate` false makes it a uniform sweep of the same fresh seeds (the
+/// baseline of [`seeds_to_detect`]); `stop_at_first` ends it at the first failing run.
+pub fn explore(
+    plan: &Plan,
+    start: &[Candidate],
+    mutate_on: bool,
+    stop_at_first: bool,
+) -> Result<Guided, SweepError> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(plan.threads)
         .build()
@@ -332,6 +383,7 @@ pub fn explore(plan: &Plan, mutate_on: bool, stop_at_first: bool) -> Result<Guid
     let mut holder: Vec<Option<usize>> = vec![None; features];
     let mut out = Guided {
         runs: 0,
+        replayed: 0,
         fresh: 0,
         mutants: 0,
         failed_runs: 0,
@@ -340,12 +392,19 @@ pub fn explore(plan: &Plan, mutate_on: bool, stop_at_first: bool) -> Result<Guid
         sometimes_reached: 0,
         sometimes_total: 0,
         first_failure: None,
+        kept: Vec::new(),
     };
+    let mut replay = start.iter();
     let mut next_fresh = plan.seeds.0;
     while out.runs < budget {
         let n = (budget - out.runs).min(BATCH as u64) as usize;
         let mut batch: Vec<Candidate> = Vec::with_capacity(n);
         for _ in 0..n {
+            if let Some(c) = replay.next() {
+                out.replayed += 1;
+                batch.push(c.clone());
+                continue;
+            }
             let mutant = (mutate_on && !corpus.is_empty() && !g.chance(FRESH_SHARE))
                 .then(|| {
                     let parent = &corpus[pick_parent(&mut g, &seen, &holder)];
@@ -378,7 +437,7 @@ pub fn explore(plan: &Plan, mutate_on: bool, stop_at_first: bool) -> Result<Guid
                 })
                 .collect()
         });
-        for (c, o) in batch.into_iter().zip(outcomes) {
+        for (i, (c, o)) in batch.into_iter().zip(outcomes).enumerate() {
             out.runs += 1;
             out.sometimes_total = out.sometimes_total.max(o.sometimes_total);
             if let Some((invariant, message)) = o.failures.first() {
@@ -398,13 +457,15 @@ pub fn explore(plan: &Plan, mutate_on: bool, stop_at_first: bool) -> Result<Guid
             }
             let rare =
                 |n: u64| n == 0 || (out.runs > RARE_AFTER && n * 1000 <= RARE_PER_MILLE * out.runs);
-            let keep = o.features.iter().any(|&f| rare(seen[f]));
+            // A corpus run is kept whatever it reached: it was kept before.
+            let replayed = first + (i as u64) < out.replayed;
+            let keep = replayed || o.features.iter().any(|&f| rare(seen[f]));
             for &f in &o.features {
                 seen[f] += 1;
             }
-            // A run whose hazards tolerate some invariants is blind to their violations: it
-            // counts for coverage but is no parent.
-            if keep && mutate_on && c.tolerates.is_empty() {
+            // A run whose hazards tolerate some invariants is kept too: it cannot show their
+            // violations, but its mutants' hazards are named again, and the others it can.
+            if keep && mutate_on {
                 let at = match corpus.len() < CORPUS_MAX {
                     true => {
                         corpus.push(c);
@@ -426,6 +487,12 @@ pub fn explore(plan: &Plan, mutate_on: bool, stop_at_first: bool) -> Result<Guid
         }
     }
     out.corpus = corpus.len();
+    // Oldest first: the ring's entries from `oldest` on were admitted before those below it.
+    out.kept = corpus[oldest..]
+        .iter()
+        .chain(&corpus[..oldest])
+        .map(corpus_file)
+        .collect();
     let reached = |c: &[u64]| c.iter().any(|&n| n > 0);
     let by_name: Vec<bool> = seen.chunks(BUCKETS).map(reached).collect();
     out.probes_reached = by_name[..PROBE_COUNT].iter().filter(|&&r| r).count();
@@ -460,40 +527,118 @@ fn pick_parent(g: &mut Stream, seen: &[u64], holder: &[Option<usize>]) -> usize 
     last
 }
 
-/// Seeds-to-detect for one bug switch: per start, the runs a uniform and a guided search made
-/// up to their first failure (None: none within the budget).
+/// Seeds-to-detect for one bug switch: per start, the runs each kind of search made up to its
+/// first failure (None: none within the budget).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Detect {
     pub bug: Bug,
     pub uniform: Vec<Option<u64>>,
+    /// Guided, from nothing.
     pub guided: Vec<Option<u64>>,
+    /// Guided, from the kept corpus (see [`Detection::corpus`]).
+    pub from_corpus: Vec<Option<u64>>,
 }
 
-/// For each bug switch in `bugs` (every one when empty): `starts` uniform and guided searches of
-/// `plan.seeds`' length each, the k-th starting at seed `plan.seeds.0 + k * length`.
-pub fn seeds_to_detect(plan: &Plan, bugs: &[Bug], starts: u64) -> Result<Vec<Detect>, SweepError> {
+/// Where the guided searches' corpus came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CorpusSource {
+    /// `--corpus DIR`: the user's, of this many runs.
+    Given(usize),
+    /// A guided search with no bug switch over these seeds, which kept this many runs.
+    Built { seeds: (u64, u64), kept: usize },
+}
+
+/// The seeds-to-detect table: a row per bug switch, and the corpus the third kind started from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Detection {
+    pub rows: Vec<Detect>,
+    pub corpus: CorpusSource,
+}
+
+/// For each bug switch in `bugs` (every one when empty): `starts` searches of each kind, each
+/// of `plan.seeds`' length, the k-th starting at seed `plan.seeds.0 + k * length`: a uniform
+/// sweep, a guided search from nothing, and a guided search that first replays `corpus` (in
+/// an order drawn for the start) or, without one, the corpus a guided search with no bug
+/// switch keeps over the next range after the starts' (`k = starts`), so no uniform search
+/// saw its seeds. The bug-free corpus is what a team keeps between runs: its runs reach the
+/// rare paths without the defect, where a search under the defect keeps only the runs the
+/// defect let pass.
+pub fn seeds_to_detect(
+    plan: &Plan,
+    bugs: &[Bug],
+    starts: u64,
+    corpus: Option<Vec<Candidate>>,
+) -> Result<Detection, SweepError> {
     let all: Vec<Bug> = match bugs.is_empty() {
         true => Bug::ALL.to_vec(),
         false => bugs.to_vec(),
     };
     let len = plan.seeds.1 - plan.seeds.0;
+    let (corpus, source) = match corpus {
+        Some(c) => {
+            let n = c.len();
+            (c, CorpusSource::Given(n))
+        }
+        None => {
+            let mut p = plan.clone();
+            p.bugs = BugSet::EMPTY;
+            let a = plan.seeds.0.saturating_add(starts.saturating_mul(len));
+            p.seeds = (a, a.saturating_add(len));
+            let kept = explore(&p, &[], true, false)?.kept;
+            let c: Vec<Candidate> = kept
+                .iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    let name = format!("{i:05}.toml");
+                    let s = Scenario::parse(&name, text).expect("a kept run's file parses back");
+                    from_corpus(plan, &name, s)
+                })
+                .collect();
+            let kept = c.len();
+            (
+                c,
+                CorpusSource::Built {
+                    seeds: p.seeds,
+                    kept,
+                },
+            )
+        }
+    };
     let mut rows = Vec::new();
     for bug in all {
         let mut row = Detect {
             bug,
             uniform: Vec::new(),
             guided: Vec::new(),
+            from_corpus: Vec::new(),
         };
         for k in 0..starts {
             let mut p = plan.clone();
             p.bugs = BugSet::from(bug);
             let a = plan.seeds.0 + k * len;
             p.seeds = (a, a + len);
-            let first = |m: bool| explore(&p, m, true).map(|g| g.first_failure.map(|f| f.run));
-            row.uniform.push(first(false)?);
-            row.guided.push(first(true)?);
+            let first = |start: &[Candidate], m: bool| {
+                explore(&p, start, m, true).map(|g| g.first_failure.map(|f| f.run))
+            };
+            row.uniform.push(first(&[], false)?);
+            row.guided.push(first(&[], true)?);
+            row.from_corpus.push(first(&shuffled(&corpus, a), true)?);
         }
         rows.push(row);
     }
-    Ok(rows)
+    Ok(Detection {
+        rows,
+        corpus: source,
+    })
+}
+
+/// `corpus` in an order drawn from `seed` (Fisher-Yates on the seed's own stream).
+fn shuffled(corpus: &[Candidate], seed: u64) -> Vec<Candidate> {
+    let mut g = Stream::new(seed, Purpose::Swarm, 3);
+    let mut c = corpus.to_vec();
+    for i in (1..c.len()).rev() {
+        let j = g.range(0, i as u64) as usize;
+        c.swap(i, j);
+    }
+    c
 }

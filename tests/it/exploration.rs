@@ -41,7 +41,7 @@ fn the_configuration_swarm_passes_and_reaches_every_probe() {
 #[test]
 fn the_configuration_swarm_catches_every_bug_switch() {
     for bug in Bug::ALL {
-        let g = explore(&plan((0, 400), BugSet::from(bug)), false, true).unwrap();
+        let g = explore(&plan((0, 400), BugSet::from(bug)), &[], false, true).unwrap();
         assert!(
             g.first_failure.is_some(),
             "{} is not caught in 400 seeds",
@@ -56,9 +56,9 @@ fn the_configuration_swarm_catches_every_bug_switch() {
 fn a_guided_search_is_deterministic_and_clean() {
     let mut p = plan((7, 1_207), BugSet::EMPTY);
     p.threads = 1;
-    let one = explore(&p, true, false).unwrap();
+    let one = explore(&p, &[], true, false).unwrap();
     p.threads = 2;
-    let two = explore(&p, true, false).unwrap();
+    let two = explore(&p, &[], true, false).unwrap();
     assert_eq!(one, two);
     assert_eq!(one.runs, 1_200);
     assert!(one.mutants > 300 && one.corpus > 10, "{one:?}");
@@ -69,7 +69,7 @@ fn a_guided_search_is_deterministic_and_clean() {
 #[test]
 fn a_guided_failure_is_a_scenario_run_reproduces() {
     let bug = Bug::parse("no_fencing").unwrap();
-    let g = explore(&plan((0, 2_000), BugSet::from(bug)), true, true).unwrap();
+    let g = explore(&plan((0, 2_000), BugSet::from(bug)), &[], true, true).unwrap();
     let f = g.first_failure.expect("no_fencing caught");
     let s = Scenario::parse("guided-failure.toml", &f.file).unwrap();
     assert!(s.bugs.contains(bug));

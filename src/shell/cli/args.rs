@@ -140,9 +140,11 @@ pub const SWEEP_HELP: &str = "Examples:
   durasim sweep scenarios/chaos.toml --seeds 0..4000000 --shard 0/4 --out reports/shards/0
   durasim sweep scenarios/swarm-everything.toml --swarm --guided --seeds 0..10000 --bug cancel_early
   durasim sweep scenarios/swarm-everything.toml --swarm --seeds 0..10000 --seeds-to-detect 4
+  durasim sweep scenarios/swarm-everything.toml --swarm --guided --seeds 0..2000 --corpus reports/g/corpus --out reports/g2
 
 Limits: at most 1000000 seeds per invocation (the range's length, or one shard's share of it);
---shard N at most 100000; --threads at most 4 per core.
+--shard N at most 100000; --threads at most 4 per core; --corpus at most 4096 files, 64 MiB
+together.
 
 Exit codes:
   0 no seed failed and the coverage gate passed (or was deferred to the merge of shards)
@@ -203,6 +205,10 @@ pub struct SweepArgs {
     /// searches of B-A runs each per switch and mode, stopped at the first failure
     #[arg(long, value_name = "N")]
     pub seeds_to_detect: Option<u64>,
+    /// With --guided or --seeds-to-detect: start from the runs of an earlier guided sweep's
+    /// corpus (its DIR/corpus, or any directory of scenario files), replayed first and kept
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
     /// Print only the verdict and the failures (no progress bar)
     #[arg(long)]
     pub quiet: bool,

@@ -89,6 +89,12 @@ pub fn cmd_sweep(args: &SweepArgs) -> anyhow::Result<Outcome> {
     if args.guided || args.seeds_to_detect.is_some() {
         return super::guided::cmd_guided(args, plan);
     }
+    if let Some(d) = &args.corpus {
+        return Err(bad(format!(
+            "--corpus {}: a corpus is for a guided search; add --guided (or --seeds-to-detect N)",
+            d.display()
+        )));
+    }
     let out = match &args.out {
         Some(p) => p.clone(),
         None => default_out(&plan.scenario.name, "-sweep")?,
