@@ -19,7 +19,9 @@
 //! thread count, and shards merged give exactly what one unsharded sweep writes.
 
 pub mod aggregate;
+pub mod corpus;
 pub mod coverage;
+pub mod detect;
 pub mod explicit_jobs;
 pub mod explore;
 pub mod freeze;

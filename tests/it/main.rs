@@ -21,6 +21,7 @@ mod bounded;
 mod bounds;
 mod bug_table;
 mod cli;
+mod corpus;
 mod deploy;
 mod exploration;
 mod faults;

@@ -12,9 +12,9 @@ use crate::base::limits::{MAX_CORPUS_BYTES, MAX_CORPUS_FILES, MAX_SCENARIO_BYTES
 use crate::scenario::Scenario;
 use crate::shell::report::manifest::Kind;
 use crate::shell::report::output_dir::OutputDir;
-use crate::sweep::guided::{
-    explore, from_corpus, seeds_to_detect, Candidate, CorpusSource, Detection, Guided,
-};
+use crate::sweep::corpus::from_corpus;
+use crate::sweep::detect::{seeds_to_detect, CorpusSource, Detection};
+use crate::sweep::guided::{explore, Candidate, Guided};
 use crate::sweep::Plan;
 use crate::vocab::probes::PROBE_COUNT;
 use std::path::Path;
