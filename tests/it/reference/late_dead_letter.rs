@@ -1,8 +1,8 @@
 //! Agreement on a job dead-lettered after it was acked, then reprocessed from the DLQ:
 //! `tests/data/late-dead-letter-history.jsonl`, durasim's own run of the swarm's seed 14359
-//! (Oban, whose guard takes a stale holder's writes by id), shrunk. job-0's first holder (fence
-//! 1) acks it at 321 ms after its lease ended; the current holder (fence 2) fails it for good
-//! at 550 ms and the queue files it in the DLQ; an operator reprocesses it at 578 ms.
+//! (Oban, whose guard takes a stale holder's writes by id), shrunk. The holder of job-0's first
+//! lease acks it at 321 ms after that lease ended; the current holder fails it for good at
+//! 550 ms and the queue files it in the DLQ; an operator reprocesses it at 578 ms.
 //!
 //! Owns: that history and its variants, judged by the real checker and the reference, which
 //! must agree and find exactly the invariants named: the stale ack breaks `fenced_writes`, the
