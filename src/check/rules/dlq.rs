@@ -4,11 +4,12 @@
 //! never above the configured capacity; an entry leaves only by an eviction record naming the
 //! oldest entry of a full DLQ, or by age past the retention), `no_silent_drop` (every job ends
 //! with a terminal record and keeps it: an entry evicted before any reprocess is a lost job),
-//! `audited_reprocess` (a reprocess names an operator and a predecessor whose entry is held and
-//! not yet reprocessed, and creates the same tenant, document and payload at version + 1) and
-//! `reprocess_justified` (a refusal's reason is true in the history; an acceptance respects the
-//! per-tenant rate limit), with the state only they need: each tenant's accepted reprocesses
-//! within the rate limit's window (docs/checker-rules.md).
+//! `audited_reprocess` (a reprocess names an operator and a dead-lettered predecessor whose
+//! entry is held and not yet reprocessed, whatever other terminal record it has too, and creates
+//! the same tenant, document and payload at version + 1) and `reprocess_justified` (a
+//! refusal's reason is true in the history; an acceptance respects the per-tenant rate limit),
+//! with the state only they need: each tenant's accepted reprocesses within the rate limit's
+//! window (docs/checker-rules.md).
 //! Does not: judge why a job was dead-lettered (`policy`), or keep the DLQ's entries (a fact).
 
 use super::{k, Ctx, End, Family, Out, Spec};
@@ -248,11 +249,15 @@ impl Dlq {
         let n = c.track(new_job);
         let problem = if op.trim().is_empty() {
             Some("the audit entry has no operator".to_string())
-        } else if !matches!(o.terminal, Some((Terminal::DeadLettered, _))) {
+        } else if o.dlq == DlqEntry::None {
+            // Judged by the DLQ entry, not by the first terminal record: a job acked or
+            // cancelled and then dead-lettered by a late write (a stale holder's, a by-id
+            // rescue's; `terminal_once` speaks of that) is in the DLQ, and an operator may
+            // reprocess it from there (swarm seeds 14359, 46312, 322738).
             let state = match o.terminal.map(|t| t.0) {
                 Some(Terminal::Acked) => "acked",
                 Some(Terminal::Cancelled) => "cancelled",
-                Some(Terminal::DeadLettered) => "dead-lettered", // not here: the guard above
+                Some(Terminal::DeadLettered) => "dead-lettered", // never: it has an entry
                 None => "not finished",
             };
             Some(format!(

@@ -220,3 +220,58 @@ fn an_entry_expires_by_age_only_past_the_stated_retention() {
         first_message(&r, Invariant::DlqBounded).contains("the header's dlq_retention is 30 ms")
     );
 }
+
+// A job acked (or cancelled) and then dead-lettered by a late write: a sweeper's write by id
+// after the ack (swarm seed 322738, oban), a stale holder's failure taken after a cancel (seed
+// 46312). The second terminal record is terminal_once's; the job's entry is in the DLQ, so an
+// operator's reprocess from there is audited, not a second violation. A job never dead-lettered
+// stays caught.
+#[test]
+fn a_reprocess_of_a_job_dead_lettered_after_another_terminal_record_is_audited() {
+    let reprocess = |h: &mut Vec<(SimTime, Event)>, at: SimTime| {
+        h.push((at, enqueue(1, T, key_of(1, 2), Some(0))));
+        h.push((
+            at,
+            Event::Reprocessed {
+                old_job: JobId(0),
+                new_job: JobId(1),
+                operator: "ana".into(),
+            },
+        ));
+        h.extend(dies(1, 2, at + 1));
+        h.push((at + 10, ended()));
+    };
+    // One attempt: acked at 30, dead-lettered by id at 40 (no fence) as its lease's end,
+    // reprocessed at 50.
+    let once = RunConfig {
+        attempts_max: Some(1),
+        ..config()
+    };
+    let mut h = happy();
+    h.pop();
+    h.push((40, dead(0, None, "max_attempts_exceeded")));
+    reprocess(&mut h, 50);
+    let r = judge_with(once, h);
+    assert_eq!(r.violated(), vec![Invariant::TerminalOnce]);
+    // Cancelled at 1001, the holder's permanent failure dead-letters it at 1002.
+    let mut h = vec![(0, enqueued()), (0, leased(1, 1)), (1001, cancelled(0))];
+    h.push((1002, failed(0, 1, "schema_invalid")));
+    h.push((1002, dead(0, Some(1), "permanent_error")));
+    reprocess(&mut h, 1003);
+    let r = judge(h);
+    assert!(r.violated().contains(&Invariant::TerminalOnce));
+    assert!(
+        !r.violated().contains(&Invariant::AuditedReprocess),
+        "{}",
+        first_message(&r, Invariant::AuditedReprocess)
+    );
+    // Acked and never dead-lettered: nothing in the DLQ to reprocess.
+    let mut h = happy();
+    h.pop();
+    reprocess(&mut h, 50);
+    let r = judge(h);
+    assert_eq!(r.violated(), vec![Invariant::AuditedReprocess]);
+    assert!(
+        first_message(&r, Invariant::AuditedReprocess).contains("while acked, not dead-lettered")
+    );
+}

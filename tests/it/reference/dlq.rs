@@ -118,8 +118,13 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
             let (o, n) = (f.job(*old_job), f.job(*new_job));
             let problem = if operator.trim().is_empty() {
                 Some("no operator".to_string())
-            } else if !matches!(o.terminal, Some((Terminal::DeadLettered, _))) {
-                Some(format!("{old_job} is {:?}, not dead-lettered", o.terminal))
+            } else if o.dlq == DlqEntry::None {
+                // Never dead-lettered; a job dead-lettered after another terminal record (a
+                // late write) is in the DLQ all the same.
+                Some(format!(
+                    "{old_job} is {:?}, never dead-lettered",
+                    o.terminal
+                ))
             } else if o.dlq != DlqEntry::Held {
                 Some(format!("{old_job}'s DLQ entry is gone"))
             } else if o.reprocessed {

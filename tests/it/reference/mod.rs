@@ -28,6 +28,7 @@ mod effects;
 mod facts;
 mod figures;
 mod generated;
+mod late_dead_letter;
 mod leases;
 mod policy;
 mod scenarios;

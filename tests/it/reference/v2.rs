@@ -56,7 +56,7 @@ fn replaced(body: &str, from: &str, to: &str) -> String {
 }
 
 /// Judges `body` both ways: they must agree, and the reference must find exactly `violated`.
-fn agree(what: &str, body: &str, violated: &[&str]) {
+pub(super) fn agree(what: &str, body: &str, violated: &[&str]) {
     let (records, names) = HistoryReader::from_reader(what, body.as_bytes(), Limits::default())
         .read_all()
         .unwrap_or_else(|e| panic!("{what}: the reader refused it: {e}\n{body}"));
