@@ -699,48 +699,4 @@ impl Metrics {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every counter has a value to read: a counted one its slot, a derived one its arm in
-    /// `Metrics::figure` (a derived row without an arm would index past the tally and panic).
-    #[test]
-    fn every_counter_reads_a_figure() {
-        let m = Metrics::new(1, 0, None);
-        for &c in Counter::ALL {
-            let expected = match c {
-                Counter::DepthMaxAfterRecovery => None,
-                _ => Some(0),
-            };
-            assert_eq!(m.figure(c), expected, "{c:?}");
-        }
-    }
-
-    /// A job's lease count is one byte until it passes 254, then exact in the side table: the
-    /// attempt number a recorder leaves out is the count either way.
-    #[test]
-    fn a_jobs_lease_count_is_exact_past_its_byte() {
-        let mut m = Metrics::new(1, 0, None);
-        for n in 1..=600u32 {
-            for job in [JobId(2), JobId(5)] {
-                let attempt = (job == JobId(5)).then_some(1);
-                m.observe(&Record {
-                    at: n as u64,
-                    event: Event::Leased {
-                        job,
-                        worker: WorkerId(0),
-                        fence: crate::base::ids::Fence(n as u64),
-                        attempt,
-                        lease_until: None,
-                        visible_at: None,
-                    },
-                });
-            }
-            assert_eq!(m.figure(Counter::MaxAttemptsSeen), Some(n as u64));
-        }
-        assert_eq!(m.job_leases[..], [0, 0, 255, 0, 0, 255]);
-        assert_eq!(m.job_leases_wide.get(&2), Some(&600));
-        assert_eq!(m.leased(JobId(5)), 601);
-        assert_eq!(m.leased(JobId(1)), 1);
-    }
-}
+mod tests;

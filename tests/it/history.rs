@@ -3,7 +3,7 @@
 //! hand, as an external recorder would, is judged the same way.
 
 use crate::support::history::{
-    history_file, judge_file, judge_file_with_names, run_request_with_history,
+    first_message, history_file, judge_file, judge_file_with_names, run_request_with_history,
 };
 use crate::support::temp_dir;
 use crate::support::{bug_switches, durasim, enable_bug, load, load_file, root, scenario_files};
@@ -347,4 +347,75 @@ fn a_history_with_documents_and_tokens_far_apart_is_judged_the_same() {
     assert!(report.check.holds(), "{:?}", report.check.violated());
     assert_eq!(verdicts(&judged.check), verdicts(&report.check));
     assert_eq!(judged.check.sometimes, report.check.sometimes);
+}
+
+/// The figures `verify`'s metrics report from two shapes a correct queue's race writes agree
+/// with the checker's (`summary_matches_history`), though other invariants break: a sweeper's
+/// rescue by id lands over a holder's retry (River's rescuer; swarm seed 150928), so the next
+/// lease records a `visible_at` (380) the history never stated (the retry's 716): queueWaitMs
+/// is measured from the history's; and a job dead-lettered again while its entry is held (a
+/// stale write taken; swarm seed 123161) is a second entry in a capacity-1 DLQ, the oldest then
+/// leaving it, so `dlq.size_max` is the checker's 2, not the 3 filings less 1 eviction.
+#[test]
+fn race_shapes_give_the_summary_the_history_gives() {
+    let header = |capacity: &str| {
+        format!(
+            r#"{{"format":"durasim-history","version":1,"time_unit":"ms","emits":["visible","lease_expired"],"config":{{"seed":1,"workers":2,"lease":117,"heartbeat":4503599627370496,"deadline":4503599627370496,"attempts_max":8,"backoff_base":0,"backoff_cap":0,"jitter":"none","dlq_capacity":{capacity},"reprocess_limit":null,"dedupe_window":null,"outbox_retention":null,"unique":"none"}}}}"#
+        )
+    };
+    let enqueued = |at: u64, job: u32, doc: u32| {
+        format!(
+            r#"{{"at":{at},"type":"enqueued","content":"0000000000000000","job":{job},"key":"acme:doc-{doc}:v1","operation":"extract","tenant":"acme","visible_at":{at}}}"#
+        )
+    };
+    let judged = |lines: Vec<String>| {
+        let text = lines.join("\n") + "\n";
+        judge_file("h.jsonl", text.as_bytes()).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let raced = judged(vec![
+        header("null"),
+        enqueued(4, 0, 1),
+        r#"{"at":4,"type":"leased","attempt":1,"fence":1,"job":0,"lease_until":121,"visible_at":4,"worker":0}"#.into(),
+        r#"{"at":371,"type":"retry_scheduled","attempt":1,"fence":1,"job":0,"visible_at":716,"worker":0}"#.into(),
+        r#"{"at":722,"type":"lease_expired","fence":1,"job":0}"#.into(),
+        r#"{"at":722,"type":"leased","attempt":2,"fence":2,"job":0,"lease_until":839,"visible_at":380,"worker":0}"#.into(),
+        r#"{"at":800,"type":"acked","fence":2,"job":0,"worker":0}"#.into(),
+        r#"{"at":800,"type":"run_ended","quiescent":true}"#.into(),
+    ]);
+    assert!(
+        first_message(&raced.check, Invariant::RecordedValuesMatch).contains("visible_at"),
+        "the recorded visible time is not the history's"
+    );
+    assert_eq!(
+        raced.check.verdict(Invariant::SummaryMatchesHistory).count,
+        0
+    );
+    assert_eq!(raced.metrics.queue_wait.stats().max, 6, "722 - 716");
+
+    let refiled = judged(vec![
+        header("1"),
+        enqueued(0, 0, 1),
+        r#"{"at":0,"type":"leased","attempt":1,"fence":1,"job":0,"lease_until":117,"visible_at":0,"worker":0}"#.into(),
+        r#"{"at":10,"type":"dead_lettered","attempts":1,"fence":1,"job":0,"reason":"permanent_error","worker":0}"#.into(),
+        r#"{"at":20,"type":"dead_lettered","attempts":1,"job":0,"reason":"permanent_error"}"#.into(),
+        enqueued(30, 1, 2),
+        r#"{"at":30,"type":"leased","attempt":1,"fence":2,"job":1,"lease_until":147,"visible_at":30,"worker":1}"#.into(),
+        r#"{"at":40,"type":"dlq_evicted","capacity":1,"job":0}"#.into(),
+        r#"{"at":40,"type":"dead_lettered","attempts":1,"fence":2,"job":1,"reason":"permanent_error","worker":1}"#.into(),
+        r#"{"at":50,"type":"dead_lettered","attempts":1,"job":1,"reason":"permanent_error"}"#.into(),
+        r#"{"at":50,"type":"run_ended","quiescent":true}"#.into(),
+    ]);
+    assert!(
+        refiled.check.verdict(Invariant::DlqBounded).count > 0,
+        "two entries of job 0"
+    );
+    assert_eq!(
+        refiled
+            .check
+            .verdict(Invariant::SummaryMatchesHistory)
+            .count,
+        0
+    );
+    let size_max = durasim::vocab::counters::Counter::DlqSizeMax;
+    assert_eq!(refiled.metrics.counts.get(size_max), 2);
 }
