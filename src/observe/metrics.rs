@@ -135,13 +135,13 @@ pub struct Metrics {
     job_leases: Vec<u8>,
     job_leases_wide: std::collections::BTreeMap<u32, u32>,
     /// Each job's visible time as the history established it (its `enqueued`'s, its last
-    /// `retry_scheduled`'s or `rescued`'s), which queueWaitMs is then measured from, as the
-    /// checker measures it; kept (8 bytes a job) only where a `leased` record's `visible_at` may
-    /// leave it out or differ from it: a history recorded elsewhere ([`Metrics::counts_only`]),
-    /// or a run whose queue's rescue writes by id after a gap
-    /// ([`Metrics::measure_waits_from_history`]). Elsewhere the two are the same
-    /// (`recorded_values_match` judges it), and the recorded one is read.
+    /// `retry_scheduled`'s or `rescued`'s), kept (8 bytes a job) only where a `leased` record's
+    /// `visible_at` may leave it out (a history recorded elsewhere, [`Metrics::counts_only`]:
+    /// read when it does) or differ from it by design ([`Metrics::measure_waits_from_history`]:
+    /// always read). Elsewhere the two are the same (`recorded_values_match` judges it).
     job_visible: Option<Vec<SimTime>>,
+    /// Measure queueWaitMs from `job_visible`, not from the recorded `visible_at`.
+    waits_from_history: bool,
     /// The DLQ's entries as the history gives them, oldest first (the checker's `entries`,
     /// docs/checker-rules.md, "The DLQ"): `dlq.size_max` and the DLQ series count them, so a
     /// job dead-lettered again while its entry is held (a rescue race, a stale write taken)
@@ -161,12 +161,13 @@ impl std::hash::Hash for Metrics {
             counts, held, queue_wait, inference, review_wait, job_age, depth, job_rows, open,
             reviews, open_attempts, attempt_sink: _, sink_error: _, end_ms, outbox, retries,
             retries_per_100ms, keep_timeline, bugs, outbox_rows, dlq_rows, tenants, job_tenant,
-            job_leases, job_leases_wide, job_visible, dlq, dlq_capacity,
+            job_leases, job_leases_wide, job_visible, waits_from_history, dlq, dlq_capacity,
         } = self;
         (counts, held, queue_wait, inference, review_wait, job_age, depth).hash(state);
         (job_rows, open, reviews, open_attempts, end_ms, outbox, retries).hash(state);
         (retries_per_100ms, keep_timeline, bugs, outbox_rows, dlq_rows, tenants).hash(state);
-        (job_tenant, job_leases, job_leases_wide, job_visible, dlq, dlq_capacity).hash(state);
+        (job_tenant, job_leases, job_leases_wide, job_visible, waits_from_history).hash(state);
+        (dlq, dlq_capacity).hash(state);
     }
 }
 
@@ -210,6 +211,7 @@ impl Metrics {
             job_leases: Vec::with_capacity(jobs),
             job_leases_wide: std::collections::BTreeMap::new(),
             job_visible: None,
+            waits_from_history: false,
             dlq: std::collections::VecDeque::new(),
             dlq_capacity: None,
         }
@@ -219,9 +221,11 @@ impl Metrics {
     /// from the `leased` record's `visible_at`: for a run whose queue's rescue writes by id
     /// after a gap (riverqueue/river#1302), whose rescue over a holder's retry makes the job
     /// visible at the rescue, a time no record states (the history's is the retry's; swarm
-    /// seeds 38356, 93471, 124186, 150928, 185778, 187758). 8 bytes a job.
+    /// seeds 38356, 93471, 124186, 150928, 185778, 187758). 8 bytes a job. (`verify` reads a
+    /// recorded `visible_at` first, as a recorder stated it: finding F5.)
     pub fn measure_waits_from_history(&mut self) {
         self.job_visible.get_or_insert_with(Vec::new);
+        self.waits_from_history = true;
     }
 
     /// Files `job` in the DLQ as the checker does; returns the entries held.
@@ -473,16 +477,16 @@ impl Metrics {
             } => {
                 self.counts.add(Counter::Attempts, 1);
                 let leases = self.leased(*job);
-                // The job's visible time as the history established it, where it is kept
-                // (an external recorder may leave `visible_at` out; a rescue race may record
-                // another), else the recorded one (the same: `recorded_values_match`).
+                // The recorded visible time, else the job's as the history established it (an
+                // external recorder may leave it out); the history's first under a rescue race,
+                // which records a time no record stated (`measure_waits_from_history`).
                 let attempt = attempt.unwrap_or(leases);
-                let visible_at = self
-                    .job_visible
-                    .as_ref()
-                    .and_then(|v| v.get(job.index()).copied())
-                    .or(*visible_at)
-                    .unwrap_or(at);
+                let kept = || self.job_visible.as_ref()?.get(job.index()).copied();
+                let visible_at = match self.waits_from_history {
+                    true => kept().or(*visible_at),
+                    false => visible_at.or_else(kept),
+                }
+                .unwrap_or(at);
                 self.counts.raise(Counter::MaxAttemptsSeen, attempt as u64);
                 let wait = at.saturating_sub(visible_at);
                 self.queue_wait.record(wait);
