@@ -118,8 +118,10 @@ fn a_rescue_race_waits_from_the_historys_visible_time() {
 /// 2 at most, as the checker's entries, not 4 filings less 1 eviction = 3.
 #[test]
 fn a_job_filed_again_while_held_counts_as_the_checkers_entries() {
-    let mut config = crate::vocab::config::RunConfig::default();
-    config.dlq_capacity = Some(1);
+    let config = crate::vocab::config::RunConfig {
+        dlq_capacity: Some(1),
+        ..Default::default()
+    };
     let dead = |job| Event::DeadLettered {
         job: JobId(job),
         worker: None,
