@@ -134,10 +134,21 @@ pub struct Metrics {
     /// out. From 255 leases on the byte holds 255 and the count is in `job_leases_wide`.
     job_leases: Vec<u8>,
     job_leases_wide: std::collections::BTreeMap<u32, u32>,
-    /// Each job's visible time (its `enqueued`'s, or its last `retry_scheduled`'s), kept only
-    /// for a history recorded elsewhere ([`Metrics::counts_only`]), whose `leased` records may
-    /// leave out the `visible_at` queueWaitMs is measured from: 8 bytes a job there.
+    /// Each job's visible time as the history established it (its `enqueued`'s, its last
+    /// `retry_scheduled`'s or `rescued`'s), kept (8 bytes a job) only where a `leased` record's
+    /// `visible_at` may leave it out (a history recorded elsewhere, [`Metrics::counts_only`]:
+    /// read when it does) or differ from it by design ([`Metrics::measure_waits_from_history`]:
+    /// always read). Elsewhere the two are the same (`recorded_values_match` judges it).
     job_visible: Option<Vec<SimTime>>,
+    /// Measure queueWaitMs from `job_visible`, not from the recorded `visible_at`.
+    waits_from_history: bool,
+    /// The DLQ's entries as the history gives them, oldest first (the checker's `entries`,
+    /// docs/checker-rules.md, "The DLQ"): `dlq.size_max` and the DLQ series count them, so a
+    /// job dead-lettered again while its entry is held (a rescue race, a stale write taken)
+    /// counts as the checker counts it. 4 bytes a live entry.
+    dlq: std::collections::VecDeque<u32>,
+    /// The header's `dlq_capacity` (from `run_started`): past it, the oldest entry leaves.
+    dlq_capacity: Option<u32>,
 }
 
 /// A run's state (`durasim explore`, `sim::state`): every field that counts or will count,
@@ -150,12 +161,13 @@ impl std::hash::Hash for Metrics {
             counts, held, queue_wait, inference, review_wait, job_age, depth, job_rows, open,
             reviews, open_attempts, attempt_sink: _, sink_error: _, end_ms, outbox, retries,
             retries_per_100ms, keep_timeline, bugs, outbox_rows, dlq_rows, tenants, job_tenant,
-            job_leases, job_leases_wide, job_visible,
+            job_leases, job_leases_wide, job_visible, waits_from_history, dlq, dlq_capacity,
         } = self;
         (counts, held, queue_wait, inference, review_wait, job_age, depth).hash(state);
         (job_rows, open, reviews, open_attempts, end_ms, outbox, retries).hash(state);
         (retries_per_100ms, keep_timeline, bugs, outbox_rows, dlq_rows, tenants).hash(state);
-        (job_tenant, job_leases, job_leases_wide, job_visible).hash(state);
+        (job_tenant, job_leases, job_leases_wide, job_visible, waits_from_history).hash(state);
+        (dlq, dlq_capacity).hash(state);
     }
 }
 
@@ -199,7 +211,34 @@ impl Metrics {
             job_leases: Vec::with_capacity(jobs),
             job_leases_wide: std::collections::BTreeMap::new(),
             job_visible: None,
+            waits_from_history: false,
+            dlq: std::collections::VecDeque::new(),
+            dlq_capacity: None,
         }
+    }
+
+    /// Measures queueWaitMs from each job's visible time as the history established it, not
+    /// from the `leased` record's `visible_at`: for a run whose queue's rescue writes by id
+    /// after a gap (riverqueue/river#1302), whose rescue over a holder's retry makes the job
+    /// visible at the rescue, a time no record states (the history's is the retry's; swarm
+    /// seeds 38356, 93471, 124186, 150928, 185778, 187758). 8 bytes a job. (`verify` reads a
+    /// recorded `visible_at` first, as a recorder stated it: finding F5.)
+    pub fn measure_waits_from_history(&mut self) {
+        self.job_visible.get_or_insert_with(Vec::new);
+        self.waits_from_history = true;
+    }
+
+    /// Files `job` in the DLQ as the checker does; returns the entries held.
+    fn dlq_filed(&mut self, job: JobId) -> u64 {
+        self.dlq.push_back(job.0);
+        let held = self.dlq.len() as u64;
+        if self
+            .dlq_capacity
+            .is_some_and(|c| self.dlq.len() > c as usize)
+        {
+            self.dlq.pop_front();
+        }
+        held
     }
 
     /// Notes `job`'s visible time, when a history may leave it out of its leases.
@@ -373,7 +412,7 @@ impl Observer for Metrics {
                     self.counts.add(Counter::Published, 1);
                 }
             }
-            Event::RunStarted { .. } | Event::Visible { .. } | Event::AttemptFailed { .. } => {}
+            Event::Visible { .. } | Event::AttemptFailed { .. } => {}
             _ => self.observe_more(r),
         }
     }
@@ -438,12 +477,16 @@ impl Metrics {
             } => {
                 self.counts.add(Counter::Attempts, 1);
                 let leases = self.leased(*job);
-                // An external recorder may leave out what the simulator computes: the visible
-                // time is then the job's, as its enqueue or last retry stated it.
+                // The recorded visible time, else the job's as the history established it (an
+                // external recorder may leave it out); the history's first under a rescue race,
+                // which records a time no record stated (`measure_waits_from_history`).
                 let attempt = attempt.unwrap_or(leases);
-                let visible_at = visible_at
-                    .or_else(|| self.job_visible.as_ref()?.get(job.index()).copied())
-                    .unwrap_or(at);
+                let kept = || self.job_visible.as_ref()?.get(job.index()).copied();
+                let visible_at = match self.waits_from_history {
+                    true => kept().or(*visible_at),
+                    false => visible_at.or_else(kept),
+                }
+                .unwrap_or(at);
                 self.counts.raise(Counter::MaxAttemptsSeen, attempt as u64);
                 let wait = at.saturating_sub(visible_at);
                 self.queue_wait.record(wait);
@@ -549,11 +592,15 @@ impl Metrics {
                 if let Some(w) = worker {
                     self.close_attempt(at, *w, *job, "dead_lettered");
                 }
-                let held =
-                    self.counts.get(Counter::DeadLettered) - self.counts.get(Counter::DlqEvicted);
+                let held = self.dlq_filed(*job);
                 self.counts.raise(Counter::DlqSizeMax, held);
             }
-            Event::DlqEvicted { .. } => self.counts.add(Counter::DlqEvicted, 1),
+            Event::DlqEvicted { job, .. } => {
+                self.counts.add(Counter::DlqEvicted, 1);
+                if let Some(i) = self.dlq.iter().position(|j| *j == job.0) {
+                    self.dlq.remove(i);
+                }
+            }
             Event::Cancelled { job, worker, .. } => {
                 self.counts.add(Counter::Cancelled, 1);
                 self.terminal(at, *job, Ended::Cancelled);
@@ -609,10 +656,9 @@ impl Metrics {
                 }
                 let rows = self.outbox_rows_now();
                 self.outbox_rows.push((at, rows));
-                let held =
-                    self.counts.get(Counter::DeadLettered) - self.counts.get(Counter::DlqEvicted);
-                self.dlq_rows.push((at, held));
+                self.dlq_rows.push((at, self.dlq.len() as u64));
             }
+            Event::RunStarted { config } => self.dlq_capacity = config.dlq_capacity,
             Event::RunEnded { .. } => {
                 self.end_ms = at;
                 let per_s = self.retries_per_s();
@@ -646,7 +692,6 @@ impl Metrics {
             Event::Heartbeat { .. }
             | Event::ExtractStarted { .. }
             | Event::Published { .. }
-            | Event::RunStarted { .. }
             | Event::Visible { .. }
             | Event::AttemptFailed { .. } => {}
             Event::WorkerRestarted { .. }
@@ -658,48 +703,4 @@ impl Metrics {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every counter has a value to read: a counted one its slot, a derived one its arm in
-    /// `Metrics::figure` (a derived row without an arm would index past the tally and panic).
-    #[test]
-    fn every_counter_reads_a_figure() {
-        let m = Metrics::new(1, 0, None);
-        for &c in Counter::ALL {
-            let expected = match c {
-                Counter::DepthMaxAfterRecovery => None,
-                _ => Some(0),
-            };
-            assert_eq!(m.figure(c), expected, "{c:?}");
-        }
-    }
-
-    /// A job's lease count is one byte until it passes 254, then exact in the side table: the
-    /// attempt number a recorder leaves out is the count either way.
-    #[test]
-    fn a_jobs_lease_count_is_exact_past_its_byte() {
-        let mut m = Metrics::new(1, 0, None);
-        for n in 1..=600u32 {
-            for job in [JobId(2), JobId(5)] {
-                let attempt = (job == JobId(5)).then_some(1);
-                m.observe(&Record {
-                    at: n as u64,
-                    event: Event::Leased {
-                        job,
-                        worker: WorkerId(0),
-                        fence: crate::base::ids::Fence(n as u64),
-                        attempt,
-                        lease_until: None,
-                        visible_at: None,
-                    },
-                });
-            }
-            assert_eq!(m.figure(Counter::MaxAttemptsSeen), Some(n as u64));
-        }
-        assert_eq!(m.job_leases[..], [0, 0, 255, 0, 0, 255]);
-        assert_eq!(m.job_leases_wide.get(&2), Some(&600));
-        assert_eq!(m.leased(JobId(5)), 601);
-        assert_eq!(m.leased(JobId(1)), 1);
-    }
-}
+mod tests;

@@ -138,6 +138,15 @@ pub struct Semantics {
     pub sources: &'static str,
 }
 
+impl Semantics {
+    /// A sweeper reads a job and writes by id later, whatever the job became
+    /// (riverqueue/river#1302): its rescue can land over a holder's retry, so a lease can follow
+    /// at a visible time no record states (the swarm's `rescue_race` hazard).
+    pub fn rescue_races(&self) -> bool {
+        self.rescue_write == RescueWrite::ById && self.rescue_gap_ms > 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -101,6 +101,9 @@ pub fn run_streaming(scenario: &Scenario, request: &RunRequest, sinks: Sinks) ->
     if let Some(outage) = scenario.faults.outage {
         metrics.watch_outage(outage.from_ms, outage.to_ms);
     }
+    if scenario.semantics().rescue_races() {
+        metrics.measure_waits_from_history();
+    }
     metrics.bugs = request.bugs;
     let judges = Judges {
         checker: Checker::with_capacity(capacity).with_names(scenario.names().clone()),

@@ -106,6 +106,9 @@ pub fn search(scenario: &Scenario, bugs: BugSet, reorders: u32) -> Searched {
         if let Some(outage) = scenario.faults.outage {
             metrics.watch_outage(outage.from_ms, outage.to_ms);
         }
+        if scenario.semantics().rescue_races() {
+            metrics.measure_waits_from_history();
+        }
         metrics.bugs = bugs;
         Judges {
             checker: Checker::with_capacity(capacity).with_names(scenario.names().clone()),

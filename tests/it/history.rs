@@ -348,3 +348,51 @@ fn a_history_with_documents_and_tokens_far_apart_is_judged_the_same() {
     assert_eq!(verdicts(&judged.check), verdicts(&report.check));
     assert_eq!(judged.check.sometimes, report.check.sometimes);
 }
+
+/// A job dead-lettered again while its entry is held (a stale write taken, a rescue race; swarm
+/// seed 123161) is a second entry in a capacity-1 DLQ, whose oldest then leaves it: `verify`'s
+/// `dlq.size_max` is the checker's 2, not the 4 filings less 1 eviction = 3, and
+/// `summary_matches_history` holds though `dlq_bounded` breaks.
+#[test]
+fn a_job_filed_again_while_held_gives_the_summary_the_history_gives() {
+    let header = |capacity: &str| {
+        format!(
+            r#"{{"format":"durasim-history","version":1,"time_unit":"ms","emits":["visible","lease_expired"],"config":{{"seed":1,"workers":2,"lease":117,"heartbeat":4503599627370496,"deadline":4503599627370496,"attempts_max":8,"backoff_base":0,"backoff_cap":0,"jitter":"none","dlq_capacity":{capacity},"reprocess_limit":null,"dedupe_window":null,"outbox_retention":null,"unique":"none"}}}}"#
+        )
+    };
+    let enqueued = |at: u64, job: u32, doc: u32| {
+        format!(
+            r#"{{"at":{at},"type":"enqueued","content":"0000000000000000","job":{job},"key":"acme:doc-{doc}:v1","operation":"extract","tenant":"acme","visible_at":{at}}}"#
+        )
+    };
+    let judged = |lines: Vec<String>| {
+        let text = lines.join("\n") + "\n";
+        judge_file("h.jsonl", text.as_bytes()).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let refiled = judged(vec![
+        header("1"),
+        enqueued(0, 0, 1),
+        r#"{"at":0,"type":"leased","attempt":1,"fence":1,"job":0,"lease_until":117,"visible_at":0,"worker":0}"#.into(),
+        r#"{"at":10,"type":"dead_lettered","attempts":1,"fence":1,"job":0,"reason":"permanent_error","worker":0}"#.into(),
+        r#"{"at":20,"type":"dead_lettered","attempts":1,"job":0,"reason":"permanent_error"}"#.into(),
+        enqueued(30, 1, 2),
+        r#"{"at":30,"type":"leased","attempt":1,"fence":2,"job":1,"lease_until":147,"visible_at":30,"worker":1}"#.into(),
+        r#"{"at":40,"type":"dlq_evicted","capacity":1,"job":0}"#.into(),
+        r#"{"at":40,"type":"dead_lettered","attempts":1,"fence":2,"job":1,"reason":"permanent_error","worker":1}"#.into(),
+        r#"{"at":50,"type":"dead_lettered","attempts":1,"job":1,"reason":"permanent_error"}"#.into(),
+        r#"{"at":50,"type":"run_ended","quiescent":true}"#.into(),
+    ]);
+    assert!(
+        refiled.check.verdict(Invariant::DlqBounded).count > 0,
+        "two entries of job 0"
+    );
+    assert_eq!(
+        refiled
+            .check
+            .verdict(Invariant::SummaryMatchesHistory)
+            .count,
+        0
+    );
+    let size_max = durasim::vocab::counters::Counter::DlqSizeMax;
+    assert_eq!(refiled.metrics.counts.get(size_max), 2);
+}

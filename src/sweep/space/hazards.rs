@@ -10,9 +10,7 @@
 //! tolerated violations apart).
 
 use crate::check::Invariant;
-use crate::profile::{
-    AttemptsCount, ExpiryKind, Heartbeat, OnExpiry, RescueWrite, Unique, WriteGuard,
-};
+use crate::profile::{AttemptsCount, ExpiryKind, Heartbeat, OnExpiry, Unique, WriteGuard};
 use crate::scenario::Scenario;
 use crate::vocab::faults::{FaultKind, Struck};
 
@@ -107,7 +105,7 @@ pub fn of(s: &Scenario) -> Vec<Hazard> {
     {
         out.push(Hazard::StaleWritesTaken);
     }
-    if sem.rescue_write == RescueWrite::ById && sem.rescue_gap_ms > 0 {
+    if sem.rescue_races() {
         out.push(Hazard::RescueRace);
     }
     if sem.attempts_count == AttemptsCount::Failures || sem.on_expiry == OnExpiry::Stall {
