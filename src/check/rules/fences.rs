@@ -3,7 +3,9 @@
 //! Owns: `fences_issued` (every token a record names outside the fenced writes — a worker's
 //! extraction, failure and crash, a held fault, a refused call's presented token — is one a
 //! `leased` record issued to that job and worker) and `rejection_justified` (a refusal's recorded
-//! held token is the job's latest, and its reason is true of the history) (docs/checker-rules.md).
+//! held token is the job's latest, and its reason is true of the history) (docs/checker-rules.md),
+//! with the one fact only that rule reads: a job's latest terminal record where it is not its
+//! first.
 //! Does not: judge the accepted writes (`leases`: `fenced_writes`).
 
 use super::{k, Ctx, Family, Out, Spec};
@@ -11,6 +13,7 @@ use crate::base::ids::{Fence, JobId, WorkerId};
 use crate::check::facts::Terminal;
 use crate::check::invariant::{Invariant, Kind};
 use crate::history::Event;
+use std::collections::BTreeMap;
 
 pub(in crate::check) const FENCES_ISSUED: Spec = Spec {
     name: "fences_issued",
@@ -25,7 +28,12 @@ pub(in crate::check) const REJECTION_JUSTIFIED: Spec = Spec {
 };
 
 #[derive(Default, Hash)]
-pub(in crate::check) struct Fences;
+pub(in crate::check) struct Fences {
+    /// `last_terminal(j)` where it differs from the first terminal record the facts keep: a job
+    /// that ended again after a write a guard took revived it (`terminal_once` reports the
+    /// revival). Only such jobs have an entry, and it is only looked up.
+    ended_again: BTreeMap<u32, Terminal>,
+}
 
 impl Family for Fences {
     const READS: u64 = k::EXTRACT_STARTED
@@ -33,7 +41,10 @@ impl Family for Fences {
         | k::ATTEMPT_FAILED
         | k::WORKER_CRASHED
         | k::HELD
-        | k::REJECTED;
+        | k::REJECTED
+        | k::ACKED
+        | k::DEAD_LETTERED
+        | k::CANCELLED;
     const OWNS: &'static [Invariant] = &[Invariant::FencesIssued, Invariant::RejectionJustified];
 
     #[inline(always)]
@@ -68,12 +79,25 @@ impl Family for Fences {
                     *presented,
                     "a refused call presented",
                 );
-                justified(c, out, *job, *presented, *held, reason);
+                let last = self.ended_again.get(&job.0).copied();
+                justified(c, out, *job, *presented, *held, reason, last);
                 return;
             }
+            Event::Acked { job, .. } => return self.ended(c, *job, Terminal::Acked),
+            Event::DeadLettered { job, .. } => return self.ended(c, *job, Terminal::DeadLettered),
+            Event::Cancelled { job, .. } => return self.ended(c, *job, Terminal::Cancelled),
             _ => return,
         };
         issued(c, out, *job, *worker, *fence, what);
+    }
+}
+
+impl Fences {
+    /// A terminal record of `job`: kept when the job already had one (the facts keep the first).
+    fn ended(&mut self, c: &Ctx, job: JobId, kind: Terminal) {
+        if c.track(job).terminal.is_some() {
+            self.ended_again.insert(job.0, kind);
+        }
     }
 }
 
@@ -93,6 +117,7 @@ fn justified(
     presented: Fence,
     held: Option<Fence>,
     reason: &str,
+    ended_again: Option<Terminal>,
 ) {
     const RJ: Invariant = Invariant::RejectionJustified;
     let t = c.track(job);
@@ -119,9 +144,13 @@ fn justified(
                 "dead_lettered" => Terminal::DeadLettered,
                 _ => Terminal::Cancelled,
             };
-            if terminal != Some(want) {
+            // The job's latest terminal record: a job revived and ended again is what it
+            // became last (swarm seed 65488: acked, revived by a stale retry taken by id, then
+            // cancelled at its deadline, and its zombie's ack refused as cancelled).
+            let last = ended_again.or(terminal);
+            if last != Some(want) {
                 out.job(RJ, c, job, || {
-                    format!("a call on {job} was refused as {reason}, but the job is {}", state(terminal))
+                    format!("a call on {job} was refused as {reason}, but the job is {}", state(last))
                 });
             }
         }

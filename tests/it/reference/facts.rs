@@ -87,6 +87,8 @@ pub struct Job {
     pub place: Place,
     /// The first terminal record.
     pub terminal: Option<(Terminal, SimTime)>,
+    /// The kind of the latest terminal record (`last_terminal(j)`).
+    pub last_terminal: Option<Terminal>,
     pub failure: Option<Failure>,
     /// `attempt_failed` records.
     pub failures: u32,
@@ -395,6 +397,7 @@ impl Facts {
         if j.terminal.is_none() {
             j.terminal = Some((state, at));
         }
+        j.last_terminal = Some(state);
         self.set_place(job, Place::Done);
     }
 
@@ -477,6 +480,7 @@ impl Facts {
                     lease_held: false,
                     place: Place::Waiting,
                     terminal: None,
+                    last_terminal: None,
                     failure: None,
                     failures: 0,
                     own_result: BTreeMap::new(),
