@@ -145,7 +145,7 @@ fn justified(
                 _ => Terminal::Cancelled,
             };
             // The job's latest terminal record: a job revived and ended again is what it
-            // became last (swarm seed 65488: acked, revived by a stale retry taken by id, then
+            // became last (swarm seed 65488, shrunk: acked, revived by a stale retry taken by id, then
             // cancelled at its deadline, and its zombie's ack refused as cancelled).
             let last = ended_again.or(terminal);
             if last != Some(want) {

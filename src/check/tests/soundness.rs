@@ -312,6 +312,37 @@ fn a_refusal_as_a_terminal_state_the_job_is_not_in_is_unjustified() {
     );
 }
 
+/// A job revived after its ack (a write a guard took by id) that ended again is refused for what
+/// it became last: the shape of swarm seed 65488 shrunk (acked, revived by a stale retry, cancelled at
+/// its deadline, its zombie's ack refused as cancelled). Only the revival is a violation.
+#[test]
+fn a_refusal_as_the_latest_terminal_state_is_justified() {
+    let ended_again = |reason: &str| {
+        let mut h = clean();
+        let end = h.pop().unwrap();
+        h.push(r#"{"at":10001,"type":"cancelled","job":"j1"}"#.into());
+        h.push(format!(
+            r#"{{"at":10002,"type":"rejected","job":"j1","worker":"w1","op":"ack","presented":1,"held":1,"reason":"{reason}"}}"#
+        ));
+        h.push(end.replace("\"at\":200", "\"at\":10003"));
+        h
+    };
+    let (i, record, m) = only(&judge(&ended_again("cancelled")));
+    assert_eq!((i, record), (Invariant::TerminalOnce, 11));
+    assert!(m.contains("already Acked"), "{m}");
+    // Its first terminal state is no longer what the job is.
+    let r = judge(&ended_again("acked"));
+    let v = r.verdict(Invariant::RejectionJustified).first.clone();
+    assert_eq!(v.as_ref().map(|v| v.record), Some(12));
+    assert!(
+        v.is_some_and(|v| v
+            .message
+            .contains("refused as acked, but the job is Cancelled")),
+        "{:?}",
+        r.first_violation()
+    );
+}
+
 #[test]
 fn a_fence_a_job_never_had_on_a_worker_step_is_caught() {
     let r = judge(&edit(
