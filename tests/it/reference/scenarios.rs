@@ -8,7 +8,7 @@
 //! Does not: judge (the reference does).
 
 use super::{assert_agree, judge, Reported};
-use crate::support::{bug_switches, enable_bug, load_file, scenario_files, swarm_draw, toml_files};
+use crate::support::{bug_switches, enable_bug, load_file, scenario_files, toml_files};
 use durasim::run::{run_once, RunRequest};
 use std::path::PathBuf;
 
