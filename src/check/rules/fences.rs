@@ -4,8 +4,8 @@
 //! extraction, failure and crash, a held fault, a refused call's presented token — is one a
 //! `leased` record issued to that job and worker) and `rejection_justified` (a refusal's recorded
 //! held token is the job's latest, and its reason is true of the history) (docs/checker-rules.md),
-//! with the one fact only that rule reads: a job's latest terminal record where it is not its
-//! first.
+//! with the one fact only that rule reads: what a job revived after its terminal record became
+//! since.
 //! Does not: judge the accepted writes (`leases`: `fenced_writes`).
 
 use super::{k, Ctx, Family, Out, Spec};
@@ -29,10 +29,11 @@ pub(in crate::check) const REJECTION_JUSTIFIED: Spec = Spec {
 
 #[derive(Default, Hash)]
 pub(in crate::check) struct Fences {
-    /// `last_terminal(j)` where it differs from the first terminal record the facts keep: a job
-    /// that ended again after a write a guard took revived it (`terminal_once` reports the
-    /// revival). Only such jobs have an entry, and it is only looked up.
-    ended_again: BTreeMap<u32, Terminal>,
+    /// `last_terminal(j)` of a job revived after its terminal record (a `retry_scheduled` or
+    /// `leased` a guard took by id): none until its next terminal record, then that record's
+    /// kind (later ones change nothing, as the first's facts). Only revived jobs have an entry
+    /// (`terminal_once` reports the revival); it is only looked up.
+    revived: BTreeMap<u32, Option<Terminal>>,
 }
 
 impl Family for Fences {
@@ -44,7 +45,9 @@ impl Family for Fences {
         | k::REJECTED
         | k::ACKED
         | k::DEAD_LETTERED
-        | k::CANCELLED;
+        | k::CANCELLED
+        | k::LEASED
+        | k::RETRY_SCHEDULED;
     const OWNS: &'static [Invariant] = &[Invariant::FencesIssued, Invariant::RejectionJustified];
 
     #[inline(always)]
@@ -79,13 +82,22 @@ impl Family for Fences {
                     *presented,
                     "a refused call presented",
                 );
-                let last = self.ended_again.get(&job.0).copied();
+                let last = match self.revived.get(&job.0) {
+                    Some(last) => *last,
+                    None => c.track(*job).terminal.map(|(s, _)| s),
+                };
                 justified(c, out, *job, *presented, *held, reason, last);
                 return;
             }
-            Event::Acked { job, .. } => return self.ended(c, *job, Terminal::Acked),
-            Event::DeadLettered { job, .. } => return self.ended(c, *job, Terminal::DeadLettered),
-            Event::Cancelled { job, .. } => return self.ended(c, *job, Terminal::Cancelled),
+            Event::Acked { job, .. } => return self.ended(*job, Terminal::Acked),
+            Event::DeadLettered { job, .. } => return self.ended(*job, Terminal::DeadLettered),
+            Event::Cancelled { job, .. } => return self.ended(*job, Terminal::Cancelled),
+            Event::Leased { job, .. } | Event::RetryScheduled { job, .. } => {
+                if c.track(*job).terminal.is_some() {
+                    self.revived.insert(job.0, None);
+                }
+                return;
+            }
             _ => return,
         };
         issued(c, out, *job, *worker, *fence, what);
@@ -93,10 +105,10 @@ impl Family for Fences {
 }
 
 impl Fences {
-    /// A terminal record of `job`: kept when the job already had one (the facts keep the first).
-    fn ended(&mut self, c: &Ctx, job: JobId, kind: Terminal) {
-        if c.track(job).terminal.is_some() {
-            self.ended_again.insert(job.0, kind);
+    /// A terminal record of `job`: what a revived job becomes, if it is its first since.
+    fn ended(&mut self, job: JobId, kind: Terminal) {
+        if let Some(last @ None) = self.revived.get_mut(&job.0) {
+            *last = Some(kind);
         }
     }
 }
@@ -117,7 +129,7 @@ fn justified(
     presented: Fence,
     held: Option<Fence>,
     reason: &str,
-    ended_again: Option<Terminal>,
+    last_terminal: Option<Terminal>,
 ) {
     const RJ: Invariant = Invariant::RejectionJustified;
     let t = c.track(job);
@@ -144,10 +156,10 @@ fn justified(
                 "dead_lettered" => Terminal::DeadLettered,
                 _ => Terminal::Cancelled,
             };
-            // The job's latest terminal record: a job revived and ended again is what it
-            // became last (swarm seed 65488, shrunk: acked, revived by a stale retry taken by id, then
-            // cancelled at its deadline, and its zombie's ack refused as cancelled).
-            let last = ended_again.or(terminal);
+            // What the job became last: a job revived and ended again is its terminal record
+            // since (swarm seed 65488: acked, revived by a stale retry taken by id, then
+            // dead-lettered, and a call refused as dead-lettered).
+            let last = last_terminal;
             if last != Some(want) {
                 out.job(RJ, c, job, || {
                     format!("a call on {job} was refused as {reason}, but the job is {}", state(last))
