@@ -65,7 +65,7 @@ fn every_shipped_scenario_under_every_bug_switch_agrees_with_the_reference() {
 
 /// Swarm seed 65488 (durasim's queue with a retry guard by id, a bounded DLQ): job 17 is acked,
 /// revived by a zombie's retry the guard takes, dead-lettered, and a later call refused as
-/// dead-lettered. Both checkers judge the refusal against the latest terminal record: the
+/// dead-lettered. Both checkers judge the refusal against what the job became since: the
 /// violations are the revival (`terminal_once`), the stale write (`fenced_writes`) and the DLQ's
 /// loss (`no_silent_drop`), which the seed's hazards tolerate; none of `rejection_justified`.
 #[test]
