@@ -371,8 +371,12 @@ impl Resolving {
                 );
             }
             s.backoff.formula = f;
-            if f == BackoffFormula::Exp2
-                && profile.defaults().backoff.formula != BackoffFormula::Exp2
+            // A cap belongs to `exp2` alone (`profile::backoff`): another formula has none, so
+            // the header states none, and a profile's `exp2` cap (Temporal's 100 s) does not
+            // follow its formula out (swarm seed 59852: temporal with `exp_e` stated a cap the
+            // queue never applied, and the checker restated it).
+            if f != BackoffFormula::Exp2
+                || profile.defaults().backoff.formula != BackoffFormula::Exp2
             {
                 s.backoff.cap_ms = u64::MAX;
             }
@@ -507,6 +511,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!(recipe.expiry, Expiry::worker_liveness(30_000, 600_000));
+    }
+
+    /// Only `exp2` has a cap: a formula chosen over a profile's `exp2` leaves its cap behind,
+    /// so the header states none (swarm seed 59852: Temporal's 100 s cap stated for `exp_e`).
+    #[test]
+    fn a_formula_other_than_exp2_takes_no_cap_from_the_profile() {
+        let with = |backoff: &str| {
+            resolve(
+                Profile::Temporal,
+                &Overrides {
+                    lease_ms: Some(600_000),
+                    backoff: Some(backoff.into()),
+                    ..Overrides::default()
+                },
+            )
+            .unwrap()
+            .backoff
+        };
+        assert_eq!(with("exp2").cap_ms, 100_000);
+        for f in ["exp_e", "pow4", "exp2_offset", "immediate"] {
+            let b = with(f);
+            assert_eq!(b.formula.name(), f);
+            assert_eq!(b.cap_ms, u64::MAX, "{f}");
+        }
     }
 
     fn refused(p: Profile, o: Overrides) -> Refusal {

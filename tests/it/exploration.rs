@@ -36,6 +36,26 @@ fn the_configuration_swarm_passes_and_reaches_every_probe() {
     assert_eq!(out.json.coverage.probes_reached, PROBE_COUNT);
 }
 
+/// The false alarms a uniform sweep of seeds 0..200,000 found on correct code, each now passing:
+/// a late process heartbeat under worker liveness (sidekiq: 57896, 124066, 166009), a rescue
+/// written by id over a live lease (oban 21971, pg-boss 37646), an `exp2` cap stated for
+/// another formula (temporal 59852), a refusal judged against a revived job's first terminal
+/// state (durasim 65488), and two a first fix of that one raised by judging against the latest
+/// terminal record, where a later one changed nothing (durasim 15128, 37262).
+#[test]
+fn the_swarms_false_alarms_pass() {
+    for seed in [
+        57896, 124066, 166009, 21971, 37646, 59852, 65488, 15128, 37262,
+    ] {
+        let out = sweep::sweep(&plan((seed, seed + 1), BugSet::EMPTY)).unwrap();
+        assert!(
+            out.json.failures.is_empty(),
+            "seed {seed}: {:?}",
+            out.json.failures
+        );
+    }
+}
+
 /// Every bug switch fails some seed of the configuration swarm within its first 400 seeds
 /// (docs/sweeps.md: the latest first detection of 10,000 seeds is seed 299).
 #[test]

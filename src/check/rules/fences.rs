@@ -3,7 +3,9 @@
 //! Owns: `fences_issued` (every token a record names outside the fenced writes — a worker's
 //! extraction, failure and crash, a held fault, a refused call's presented token — is one a
 //! `leased` record issued to that job and worker) and `rejection_justified` (a refusal's recorded
-//! held token is the job's latest, and its reason is true of the history) (docs/checker-rules.md).
+//! held token is the job's latest, and its reason is true of the history) (docs/checker-rules.md),
+//! with the one fact only that rule reads: what a job revived after its terminal record became
+//! since.
 //! Does not: judge the accepted writes (`leases`: `fenced_writes`).
 
 use super::{k, Ctx, Family, Out, Spec};
@@ -11,6 +13,7 @@ use crate::base::ids::{Fence, JobId, WorkerId};
 use crate::check::facts::Terminal;
 use crate::check::invariant::{Invariant, Kind};
 use crate::history::Event;
+use std::collections::BTreeMap;
 
 pub(in crate::check) const FENCES_ISSUED: Spec = Spec {
     name: "fences_issued",
@@ -25,7 +28,13 @@ pub(in crate::check) const REJECTION_JUSTIFIED: Spec = Spec {
 };
 
 #[derive(Default, Hash)]
-pub(in crate::check) struct Fences;
+pub(in crate::check) struct Fences {
+    /// `last_terminal(j)` of a job revived after its terminal record (a `retry_scheduled` or
+    /// `leased` a guard took by id): none until its next terminal record, then that record's
+    /// kind (later ones change nothing, as the first's facts). Only revived jobs have an entry
+    /// (`terminal_once` reports the revival); it is only looked up.
+    revived: BTreeMap<u32, Option<Terminal>>,
+}
 
 impl Family for Fences {
     const READS: u64 = k::EXTRACT_STARTED
@@ -33,7 +42,12 @@ impl Family for Fences {
         | k::ATTEMPT_FAILED
         | k::WORKER_CRASHED
         | k::HELD
-        | k::REJECTED;
+        | k::REJECTED
+        | k::ACKED
+        | k::DEAD_LETTERED
+        | k::CANCELLED
+        | k::LEASED
+        | k::RETRY_SCHEDULED;
     const OWNS: &'static [Invariant] = &[Invariant::FencesIssued, Invariant::RejectionJustified];
 
     #[inline(always)]
@@ -68,12 +82,34 @@ impl Family for Fences {
                     *presented,
                     "a refused call presented",
                 );
-                justified(c, out, *job, *presented, *held, reason);
+                let last = match self.revived.get(&job.0) {
+                    Some(last) => *last,
+                    None => c.track(*job).terminal.map(|(s, _)| s),
+                };
+                justified(c, out, *job, *presented, *held, reason, last);
+                return;
+            }
+            Event::Acked { job, .. } => return self.ended(*job, Terminal::Acked),
+            Event::DeadLettered { job, .. } => return self.ended(*job, Terminal::DeadLettered),
+            Event::Cancelled { job, .. } => return self.ended(*job, Terminal::Cancelled),
+            Event::Leased { job, .. } | Event::RetryScheduled { job, .. } => {
+                if c.track(*job).terminal.is_some() {
+                    self.revived.insert(job.0, None);
+                }
                 return;
             }
             _ => return,
         };
         issued(c, out, *job, *worker, *fence, what);
+    }
+}
+
+impl Fences {
+    /// A terminal record of `job`: what a revived job becomes, if it is its first since.
+    fn ended(&mut self, job: JobId, kind: Terminal) {
+        if let Some(last @ None) = self.revived.get_mut(&job.0) {
+            *last = Some(kind);
+        }
     }
 }
 
@@ -93,6 +129,7 @@ fn justified(
     presented: Fence,
     held: Option<Fence>,
     reason: &str,
+    last_terminal: Option<Terminal>,
 ) {
     const RJ: Invariant = Invariant::RejectionJustified;
     let t = c.track(job);
@@ -119,9 +156,13 @@ fn justified(
                 "dead_lettered" => Terminal::DeadLettered,
                 _ => Terminal::Cancelled,
             };
-            if terminal != Some(want) {
+            // What the job became last: a job revived and ended again is its terminal record
+            // since (swarm seed 65488: acked, revived by a stale retry taken by id, then
+            // dead-lettered, and a call refused as dead-lettered).
+            let last = last_terminal;
+            if last != Some(want) {
                 out.job(RJ, c, job, || {
-                    format!("a call on {job} was refused as {reason}, but the job is {}", state(terminal))
+                    format!("a call on {job} was refused as {reason}, but the job is {}", state(last))
                 });
             }
         }

@@ -312,6 +312,52 @@ fn a_refusal_as_a_terminal_state_the_job_is_not_in_is_unjustified() {
     );
 }
 
+/// A job revived after its ack (a retry a guard took by id) that ended again is refused for what
+/// it became since: the shape of swarm seed 65488 (acked, revived by a stale retry, then
+/// dead-lettered, a call refused as dead-lettered). A terminal record with no revival between
+/// changes nothing (seed 37262: cancelled, a stale ack taken, a call refused as cancelled).
+#[test]
+fn a_refusal_as_what_a_revived_job_became_is_justified() {
+    let history = |revived: bool, refused_as: &str| {
+        let mut h = clean();
+        let end = h.pop().unwrap();
+        if revived {
+            h.push(r#"{"at":10000,"type":"retry_scheduled","job":"j1","worker":"w1","fence":1,"visible_at":10010}"#.into());
+        }
+        h.push(r#"{"at":10001,"type":"cancelled","job":"j1"}"#.into());
+        h.push(format!(
+            r#"{{"at":10002,"type":"rejected","job":"j1","worker":"w1","op":"ack","presented":1,"held":1,"reason":"{refused_as}"}}"#
+        ));
+        h.push(end.replace("\"at\":200", "\"at\":10003"));
+        h
+    };
+    let refusal = |r: &CheckReport| r.verdict(Invariant::RejectionJustified).first.clone();
+    // Revived, then cancelled: refused as cancelled holds, as acked does not.
+    let r = judge(&history(true, "cancelled"));
+    assert!(r.violated().contains(&Invariant::TerminalOnce));
+    assert!(refusal(&r).is_none(), "{:?}", refusal(&r));
+    let r = judge(&history(true, "acked"));
+    let v = refusal(&r).expect("refused as acked, but cancelled since");
+    assert_eq!(v.record, 13);
+    assert!(
+        v.message
+            .contains("refused as acked, but the job is Cancelled"),
+        "{}",
+        v.message
+    );
+    // No revival: the later cancel changes nothing; the job is still acked.
+    let r = judge(&history(false, "acked"));
+    assert!(r.violated().contains(&Invariant::TerminalOnce));
+    assert!(refusal(&r).is_none(), "{:?}", refusal(&r));
+    let v = refusal(&judge(&history(false, "cancelled"))).expect("acked, never revived");
+    assert!(
+        v.message
+            .contains("refused as cancelled, but the job is Acked"),
+        "{}",
+        v.message
+    );
+}
+
 #[test]
 fn a_fence_a_job_never_had_on_a_worker_step_is_caught() {
     let r = judge(&edit(

@@ -45,7 +45,9 @@ pub enum Hazard {
     /// Renewals under a lease whose end a sweeper or a stalled checker notices only later,
     /// with no lock TTL: the holder's renewal after the lease's end, before anyone noticed, is
     /// taken. The header states no detection, so the checker judges it a renewal of an ended
-    /// lease (`fenced_writes`).
+    /// lease (`fenced_writes`). Worker liveness (Sidekiq Pro's super_fetch, procrastinate's
+    /// recipe) is such a lease: a late process heartbeat re-arms the process's liveness, and
+    /// nothing was rescued before the next orphan scan.
     LapsedRenewals,
 }
 
@@ -77,6 +79,11 @@ impl Hazard {
             ],
             Hazard::RescueRace => &[
                 Invariant::TerminalOnce,
+                // The write by id ends whatever lease the job holds by then: one its holder
+                // renewed after the read, or a new attempt's after a retry; the job is leased
+                // again while that lease is live, as river#1302's rescuer re-queues a running
+                // job (swarm seeds 21971 under oban, 37646 under pg-boss).
+                Invariant::SingleLiveLease,
                 Invariant::DepthMatchesHistory,
                 Invariant::RecordedValuesMatch,
                 // A job the race revived that dies again is filed a second time (found by a
@@ -126,7 +133,12 @@ pub fn of(s: &Scenario) -> Vec<Hazard> {
     if matches!(sem.unique, Unique::WhileActive | Unique::Replace) {
         out.push(Hazard::KeysNotPayloads);
     }
-    if sem.heartbeat == Heartbeat::Renew && !sem.lock_ttl && sem.expiry.kind != ExpiryKind::Timer {
+    // Under worker liveness the process heartbeat renews every job of the process whatever
+    // `heartbeat` says (`Effective::of`); a heartbeat slowed past `liveness_ms` is taken before
+    // the next sweep, as a real process's heartbeat re-arms its expired key (Sidekiq Pro; swarm
+    // seeds 57896, 124066 and 166009 under sidekiq).
+    let renews = sem.heartbeat == Heartbeat::Renew || sem.expiry.kind == ExpiryKind::WorkerLiveness;
+    if renews && !sem.lock_ttl && sem.expiry.kind != ExpiryKind::Timer {
         out.push(Hazard::LapsedRenewals);
     }
     out

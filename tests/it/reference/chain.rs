@@ -173,8 +173,9 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                         "dead_lettered" => DeadLettered,
                         _ => Cancelled,
                     };
-                    (terminal != Some(kind))
-                        .then(|| format!("{reason}, but the job is {terminal:?}"))
+                    // Against the latest terminal record: a job revived and ended again.
+                    let last = j.last_terminal;
+                    (last != Some(kind)).then(|| format!("{reason}, but the job is {last:?}"))
                 }
                 "waiting" | "ready" | "leased" if terminal.is_some() => {
                     Some(format!("{reason}, but the job is {terminal:?}"))

@@ -87,6 +87,9 @@ pub struct Job {
     pub place: Place,
     /// The first terminal record.
     pub terminal: Option<(Terminal, SimTime)>,
+    /// `last_terminal(j)`: the kind of the first terminal record since the job was last
+    /// revived (a `retry_scheduled` or `leased` after a terminal record).
+    pub last_terminal: Option<Terminal>,
     pub failure: Option<Failure>,
     /// `attempt_failed` records.
     pub failures: u32,
@@ -388,12 +391,24 @@ impl Facts {
         }
     }
 
+    /// A `leased` or `retry_scheduled` of a job with a terminal record: a write a guard took by
+    /// id revived it, and its next terminal record is what it becomes (`last_terminal(j)`).
+    fn revive(&mut self, job: JobId) {
+        let j = self.job_mut(job);
+        if j.terminal.is_some() {
+            j.last_terminal = None;
+        }
+    }
+
     /// A terminal record: the first one stays; the lease is released.
     fn terminal(&mut self, job: JobId, state: Terminal, at: SimTime) {
         let j = self.job_mut(job);
         j.lease_held = false;
         if j.terminal.is_none() {
             j.terminal = Some((state, at));
+        }
+        if j.last_terminal.is_none() {
+            j.last_terminal = Some(state);
         }
         self.set_place(job, Place::Done);
     }
@@ -477,6 +492,7 @@ impl Facts {
                     lease_held: false,
                     place: Place::Waiting,
                     terminal: None,
+                    last_terminal: None,
                     failure: None,
                     failures: 0,
                     own_result: BTreeMap::new(),
@@ -521,6 +537,7 @@ impl Facts {
             Event::Leased {
                 job, worker, fence, ..
             } => {
+                self.revive(*job);
                 let wait = at.saturating_sub(self.job(*job).visible_from);
                 self.queue_waits.push(wait);
                 // Liveness per process: the lease lives from its holder's last heartbeat, which
@@ -637,6 +654,7 @@ impl Facts {
                 visible_at,
                 ..
             } => {
+                self.revive(*job);
                 self.answer_failure(*job, Some(*fence));
                 let j = self.job_mut(*job);
                 j.visible_from = *visible_at;

@@ -62,3 +62,37 @@ fn every_shipped_scenario_under_every_bug_switch_agrees_with_the_reference() {
     }
     assert!(runs >= 40 * 27, "{runs} runs");
 }
+
+/// Swarm seed 65488 (durasim's queue with a retry guard by id, a bounded DLQ): job 17 is acked,
+/// revived by a zombie's retry the guard takes, dead-lettered, and a later call refused as
+/// dead-lettered. Both checkers judge the refusal against what the job became since: the
+/// violations are the revival (`terminal_once`), the stale write (`fenced_writes`) and the DLQ's
+/// loss (`no_silent_drop`), which the seed's hazards tolerate; none of `rejection_justified`.
+#[test]
+fn a_refusal_of_a_revived_job_agrees_with_the_reference() {
+    let space = "scenarios/swarm-everything.toml";
+    let mut plan = durasim::sweep::Plan::new(load_file(space), space, (65488, 65489));
+    plan.swarm = true;
+    // The seed's scenario and request as the sweep runs them, with the whole history kept.
+    let (s, mut request, _) = durasim::sweep::seed_setup(&plan, 65488);
+    request.trace_filter = None;
+    let report = run_once(&s, &request, None);
+    let records = report.trace.as_deref().expect("the run kept its trace");
+    let refused_dead = records.iter().any(|r| {
+        matches!(&r.event, durasim::history::Event::Rejected { reason, .. } if *reason == "dead_lettered")
+    });
+    assert!(
+        refused_dead,
+        "the seed's history changed shape: {:?}",
+        report.check.violated()
+    );
+    let reference = judge(
+        records,
+        Some(&report.outcome.names),
+        Some(Reported::of(&report.metrics)),
+    );
+    assert_agree("swarm seed 65488", records, &report.check, &reference);
+    let found: Vec<&str> = reference.violated().iter().map(|i| i.name()).collect();
+    assert!(found.contains(&"terminal_once"), "{found:?}");
+    assert!(!found.contains(&"rejection_justified"), "{found:?}");
+}
