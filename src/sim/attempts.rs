@@ -433,6 +433,9 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
         let (op, done) = match decision {
             Decision::Retry { delay_ms } => {
                 let visible_at = RetryPolicy::visible_at(self.now, delay_ms);
+                if visible_at > self.queue.deadline_at(job) {
+                    self.probes.hit(Probe::WorkerRetryPastDeadline);
+                }
                 let write = self.write(WriteOp::Retry, w, job, fence);
                 let done = self.queue.retry_at(self.now, write, visible_at);
                 if done.is_ok() {

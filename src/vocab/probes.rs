@@ -214,6 +214,7 @@ probes! {
     WorkerOutage = "worker.outage", "src/sim/attempts.rs", "an extraction starts inside the provider's outage";
     WorkerCommitConflict = "worker.commit_conflict", "src/sim/attempts.rs", "a refused commit fails the attempt with payload_conflict";
     WorkerJudgedDeadline = "worker.judged_deadline_exceeded", "src/sim/attempts.rs", "a transient failure past the deadline is judged deadline_exceeded";
+    WorkerRetryPastDeadline = "worker.retry_past_deadline", "src/sim/attempts.rs", "a transient failure before the deadline is retried at a time past it (the queue cancels the job when it comes back)";
     WorkerCoinDrawn = "worker.write_coin", "src/sim/attempts.rs", "a stale write under may_apply draws its coin";
     ScriptAttemptFault = "script.attempt_fault", "src/sim/attempts.rs", "a scripted fault strikes its attempt";
     RefusedStaleFence = "refused.stale_fence", "src/sim/attempts.rs", "a write refused: stale_fence";
