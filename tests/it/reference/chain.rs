@@ -181,7 +181,10 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     Some(format!("{reason}, but the job is {terminal:?}"))
                 }
                 "waiting" | "ready"
-                    if *presented == j.fence && j.lease_held && at <= j.lease_end(&f.config) =>
+                    if *presented == j.fence
+                        && j.lease_held
+                        && j.place == super::facts::Place::Leased
+                        && at <= j.lease_end(&f.config) =>
                 {
                     Some(format!(
                         "{reason}, but the presented lease {presented} is live"
