@@ -547,5 +547,8 @@ fn a_refusal_as_ready_after_a_recorded_expiry_is_justified() {
     // The same refusal with the lease live and no record of its end.
     let (i, record, m) = only(&judge(&insert(3, refused)));
     assert_eq!((i, record), (Invariant::RejectionJustified, 4));
-    assert!(m.contains("refused as ready at 25 ms, but that lease is held and live until 110 ms"), "{m}");
+    assert!(
+        m.contains("refused as ready at 25 ms, but that lease is held and live until 110 ms"),
+        "{m}"
+    );
 }
