@@ -141,7 +141,6 @@ fn justified(
             });
         }
     }
-    let terminal = t.terminal.map(|(s, _)| s);
     let state = |s: Option<Terminal>| match s {
         Some(s) => format!("{s:?}"),
         None => "not terminal".to_string(),
@@ -167,9 +166,11 @@ fn justified(
             }
         }
         "waiting" | "ready" | "leased" => {
-            if terminal.is_some() {
+            // A job revived after its terminal record (and not ended since) is waiting, ready or
+            // leased again, as the queue refuses it.
+            if last_terminal.is_some() {
                 out.job(RJ, c, job, || {
-                    format!("a call on {job} was refused as {reason}, but the job is {}", state(terminal))
+                    format!("a call on {job} was refused as {reason}, but the job is {}", state(last_terminal))
                 });
             } else if reason != "leased" && latest == Some(presented) && t.place == Place::Leased {
                 // A `lease_expired` of the live lease (a sweeper's write by id after the holder

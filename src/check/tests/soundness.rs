@@ -552,3 +552,30 @@ fn a_refusal_as_ready_after_a_recorded_expiry_is_justified() {
         "{m}"
     );
 }
+
+/// A job revived after its ack (a retry a guard took by id) is waiting again: a call refused as
+/// waiting is justified (clause 4 judges by `last_terminal(j)`), as it is not for a job acked and
+/// never revived.
+#[test]
+fn a_refusal_as_waiting_of_a_revived_job_is_justified() {
+    let history = |revived: bool| {
+        let mut h = clean();
+        let end = h.pop().unwrap();
+        if revived {
+            h.push(r#"{"at":10000,"type":"retry_scheduled","job":"j1","worker":"w1","fence":1,"visible_at":10010}"#.into());
+        }
+        h.push(r#"{"at":10002,"type":"rejected","job":"j1","worker":"w1","op":"ack","presented":1,"held":1,"reason":"waiting"}"#.into());
+        h.push(end.replace("\"at\":200", "\"at\":10003"));
+        h
+    };
+    let refusal = |r: &CheckReport| r.verdict(Invariant::RejectionJustified).first.clone();
+    let r = judge(&history(true));
+    assert!(r.violated().contains(&Invariant::TerminalOnce));
+    assert!(refusal(&r).is_none(), "{:?}", refusal(&r));
+    let (i, _, m) = only(&judge(&history(false)));
+    assert_eq!(i, Invariant::RejectionJustified);
+    assert!(
+        m.contains("refused as waiting, but the job is Acked"),
+        "{m}"
+    );
+}
