@@ -41,11 +41,13 @@ fn the_configuration_swarm_passes_and_reaches_every_probe() {
 /// written by id over a live lease (oban 21971, pg-boss 37646), an `exp2` cap stated for
 /// another formula (temporal 59852), a refusal judged against a revived job's first terminal
 /// state (durasim 65488), and two a first fix of that one raised by judging against the latest
-/// terminal record, where a later one changed nothing (durasim 15128, 37262).
+/// terminal record, where a later one changed nothing (durasim 15128, 37262), and a refusal as
+/// ready of a lease a rescue race's `lease_expired` ended after its holder renewed it (durasim
+/// 318304).
 #[test]
 fn the_swarms_false_alarms_pass() {
     for seed in [
-        57896, 124066, 166009, 21971, 37646, 59852, 65488, 15128, 37262,
+        57896, 124066, 166009, 21971, 37646, 59852, 65488, 15128, 37262, 318304,
     ] {
         let out = sweep::sweep(&plan((seed, seed + 1), BugSet::EMPTY)).unwrap();
         assert!(

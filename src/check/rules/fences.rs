@@ -10,7 +10,7 @@
 
 use super::{k, Ctx, Family, Out, Spec};
 use crate::base::ids::{Fence, JobId, WorkerId};
-use crate::check::facts::Terminal;
+use crate::check::facts::{Place, Terminal};
 use crate::check::invariant::{Invariant, Kind};
 use crate::history::Event;
 use std::collections::BTreeMap;
@@ -141,7 +141,6 @@ fn justified(
             });
         }
     }
-    let terminal = t.terminal.map(|(s, _)| s);
     let state = |s: Option<Terminal>| match s {
         Some(s) => format!("{s:?}"),
         None => "not terminal".to_string(),
@@ -167,11 +166,17 @@ fn justified(
             }
         }
         "waiting" | "ready" | "leased" => {
-            if terminal.is_some() {
+            // A job revived after its terminal record (and not ended since) is waiting, ready or
+            // leased again, as the queue refuses it.
+            if last_terminal.is_some() {
                 out.job(RJ, c, job, || {
-                    format!("a call on {job} was refused as {reason}, but the job is {}", state(terminal))
+                    format!("a call on {job} was refused as {reason}, but the job is {}", state(last_terminal))
                 });
-            } else if reason != "leased" && latest == Some(presented) {
+            } else if reason != "leased" && latest == Some(presented) && t.place == Place::Leased {
+                // A `lease_expired` of the live lease (a sweeper's write by id after the holder
+                // renewed it: swarm seed 318304) left the job ready, as the queue then refuses
+                // its holder; `recorded_values_match` reports the early record, and the refusal
+                // follows from it.
                 let (at, u) = (c.at(), c.unit());
                 if let (Some(_), Some(end)) = (t.held(), t.lease_end(c.config())) {
                     if at <= end {

@@ -529,3 +529,53 @@ fn a_sweeper_detects_at_its_first_tick_after_the_end() {
         .violated()
         .contains(&Invariant::LeaseEndDetected));
 }
+
+/// A `lease_expired` of the live lease (a sweeper's write by id after the holder renewed it, a
+/// rescue race: the shape of swarm seed 318304) leaves the job ready, and the queue refuses its
+/// holder's call as ready: the early record is `recorded_values_match`'s, the refusal follows
+/// from it. With no such record, a refusal of the live lease as ready is unjustified.
+#[test]
+fn a_refusal_as_ready_after_a_recorded_expiry_is_justified() {
+    let expired = r#"{"at":20,"type":"lease_expired","job":"j1","fence":1}"#;
+    let refused = r#"{"at":25,"type":"rejected","job":"j1","worker":"w1","op":"heartbeat","presented":1,"held":1,"reason":"ready"}"#;
+    let mut h = clean();
+    h.insert(3, refused.to_string());
+    h.insert(3, expired.to_string());
+    let (i, record, m) = only(&judge(&h));
+    assert_eq!((i, record), (Invariant::RecordedValuesMatch, 4));
+    assert!(m.contains("is live until"), "{m}");
+    // The same refusal with the lease live and no record of its end.
+    let (i, record, m) = only(&judge(&insert(3, refused)));
+    assert_eq!((i, record), (Invariant::RejectionJustified, 4));
+    assert!(
+        m.contains("refused as ready at 25 ms, but that lease is held and live until 110 ms"),
+        "{m}"
+    );
+}
+
+/// A job revived after its ack (a retry a guard took by id) is waiting again: a call refused as
+/// waiting is justified (clause 4 judges by `last_terminal(j)`), as it is not for a job acked and
+/// never revived.
+#[test]
+fn a_refusal_as_waiting_of_a_revived_job_is_justified() {
+    let history = |revived: bool| {
+        let mut h = clean();
+        let end = h.pop().unwrap();
+        if revived {
+            h.push(r#"{"at":10000,"type":"retry_scheduled","job":"j1","worker":"w1","fence":1,"visible_at":10010}"#.into());
+        }
+        h.push(r#"{"at":10002,"type":"rejected","job":"j1","worker":"w1","op":"ack","presented":1,"held":1,"reason":"waiting"}"#.into());
+        h.push(end.replace("\"at\":200", "\"at\":10003"));
+        h
+    };
+    let refusal = |r: &CheckReport| r.verdict(Invariant::RejectionJustified).first.clone();
+    let r = judge(&history(true));
+    assert!(r.violated().contains(&Invariant::TerminalOnce));
+    assert!(refusal(&r).is_none(), "{:?}", refusal(&r));
+    let (i, _, m) = only(&judge(&history(false)));
+    assert_eq!(i, Invariant::RejectionJustified);
+    assert!(
+        m.contains("refused as waiting, but the job is Acked"),
+        "{m}"
+    );
+}

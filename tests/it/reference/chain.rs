@@ -148,7 +148,6 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
         } => {
             issued(cx, out, *job, *worker, *presented);
             let j = f.job(*job);
-            let terminal = j.terminal.map(|t| t.0);
             use super::facts::Terminal::*;
             // Clause 1: the recorded held token is the job's latest.
             if let Some(h) = held.filter(|h| *h != j.fence) {
@@ -177,11 +176,14 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     let last = j.last_terminal;
                     (last != Some(kind)).then(|| format!("{reason}, but the job is {last:?}"))
                 }
-                "waiting" | "ready" | "leased" if terminal.is_some() => {
-                    Some(format!("{reason}, but the job is {terminal:?}"))
+                "waiting" | "ready" | "leased" if j.last_terminal.is_some() => {
+                    Some(format!("{reason}, but the job is {:?}", j.last_terminal))
                 }
                 "waiting" | "ready"
-                    if *presented == j.fence && j.lease_held && at <= j.lease_end(&f.config) =>
+                    if *presented == j.fence
+                        && j.lease_held
+                        && j.place == super::facts::Place::Leased
+                        && at <= j.lease_end(&f.config) =>
                 {
                     Some(format!(
                         "{reason}, but the presented lease {presented} is live"

@@ -96,3 +96,36 @@ fn a_refusal_of_a_revived_job_agrees_with_the_reference() {
     assert!(found.contains(&"terminal_once"), "{found:?}");
     assert!(!found.contains(&"rejection_justified"), "{found:?}");
 }
+
+/// Swarm seed 318304 (durasim's queue, a sweeper writing by id a gap after its read): job 12's
+/// holder renews its lease after the sweeper read it expired, the sweeper's write records the
+/// lease's end while it is live (`recorded_values_match`, which the rescue race tolerates), and
+/// the holder's next calls are refused as ready. Both checkers judge those refusals as borne out
+/// by the recorded expiry: none of `rejection_justified`.
+#[test]
+fn a_refusal_after_a_rescue_race_agrees_with_the_reference() {
+    let space = "scenarios/swarm-everything.toml";
+    let mut plan = durasim::sweep::Plan::new(load_file(space), space, (318304, 318305));
+    plan.swarm = true;
+    let (s, mut request, _) = durasim::sweep::seed_setup(&plan, 318304);
+    request.trace_filter = None;
+    let report = run_once(&s, &request, None);
+    let records = report.trace.as_deref().expect("the run kept its trace");
+    let refused_ready = records.iter().any(|r| {
+        matches!(&r.event, durasim::history::Event::Rejected { reason, .. } if *reason == "ready")
+    });
+    assert!(
+        refused_ready,
+        "the seed's history changed shape: {:?}",
+        report.check.violated()
+    );
+    let reference = judge(
+        records,
+        Some(&report.outcome.names),
+        Some(Reported::of(&report.metrics)),
+    );
+    assert_agree("swarm seed 318304", records, &report.check, &reference);
+    let found: Vec<&str> = reference.violated().iter().map(|i| i.name()).collect();
+    assert!(found.contains(&"recorded_values_match"), "{found:?}");
+    assert!(!found.contains(&"rejection_justified"), "{found:?}");
+}
