@@ -14,6 +14,7 @@ fn request(doc: u32, payload: u64, visible_at: SimTime) -> EnqueueRequest {
         key: IdempotencyKey::new(tenant, DocumentId(doc), 1).unwrap(),
         payload: PayloadHash(payload),
         visible_at,
+        reprocess: false,
     }
 }
 
