@@ -69,6 +69,7 @@ impl Inputs {
             key: self.keys[i as usize],
             payload: self.payloads[i as usize],
             visible_at: now,
+            reprocess: false,
         }
     }
 }

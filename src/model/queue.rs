@@ -42,6 +42,9 @@ pub struct EnqueueRequest {
     pub key: IdempotencyKey,
     pub payload: PayloadHash,
     pub visible_at: SimTime,
+    /// An operator's reprocess: it takes a new key version and never replaces a job's payload
+    /// (a known key is refused, `EnqueueOutcome::Conflict`, with no write to the queue).
+    pub reprocess: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -266,12 +269,28 @@ impl Queue {
             let state = self.rows.state(existing);
             let seen = Existing {
                 terminal: state.is_terminal(),
-                leased: state == JobState::Leased,
+                // A job a rescue holds (`Reopen::Hold`) is still under its old lease as the
+                // history tells it: the lease's end is recorded only when the hold is over
+                // (`sim::lease_end`), or never if the holder's write lands first. Judged
+                // waiting here, a submit would be resolved against a state no record shows
+                // (swarm seeds 270194, durasim profile, and 300138, oban: a dedupe under
+                // `while_waiting` onto a job the history shows leased).
+                leased: state == JobState::Leased || self.held(existing),
                 ever_leased: self.rows.fence(existing) != Fence(0),
                 same_payload: existing_payload == request.payload
                     || self.config.bugs.contains(Bug::ReuseOnConflict),
             };
             let decision = unique::decide(self.config.unique, Some(seen));
+            if request.reprocess && decision == SubmitDecision::Replace {
+                // The reprocess is refused (`version_exists`) and records nothing of a replace:
+                // had it overwritten the waiting job, that job would run with the dead job's
+                // payload under a history that says otherwise (swarm seed 317850, sqs, unique
+                // = "replace": a commit recorded with a payload no record gave the job).
+                return EnqueueOutcome::Conflict {
+                    existing,
+                    existing_payload,
+                };
+            }
             self.probes.hit(unique_probe(self.config.unique, decision));
             match decision {
                 SubmitDecision::Create => {}
@@ -649,17 +668,21 @@ impl Queue {
     /// the rescue, scheduled it: the kernel makes it visible then, and a release now would put
     /// it in the ready line before its time).
     pub fn release(&mut self, job: JobId) -> bool {
-        let held = self
-            .rows
-            .live_in(job, JobState::Waiting)
-            .is_some_and(|j| j.lease_expired);
-        if !held {
+        if !self.held(job) {
             self.probes.hit(Probe::QueueReleaseMovedOn);
             return false;
         }
         self.probes.hit(Probe::QueueReleaseReady);
         self.set_ready(job);
         true
+    }
+
+    /// Whether `job` is held by [`Queue::reopen`] with `hold` and not yet released: waiting,
+    /// its lease taken back (a holder's retry clears the flag, a release makes it ready).
+    fn held(&self, job: JobId) -> bool {
+        self.rows
+            .live_in(job, JobState::Waiting)
+            .is_some_and(|j| j.lease_expired)
     }
 
     /// The job fails at its next pick, into the DLQ (`maxStalledCount` exceeded).

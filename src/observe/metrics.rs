@@ -230,6 +230,9 @@ impl Metrics {
 
     /// Files `job` in the DLQ as the checker does; returns the entries held.
     fn dlq_filed(&mut self, job: JobId) -> u64 {
+        if let Some(i) = self.dlq.iter().position(|j| *j == job.0) {
+            self.dlq.remove(i);
+        }
         self.dlq.push_back(job.0);
         let held = self.dlq.len() as u64;
         if self

@@ -81,6 +81,7 @@ impl<'s, O: Observer, Q: QueueSemantics> Sim<'s, O, Q> {
             key,
             payload: hash,
             visible_at: self.now,
+            reprocess: reprocess_of.is_some(),
         };
         let (operation, content) = (payload.operation, payload.content);
         match self.queue.enqueue(self.now, request) {

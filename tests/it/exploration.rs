@@ -89,6 +89,23 @@ fn the_summarys_false_alarms_pass() {
     }
 }
 
+/// Seeds of a uniform sweep over 200,000..400,000 that failed with no bug switch: a submit
+/// under `while_waiting` deduplicated onto a job a rescue held, which the history shows leased
+/// (270194 durasim, 300138 oban); an operator's reprocess that replaced a waiting job's payload
+/// unrecorded (317850 sqs, `replace`); a job dead-lettered again while held counted twice by the
+/// checker's DLQ (313797 river, `rescue_race`). Each passes.
+#[test]
+fn the_model_and_dlq_false_alarms_pass() {
+    for seed in [270194, 300138, 317850, 313797] {
+        let out = sweep::sweep(&plan((seed, seed + 1), BugSet::EMPTY)).unwrap();
+        assert!(
+            out.json.failures.is_empty(),
+            "seed {seed}: {:?}",
+            out.json.failures
+        );
+    }
+}
+
 /// A guided search depends only on its plan (not on the thread count), mutates the runs it
 /// keeps, and with no bug switch finds no failure.
 #[test]

@@ -527,6 +527,13 @@ impl Facts {
             Event::DeadLettered { job, fence, .. } => {
                 self.decided(*job, *fence);
                 self.update(*job, |t| t.dlq = DlqEntry::Held);
+                // A job dead-lettered again while its entry is held (a by-id rescue or a stale
+                // write revived it) is filed again: its old entry leaves first, as the queue's
+                // does (`model::dead_letter` `push`); counted twice, it filled the DLQ and its
+                // own new entry was taken for evicted (swarm seed 313797, river rescue_race).
+                if let Some(i) = self.dlq.iter().position(|j| j == job) {
+                    self.dlq.remove(i);
+                }
                 self.dlq.push_back(*job);
                 self.dlq_max = self.dlq_max.max(self.dlq.len() as u64);
                 if let Some(c) = self.config.dlq_capacity {

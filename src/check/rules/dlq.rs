@@ -127,9 +127,11 @@ fn dead_lettered(c: &Ctx, out: &mut Out, job: JobId, reason: &str) {
         });
     }
     let entries = c.facts.dlq();
-    let len = entries.len() as u64 + 1;
+    // A job filed again while held leaves its old entry first (docs/checker-rules.md, "The DLQ").
+    let refiled = entries.contains(&job);
+    let len = entries.len() as u64 + u64::from(!refiled);
     if let Some(capacity) = c.config().dlq_capacity.filter(|cap| len > *cap as u64) {
-        let oldest = entries.front().copied().unwrap_or(job);
+        let oldest = entries.iter().copied().find(|j| *j != job).unwrap_or(job);
         out.job(Invariant::DlqBounded, c, job, || {
             format!("the DLQ holds {len} entries with {job}, over its capacity {capacity}: an entry (the oldest is {oldest}) left it without a dlq_evicted record")
         });

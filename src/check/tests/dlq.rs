@@ -275,3 +275,45 @@ fn a_reprocess_of_a_job_dead_lettered_after_another_terminal_record_is_audited()
         first_message(&r, Invariant::AuditedReprocess).contains("while acked, not dead-lettered")
     );
 }
+
+// A job dead-lettered again while its entry is held (a by-id rescue revived it: swarm seed
+// 313797, river rescue_race) is filed again, as the queue files a row once: its old entry
+// leaves first. Counted twice, it filled a DLQ of capacity 2 and its own new entry was taken
+// for evicted, so the operator's reprocess was judged to have nothing left to reprocess.
+#[test]
+fn a_job_dead_lettered_again_while_held_is_filed_once() {
+    let once = RunConfig {
+        attempts_max: Some(1),
+        ..config()
+    };
+    let mut h = Vec::new();
+    for j in 0..2 {
+        h.push((0, enqueue(j, T, key_of(j, 1), None)));
+        h.extend(dies(j, j as u64 + 1, j as u64));
+    }
+    // Job 0 again, by id: the DLQ holds [1, 0], two entries, within its capacity.
+    h.push((20, dead(0, None, "max_attempts_exceeded")));
+    h.push((30, enqueue(2, T, key_of(0, 2), Some(0))));
+    h.push((
+        30,
+        Event::Reprocessed {
+            old_job: JobId(0),
+            new_job: JobId(2),
+            operator: "ana".into(),
+        },
+    ));
+    let mut done = h.clone();
+    done.push((40, ended()));
+    // (Job 2 never ends: no_silent_drop's.)
+    let r = judge_with(once.clone(), done);
+    assert_eq!(
+        r.violated(),
+        vec![Invariant::TerminalOnce, Invariant::NoSilentDrop]
+    );
+    // A third entry then fills it past its capacity with no eviction record: the oldest entry
+    // is job 1's, job 0's having moved to the back.
+    h.extend(dies(2, 3, 31));
+    h.push((40, ended()));
+    let r = judge_with(once, h);
+    assert!(first_message(&r, Invariant::DlqBounded).contains("(the oldest is job-1)"));
+}

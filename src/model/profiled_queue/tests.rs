@@ -43,6 +43,7 @@ fn queue(change: impl FnOnce(&mut Semantics)) -> ProfiledQueue {
             key: IdempotencyKey::new(tenant, DocumentId(1), 1).unwrap(),
             payload: PayloadHash(1),
             visible_at: 0,
+            reprocess: false,
         },
     );
     q

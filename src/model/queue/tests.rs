@@ -14,6 +14,7 @@ fn request(doc: u32, payload: u64, visible_at: SimTime) -> EnqueueRequest {
         key: IdempotencyKey::new(tenant, DocumentId(doc), 1).unwrap(),
         payload: PayloadHash(payload),
         visible_at,
+        reprocess: false,
     }
 }
 
@@ -232,4 +233,70 @@ fn a_known_key_is_resolved_against_its_newest_job_by_the_mode() {
             existing_payload: PayloadHash(1)
         }
     );
+}
+
+// A job a rescue holds (`Reopen::Hold`) is still under its old lease as the history tells it
+// (its end is recorded at the release): a submit of its key under `while_waiting` makes a new
+// job, as for a leased one, not a dedupe onto a job the history shows leased (swarm seeds
+// 270194, 300138). Released, it waits in the ready line and a submit is deduplicated.
+#[test]
+fn a_job_held_by_a_rescue_counts_as_leased_for_uniqueness() {
+    let cfg = QueueConfig {
+        unique: Unique::WhileWaiting,
+        ..config()
+    };
+    let mut q = Queue::new(cfg);
+    assert_eq!(
+        q.enqueue(0, request(1, 7, 0)),
+        EnqueueOutcome::Created(JobId(0))
+    );
+    let (job, _) = leased(&mut q, 0);
+    q.reopen(1001, job, Reopen::Hold, true);
+    assert_eq!(q.state(job), JobState::Waiting);
+    assert_eq!(
+        q.enqueue(1002, request(1, 7, 1002)),
+        EnqueueOutcome::Created(JobId(1))
+    );
+    let mut q = Queue::new(cfg);
+    q.enqueue(0, request(1, 7, 0));
+    let (job, _) = leased(&mut q, 0);
+    q.reopen(1001, job, Reopen::Hold, true);
+    assert!(q.release(job));
+    assert_eq!(
+        q.enqueue(1002, request(1, 7, 1002)),
+        EnqueueOutcome::Deduplicated { existing: job }
+    );
+}
+
+// An operator's reprocess takes a new key version: one that finds its key's job waiting under
+// `replace` is refused and leaves that job's payload alone (swarm seed 317850: the waiting job
+// then committed the dead job's payload, which no record gave it). A producer's submit replaces.
+#[test]
+fn a_reprocess_never_replaces_a_waiting_job() {
+    let cfg = QueueConfig {
+        unique: Unique::Replace,
+        ..config()
+    };
+    let mut q = Queue::new(cfg);
+    q.enqueue(0, request(1, 7, 0));
+    let reprocess = EnqueueRequest {
+        reprocess: true,
+        ..request(1, 8, 1)
+    };
+    assert_eq!(
+        q.enqueue(1, reprocess),
+        EnqueueOutcome::Conflict {
+            existing: JobId(0),
+            existing_payload: PayloadHash(7)
+        }
+    );
+    assert_eq!(q.payload(JobId(0)), PayloadHash(7));
+    assert_eq!(
+        q.enqueue(2, request(1, 8, 2)),
+        EnqueueOutcome::Replaced {
+            existing: JobId(0),
+            replaced: PayloadHash(7)
+        }
+    );
+    assert_eq!(q.payload(JobId(0)), PayloadHash(8));
 }

@@ -15,6 +15,7 @@ fn request(doc: u32, visible_at: SimTime) -> EnqueueRequest {
         key: IdempotencyKey::new(tenant, DocumentId(doc), 1).unwrap(),
         payload: PayloadHash(u64::from(doc)),
         visible_at,
+        reprocess: false,
     }
 }
 

@@ -37,6 +37,7 @@ fn request(doc: u32, payload: u64) -> EnqueueRequest {
         key: IdempotencyKey::new(tenant, DocumentId(doc), 1).unwrap(),
         payload: PayloadHash(payload),
         visible_at: 0,
+        reprocess: false,
     }
 }
 

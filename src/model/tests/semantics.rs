@@ -32,6 +32,7 @@ fn enqueue(c: &mut ChapterQueue, now: u64, doc: u32, visible_at: u64) -> Enqueue
             key: IdempotencyKey::new(tenant, DocumentId(doc), 1).unwrap(),
             payload: PayloadHash(u64::from(doc)),
             visible_at,
+            reprocess: false,
         },
     )
 }

@@ -34,7 +34,7 @@ pub fn judge(cx: &Ctx, out: &mut Verdicts) {
                     format!("{job} entered the DLQ with {reason:?}, not a code"),
                 );
             }
-            let len = f.dlq.len() + 1;
+            let len = f.dlq.iter().filter(|j| *j != job).count() + 1;
             if let Some(capacity) = c.dlq_capacity.filter(|cap| len > *cap as usize) {
                 cx.job_violation(
                     out,

@@ -671,6 +671,8 @@ impl Facts {
                 }
                 self.answer_failure(*job, *fence);
                 self.job_mut(*job).dlq = DlqEntry::Held;
+                // Dead-lettered again while held: the old entry leaves first.
+                self.dlq.retain(|j| j != job);
                 self.dlq.push_back(*job);
                 self.dlq_most = self.dlq_most.max(self.dlq.len() as u64);
                 if let Some(capacity) = self.config.dlq_capacity {

@@ -31,6 +31,7 @@ mod generated;
 mod late_dead_letter;
 mod leases;
 mod policy;
+mod refiled_dead_letter;
 mod scenarios;
 mod v2;
 
