@@ -228,9 +228,14 @@ impl Metrics {
         self.waits_from_history = true;
     }
 
-    /// Files `job` in the DLQ as the checker does; returns the entries held.
-    fn dlq_filed(&mut self, job: JobId) -> u64 {
-        if let Some(i) = self.dlq.iter().position(|j| *j == job.0) {
+    /// Files `job` in the DLQ as the checker does; returns the entries held. `again`: the job
+    /// ended before (only then may it hold an entry, which the scan looks for: a first
+    /// dead-lettering costs no scan of the DLQ).
+    fn dlq_filed(&mut self, job: JobId, again: bool) -> u64 {
+        if let Some(i) = again
+            .then(|| self.dlq.iter().position(|j| *j == job.0))
+            .flatten()
+        {
             self.dlq.remove(i);
         }
         self.dlq.push_back(job.0);
@@ -282,24 +287,27 @@ impl Metrics {
         self.job_rows.get_mut(job.index()).and_then(|r| r.as_mut())
     }
 
-    fn terminal(&mut self, at: SimTime, job: JobId, state: Ended) {
-        if let Some(created) = self.open.close(job) {
-            let age = at - created;
-            // Recorded run-wide and per tenant: summing the tenants' histograms at the end cost
-            // more than the second record in short runs (sweeps).
-            self.job_age.record(age);
-            if let Some(t) = self.tenant_of(job) {
-                t.job_age.record(age);
-                match state {
-                    Ended::Acked => t.acked += 1,
-                    Ended::DeadLettered => t.dead_lettered += 1,
-                    Ended::Cancelled => t.cancelled += 1,
-                }
-            }
-            if let Some(row) = self.job(job) {
-                row.terminal = Some((state.name(), at));
+    /// Closes `job` at its first terminal record; false when it had one already.
+    fn terminal(&mut self, at: SimTime, job: JobId, state: Ended) -> bool {
+        let Some(created) = self.open.close(job) else {
+            return false;
+        };
+        let age = at - created;
+        // Recorded run-wide and per tenant: summing the tenants' histograms at the end cost
+        // more than the second record in short runs (sweeps).
+        self.job_age.record(age);
+        if let Some(t) = self.tenant_of(job) {
+            t.job_age.record(age);
+            match state {
+                Ended::Acked => t.acked += 1,
+                Ended::DeadLettered => t.dead_lettered += 1,
+                Ended::Cancelled => t.cancelled += 1,
             }
         }
+        if let Some(row) = self.job(job) {
+            row.terminal = Some((state.name(), at));
+        }
+        true
     }
 
     fn close_attempt(&mut self, at: SimTime, worker: WorkerId, job: JobId, outcome: &'static str) {
@@ -591,11 +599,11 @@ impl Metrics {
                     "max_attempts_exceeded" => self.counts.add(Counter::DlqMaxAttemptsExceeded, 1),
                     _ => self.counts.add(Counter::DlqOther, 1),
                 }
-                self.terminal(at, *job, Ended::DeadLettered);
+                let first = self.terminal(at, *job, Ended::DeadLettered);
                 if let Some(w) = worker {
                     self.close_attempt(at, *w, *job, "dead_lettered");
                 }
-                let held = self.dlq_filed(*job);
+                let held = self.dlq_filed(*job, !first);
                 self.counts.raise(Counter::DlqSizeMax, held);
             }
             Event::DlqEvicted { job, .. } => {

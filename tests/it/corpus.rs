@@ -2,23 +2,16 @@
 //! `--corpus DIR` (replayed first, kept), refused with exit 2 when it is not a corpus; and a
 //! bug-free corpus finds a rare bug switch in fewer runs than uniform seeds do.
 
-use crate::support::{durasim, load_file as load, temp_dir, temp_path, write};
+use crate::support::{durasim, temp_dir, temp_path, write};
 use durasim::scenario::Scenario;
 use durasim::sweep::corpus::from_corpus;
 use durasim::sweep::detect::{seeds_to_detect, CorpusSource};
 use durasim::sweep::guided::explore;
-use durasim::sweep::Plan;
 use durasim::vocab::bugs::{Bug, BugSet};
 
 const SPACE: &str = "scenarios/swarm-everything.toml";
 
-fn plan(seeds: (u64, u64), bugs: BugSet) -> Plan {
-    let mut p = Plan::new(load(SPACE), SPACE, seeds);
-    p.swarm = true;
-    p.bugs = bugs;
-    p.shrink = false;
-    p
-}
+use crate::support::swarm_plan as plan;
 
 fn guided(args: &[&str]) -> (Option<i32>, String, String) {
     let mut all = vec!["sweep", SPACE, "--swarm", "--guided", "--quiet"];

@@ -3,23 +3,17 @@
 //! is deterministic, clean, and writes a failure as a scenario `run` reproduces. Fewer seeds than
 //! docs/sweeps.md's measurements (10,000), which give the commands.
 
-use crate::support::{durasim, load_file as load, temp_path};
+use crate::support::{durasim, temp_path};
 use durasim::run::{run_once, RunRequest};
 use durasim::scenario::Scenario;
+use durasim::sweep;
 use durasim::sweep::guided::explore;
-use durasim::sweep::{self, Plan};
 use durasim::vocab::bugs::{Bug, BugSet};
 use durasim::vocab::probes::PROBE_COUNT;
 
 const SPACE: &str = "scenarios/swarm-everything.toml";
 
-fn plan(seeds: (u64, u64), bugs: BugSet) -> Plan {
-    let mut p = Plan::new(load(SPACE), SPACE, seeds);
-    p.swarm = true;
-    p.bugs = bugs;
-    p.shrink = false;
-    p
-}
+use crate::support::swarm_plan as plan;
 
 /// The CI's invariant sweep: with no bug switch every seed passes, and the sweep reaches every
 /// probe (`--require-coverage`), every fault kind, crash point and sometimes property.

@@ -526,12 +526,18 @@ impl Facts {
             }
             Event::DeadLettered { job, fence, .. } => {
                 self.decided(*job, *fence);
-                self.update(*job, |t| t.dlq = DlqEntry::Held);
+                let held = self.update(*job, |t| {
+                    std::mem::replace(&mut t.dlq, DlqEntry::Held) == DlqEntry::Held
+                });
                 // A job dead-lettered again while its entry is held (a by-id rescue or a stale
                 // write revived it) is filed again: its old entry leaves first, as the queue's
                 // does (`model::dead_letter` `push`); counted twice, it filled the DLQ and its
                 // own new entry was taken for evicted (swarm seed 313797, river rescue_race).
-                if let Some(i) = self.dlq.iter().position(|j| j == job) {
+                // Only such a job is looked for: a first filing costs no scan.
+                if let Some(i) = held
+                    .then(|| self.dlq.iter().position(|j| j == job))
+                    .flatten()
+                {
                     self.dlq.remove(i);
                 }
                 self.dlq.push_back(*job);

@@ -70,31 +70,7 @@ fn every_shipped_scenario_under_every_bug_switch_agrees_with_the_reference() {
 /// loss (`no_silent_drop`), which the seed's hazards tolerate; none of `rejection_justified`.
 #[test]
 fn a_refusal_of_a_revived_job_agrees_with_the_reference() {
-    let space = "scenarios/swarm-everything.toml";
-    let mut plan = durasim::sweep::Plan::new(load_file(space), space, (65488, 65489));
-    plan.swarm = true;
-    // The seed's scenario and request as the sweep runs them, with the whole history kept.
-    let (s, mut request, _) = durasim::sweep::seed_setup(&plan, 65488);
-    request.trace_filter = None;
-    let report = run_once(&s, &request, None);
-    let records = report.trace.as_deref().expect("the run kept its trace");
-    let refused_dead = records.iter().any(|r| {
-        matches!(&r.event, durasim::history::Event::Rejected { reason, .. } if *reason == "dead_lettered")
-    });
-    assert!(
-        refused_dead,
-        "the seed's history changed shape: {:?}",
-        report.check.violated()
-    );
-    let reference = judge(
-        records,
-        Some(&report.outcome.names),
-        Some(Reported::of(&report.metrics)),
-    );
-    assert_agree("swarm seed 65488", records, &report.check, &reference);
-    let found: Vec<&str> = reference.violated().iter().map(|i| i.name()).collect();
-    assert!(found.contains(&"terminal_once"), "{found:?}");
-    assert!(!found.contains(&"rejection_justified"), "{found:?}");
+    swarm_seed_agrees(65488, "dead_lettered", "terminal_once");
 }
 
 /// Swarm seed 318304 (durasim's queue, a sweeper writing by id a gap after its read): job 12's
@@ -104,19 +80,26 @@ fn a_refusal_of_a_revived_job_agrees_with_the_reference() {
 /// by the recorded expiry: none of `rejection_justified`.
 #[test]
 fn a_refusal_after_a_rescue_race_agrees_with_the_reference() {
+    swarm_seed_agrees(318304, "ready", "recorded_values_match");
+}
+
+/// Runs the configuration swarm's `seed` as the sweep does, with its whole history kept; the
+/// history still holds a call refused as `refused` (else the seed changed shape), both checkers
+/// agree on it, and they find `expected` but not `rejection_justified`.
+fn swarm_seed_agrees(seed: u64, refused: &str, expected: &str) {
     let space = "scenarios/swarm-everything.toml";
-    let mut plan = durasim::sweep::Plan::new(load_file(space), space, (318304, 318305));
+    let mut plan = durasim::sweep::Plan::new(load_file(space), space, (seed, seed + 1));
     plan.swarm = true;
-    let (s, mut request, _) = durasim::sweep::seed_setup(&plan, 318304);
+    let (s, mut request, _) = durasim::sweep::seed_setup(&plan, seed);
     request.trace_filter = None;
     let report = run_once(&s, &request, None);
     let records = report.trace.as_deref().expect("the run kept its trace");
-    let refused_ready = records.iter().any(|r| {
-        matches!(&r.event, durasim::history::Event::Rejected { reason, .. } if *reason == "ready")
+    let shaped = records.iter().any(|r| {
+        matches!(&r.event, durasim::history::Event::Rejected { reason, .. } if *reason == refused)
     });
     assert!(
-        refused_ready,
-        "the seed's history changed shape: {:?}",
+        shaped,
+        "seed {seed}: the history changed shape: {:?}",
         report.check.violated()
     );
     let reference = judge(
@@ -124,8 +107,16 @@ fn a_refusal_after_a_rescue_race_agrees_with_the_reference() {
         Some(&report.outcome.names),
         Some(Reported::of(&report.metrics)),
     );
-    assert_agree("swarm seed 318304", records, &report.check, &reference);
+    assert_agree(
+        &format!("swarm seed {seed}"),
+        records,
+        &report.check,
+        &reference,
+    );
     let found: Vec<&str> = reference.violated().iter().map(|i| i.name()).collect();
-    assert!(found.contains(&"recorded_values_match"), "{found:?}");
-    assert!(!found.contains(&"rejection_justified"), "{found:?}");
+    assert!(found.contains(&expected), "seed {seed}: {found:?}");
+    assert!(
+        !found.contains(&"rejection_justified"),
+        "seed {seed}: {found:?}"
+    );
 }

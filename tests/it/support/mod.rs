@@ -239,6 +239,17 @@ pub fn load(name: &str) -> Scenario {
 }
 
 /// A scenario file, its path relative to the repository's root or absolute.
+/// A sweep plan of the configuration swarm (`scenarios/swarm-everything.toml` with `--swarm`)
+/// over `seeds` under `bugs`, unshrunk.
+pub fn swarm_plan(seeds: (u64, u64), bugs: BugSet) -> durasim::sweep::Plan {
+    let space = "scenarios/swarm-everything.toml";
+    let mut p = durasim::sweep::Plan::new(load_file(space), space, seeds);
+    p.swarm = true;
+    p.bugs = bugs;
+    p.shrink = false;
+    p
+}
+
 pub fn load_file(path: impl AsRef<Path>) -> Scenario {
     let path = path.as_ref();
     let text = read(&root().join(path));
